@@ -1,0 +1,417 @@
+"""Load and validate ``studies/<name>/study.yaml`` into a :class:`StudySpec`.
+
+Every problem names the file, the line, the path inside the file (``tasks[2].id``) and a
+suggested fix; all problems are collected and raised together as :class:`StudySpecError`.
+Suspicious but legal settings become ``StudySpec.warnings``. See ``studies/film/study.yaml`` for
+a commented example of every key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.errors import StudioError
+from study.designs import ORDER_DESIGNS, design_sequences
+from study.questionnaires import BUILTINS, Questionnaire
+from study.spec_items import parse_questionnaires
+
+KNOWN_CONDITIONS = {
+    "pleasqlarify": "full interface: Action Space, Decision Space, Predicted Query",
+    "atomic-only": "Predicted Query clause list only, no grouped decision variables",
+    "planpool-chat": "clarification questions from an explicit pool, in a chat",
+    "single-shot": "one LLM query, standard LLM querying",
+}
+STANDARD_SUBTASKS = ("1", "2a", "2b", "3")
+CONDITION_MODES = ("within", "between")
+TOP_KEYS = ("id", "title", "consent", "conditions", "task_bank", "subtasks", "tasks",
+            "onboarding", "questionnaires", "assignment", "description", "completion")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class SpecProblem:
+    """One error or warning: file, line (0 if unknown), path inside the file, message, fix."""
+
+    file: str
+    where: str
+    message: str
+    fix: str = ""
+    line: int = 0
+
+    def __str__(self) -> str:
+        loc = f"{self.file}:{self.line}" if self.line else self.file
+        fix = f" Fix: {self.fix}" if self.fix else ""
+        return f"{loc}: {self.where}: {self.message}.{fix}"
+
+
+class StudySpecError(StudioError):
+    """study.yaml is invalid; ``problems`` lists every error found."""
+
+    def __init__(self, problems: list[SpecProblem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One experimental condition (an interface variant)."""
+
+    id: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """One task of the study: an id into the bank and its subtask prompts in order."""
+
+    id: str
+    subtasks: tuple[tuple[str, str], ...]
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Onboarding:
+    """What participants see before the tasks: intro text, optional video, a practice task."""
+
+    intro: str = ""
+    video_url: str = ""
+    practice_task: str = ""
+
+
+@dataclass(frozen=True)
+class AssignmentDesign:
+    """How participants are assigned task orders and conditions."""
+
+    task_order: str = "fixed"
+    conditions: str = "between"
+    condition_order: str = "fixed"
+    seed: int = 0
+    abandon_timeout_minutes: float = 30.0
+    participants: int | None = None
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A validated study; ``hash`` is the SHA-256 of the study file's bytes."""
+
+    id: str
+    title: str
+    consent: str
+    conditions: tuple[Condition, ...]
+    tasks: tuple[TaskEntry, ...]
+    onboarding: Onboarding
+    questionnaires: tuple[Questionnaire, ...]
+    assignment: AssignmentDesign
+    path: Path
+    hash: str
+    task_bank: Path | None = None
+    description: str = ""
+    warnings: tuple[SpecProblem, ...] = field(default_factory=tuple)
+
+    @property
+    def task_ids(self) -> list[str]:
+        return [t.id for t in self.tasks]
+
+    @property
+    def condition_ids(self) -> list[str]:
+        return [c.id for c in self.conditions]
+
+
+def _line_map(text: str) -> dict[str, int]:
+    """Map every path inside the YAML document (``a.b[2].c``) to its 1-based line."""
+    out: dict[str, int] = {}
+
+    def walk(node: yaml.Node, path: str) -> None:
+        out[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key = f"{path}.{k.value}" if path else str(k.value)
+                out[key] = k.start_mark.line + 1
+                walk(v, key)
+                out[key] = k.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                walk(v, f"{path}[{i}]")
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    if root is not None:
+        walk(root, "")
+    return out
+
+
+class Checker:
+    """Collects errors and warnings with file, line and path while the spec is parsed."""
+
+    def __init__(self, file: str, lines: dict[str, int]):
+        self.file, self.lines = file, lines
+        self.errors: list[SpecProblem] = []
+        self.warnings: list[SpecProblem] = []
+
+    def _line(self, where: str) -> int:
+        while where and where not in self.lines:
+            where = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", where)
+        return self.lines.get(where, 0)
+
+    def err(self, where: str, message: str, fix: str = "") -> None:
+        self.errors.append(SpecProblem(self.file, where, message, fix, self._line(where)))
+
+    def warn(self, where: str, message: str, fix: str = "") -> None:
+        self.warnings.append(SpecProblem(self.file, where, message, fix, self._line(where)))
+
+    def text(self, obj: dict[str, Any], key: str, where: str, *, required: bool = False,
+             default: str = "") -> str:
+        """A string field (non-empty when required)."""
+        value = obj.get(key)
+        path = f"{where}.{key}" if where else key
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if required:
+                self.err(path, "is required", f"add '{key}: <text>'")
+            return default
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            self.err(path, f"must be text, got {type(value).__name__}", "quote the value")
+            return default
+        return str(value)
+
+    def enum(self, obj: dict[str, Any], key: str, where: str, choices: tuple[str, ...],
+             default: str) -> str:
+        """A field restricted to ``choices``."""
+        value = obj.get(key, default)
+        if value not in choices:
+            close = difflib.get_close_matches(str(value), choices, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            self.err(f"{where}.{key}", f"'{value}' is not allowed",
+                     f"{hint}use one of: {', '.join(choices)}")
+            return default
+        return str(value)
+
+    def mapping(self, value: Any, where: str) -> dict[str, Any]:
+        """A mapping (or {} after reporting that it is not one)."""
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.err(where, f"must be a mapping (key: value lines), got {type(value).__name__}",
+                     "indent its keys under it")
+            return {}
+        return value
+
+
+def _subtasks(ck: Checker, raw: Any, where: str) -> tuple[tuple[str, str], ...] | None:
+    """Subtask prompts ``{id: prompt}`` in file order, or None if absent."""
+    if raw is None:
+        return None
+    raw = ck.mapping(raw, where)
+    out = []
+    for key, prompt in raw.items():
+        sid = str(key)
+        if not _ID.match(sid):
+            ck.err(f"{where}.{sid}", "is not a valid subtask id", "use e.g. 1, 2a, 2b, 3")
+            continue
+        if sid not in STANDARD_SUBTASKS:
+            ck.warn(f"{where}.{sid}", f"subtask '{sid}' is not one of the paper's "
+                    f"({', '.join(STANDARD_SUBTASKS)})", "fine if intended; check for a typo")
+        if not isinstance(prompt, str) or not prompt.strip():
+            ck.err(f"{where}.{sid}", "needs a non-empty prompt text", "write the instruction")
+            continue
+        out.append((sid, prompt.strip()))
+    return tuple(out)
+
+
+def _tasks(ck: Checker, data: dict[str, Any], defaults: tuple) -> list[TaskEntry]:
+    """The task list, each task with its own or the default subtask prompts."""
+    raw = data.get("tasks")
+    if not isinstance(raw, list) or not raw:
+        ck.err("tasks", "is required and must be a non-empty list",
+               "list task ids from the task bank, e.g. '- id: film-pulp-review'")
+        return []
+    out, seen = [], {}
+    for i, item in enumerate(raw):
+        where = f"tasks[{i}]"
+        if isinstance(item, str):
+            item = {"id": item}
+        if not isinstance(item, dict):
+            ck.err(where, "must be a task id or a mapping with 'id'", "write '- id: <task id>'")
+            continue
+        tid = ck.text(item, "id", where, required=True)
+        if not tid:
+            continue
+        if tid in seen:
+            ck.warn(f"{where}.id", f"task '{tid}' is listed twice (first at tasks[{seen[tid]}])",
+                    "remove the repeat unless participants should solve it twice")
+        seen.setdefault(tid, i)
+        subs = _subtasks(ck, item.get("subtasks"), f"{where}.subtasks")
+        if subs is None:
+            subs = defaults
+        if not subs:
+            ck.err(f"{where}.subtasks", "no subtask prompts for this task",
+                   "add top-level 'subtasks:' defaults or per-task 'subtasks:'")
+        out.append(TaskEntry(tid, subs, ck.text(item, "title", where)))
+    return out
+
+
+def _conditions(ck: Checker, data: dict[str, Any]) -> list[Condition]:
+    """The study's conditions (names from KNOWN_CONDITIONS)."""
+    raw = data.get("conditions")
+    if not isinstance(raw, list) or not raw:
+        ck.err("conditions", "is required and must be a non-empty list",
+               f"e.g. 'conditions: [pleasqlarify]'; known: {', '.join(KNOWN_CONDITIONS)}")
+        return []
+    out = []
+    for i, item in enumerate(raw):
+        where = f"conditions[{i}]"
+        cid, label = (item, "") if isinstance(item, str) else (None, "")
+        if isinstance(item, dict):
+            cid, label = item.get("id"), ck.text(item, "label", where)
+            where += ".id"
+        if cid not in KNOWN_CONDITIONS:
+            close = difflib.get_close_matches(str(cid), KNOWN_CONDITIONS, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            ck.err(where, f"unknown condition '{cid}'",
+                   f"{hint}use one of: {', '.join(KNOWN_CONDITIONS)}")
+            continue
+        if cid in [c.id for c in out]:
+            ck.err(where, f"condition '{cid}' is listed twice", "list each condition once")
+            continue
+        out.append(Condition(cid, label or KNOWN_CONDITIONS[cid]))
+    return out
+
+
+def _assignment(ck: Checker, data: dict[str, Any], n_tasks: int,
+                n_conditions: int) -> AssignmentDesign:
+    """The assignment design, with warnings for suspicious combinations."""
+    raw = ck.mapping(data.get("assignment"), "assignment")
+    task_order = ck.enum(raw, "task_order", "assignment", ORDER_DESIGNS, "fixed")
+    mode = ck.enum(raw, "conditions", "assignment", CONDITION_MODES, "between")
+    cond_order = ck.enum(raw, "condition_order", "assignment", ORDER_DESIGNS, "fixed")
+    seed = raw.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        ck.err("assignment.seed", f"must be an integer, got {seed!r}", "e.g. 'seed: 42'")
+        seed = 0
+    timeout = raw.get("abandon_timeout_minutes", 30)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        ck.err("assignment.abandon_timeout_minutes", f"must be a positive number, got "
+               f"{timeout!r}", "e.g. 'abandon_timeout_minutes: 30'")
+        timeout = 30
+    elif timeout < 5:
+        ck.warn("assignment.abandon_timeout_minutes", f"{timeout} minutes is short: a "
+                "participant thinking aloud may lose their slot", "use 20-60 minutes")
+    target = raw.get("participants")
+    if target is not None and (isinstance(target, bool) or not isinstance(target, int)
+                               or target < 1):
+        ck.err("assignment.participants", f"must be a positive integer, got {target!r}",
+               "e.g. 'participants: 12'")
+        target = None
+    if mode == "within" and n_conditions == 1:
+        ck.warn("assignment.conditions", "within-subjects with a single condition has "
+                "nothing to counterbalance", "use 'conditions: between' or add a condition")
+    if mode == "between" and "condition_order" in raw:
+        ck.warn("assignment.condition_order", "is ignored for between-subjects studies",
+                "remove it or use 'conditions: within'")
+    n_cells = len(design_sequences(task_order, max(n_tasks, 1)))
+    n_cells *= n_conditions if mode == "between" else len(
+        design_sequences(cond_order, max(n_conditions, 1)))
+    if target and n_cells > 1 and target % n_cells:
+        ck.warn("assignment.participants", f"{target} participants is not a multiple of the "
+                f"{n_cells} sequences of this design, so it cannot be fully balanced",
+                f"recruit a multiple of {n_cells}")
+    return AssignmentDesign(task_order, mode, cond_order, seed, float(timeout), target)
+
+
+def _check_bank(ck: Checker, bank: Path, tasks: list[TaskEntry], practice: str) -> None:
+    """Check task ids (and the practice task) against the bank when it exists."""
+    from core.taskbank import load_task_bank
+
+    if not bank.is_file():
+        ck.warn("task_bank", f"task bank {bank} does not exist yet, so task ids were not "
+                "checked", "create it or correct the path (relative to study.yaml)")
+        return
+    loaded, problems = load_task_bank(bank, lenient=True)
+    if problems:
+        ck.warn("task_bank", f"{len(problems)} bad line(s) in {bank}, first: {problems[0]}",
+                "fix the task bank; those tasks are unavailable")
+    ids = [t.id for t in loaded]
+    refs = [(f"tasks[{i}].id", t.id) for i, t in enumerate(tasks)]
+    if practice:
+        refs.append(("onboarding.practice_task", practice))
+    for where, tid in refs:
+        if tid not in ids:
+            close = difflib.get_close_matches(tid, ids, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            ck.err(where, f"unknown task id '{tid}' (not in {bank.name})",
+                   f"{hint}use an id from {bank}")
+
+
+def parse_study(text: str, path: str | Path) -> StudySpec:
+    """Validate study.yaml ``text`` read from ``path`` (relative paths resolve against it)."""
+    path = Path(path)
+    file = str(path)
+    try:
+        data = yaml.safe_load(text)
+        lines = _line_map(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 0
+        col = f", column {mark.column + 1}" if mark else ""
+        what = getattr(exc, "problem", None) or str(exc)
+        raise StudySpecError([SpecProblem(file, "(yaml)", f"invalid YAML: {what} (line "
+                              f"{line}{col})", "check indentation and quoting on that line "
+                              "and the one before", line)]) from None
+    ck = Checker(file, lines)
+    if not isinstance(data, dict):
+        raise StudySpecError([SpecProblem(file, "(top)", "must be a mapping of keys such as "
+                              "title, consent, conditions, tasks", "see studies/film/study.yaml")])
+    for key in data:
+        if key not in TOP_KEYS:
+            close = difflib.get_close_matches(str(key), TOP_KEYS, n=1)
+            ck.warn(str(key), f"unknown key '{key}' is ignored",
+                    f"did you mean '{close[0]}'?" if close else "remove it")
+    title = ck.text(data, "title", "", required=True)
+    consent = ck.text(data, "consent", "", required=True)
+    conditions = _conditions(ck, data)
+    defaults = _subtasks(ck, data.get("subtasks"), "subtasks") or ()
+    tasks = _tasks(ck, data, defaults)
+    ob = ck.mapping(data.get("onboarding"), "onboarding")
+    onboarding = Onboarding(ck.text(ob, "intro", "onboarding"),
+                            ck.text(ob, "video_url", "onboarding"),
+                            ck.text(ob, "practice_task", "onboarding"))
+    if onboarding.video_url and not onboarding.video_url.startswith(("http://", "https://")):
+        ck.warn("onboarding.video_url", "is not an http(s) URL", "use a full https:// link")
+    if onboarding.practice_task in {t.id for t in tasks}:
+        ck.warn("onboarding.practice_task", f"'{onboarding.practice_task}' is also a study "
+                "task, so participants will have practised on it", "pick a separate task")
+    questionnaires = parse_questionnaires(ck, data.get("questionnaires"), BUILTINS)
+    assignment = _assignment(ck, data, len(tasks), len(conditions))
+    bank = None
+    bank_raw = ck.text(data, "task_bank", "", required=True)
+    if bank_raw:
+        bank = (path.parent / bank_raw).resolve()
+        _check_bank(ck, bank, tasks, onboarding.practice_task)
+    if ck.errors:
+        raise StudySpecError(ck.errors)
+    return StudySpec(
+        id=ck.text(data, "id", "") or path.parent.name, title=title, consent=consent,
+        conditions=tuple(conditions), tasks=tuple(tasks), onboarding=onboarding,
+        questionnaires=tuple(questionnaires), assignment=assignment, path=path,
+        hash=hashlib.sha256(text.encode()).hexdigest(), task_bank=bank,
+        description=ck.text(data, "description", ""), warnings=tuple(ck.warnings))
+
+
+def load_study(path: str | Path) -> StudySpec:
+    """Load and validate a study file (``studies/<name>/study.yaml``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise StudySpecError([SpecProblem(str(path), "(file)", "no such study file",
+                                          "check the path, e.g. studies/film/study.yaml")])
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StudySpecError([SpecProblem(str(path), "(file)", f"is not UTF-8 ({exc.reason} "
+                                          f"at byte {exc.start})", "save it as UTF-8")]) from None
+    return parse_study(text, path)

@@ -1,0 +1,363 @@
+"""The study store: SQLite under logs/ by default, PostgreSQL by setting one URL.
+
+``open_store()`` returns a :class:`Store`. Every write is committed before the call returns
+(no in-memory buffering a crash could lose). On SQLite the database runs in WAL mode with a busy
+timeout, and every write transaction starts with ``BEGIN IMMEDIATE`` so read-then-write
+sequences (assignment, upserts) cannot interleave. On PostgreSQL, per-study serialisation uses a
+transaction-level advisory lock (:meth:`Store.lock_study`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import make_url
+
+from core.errors import StudioError
+from study import schema as S
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SQLITE_PATH = REPO_ROOT / "logs" / "study.sqlite"
+ENV_URL = "PLEASQLARIFY_DB_URL"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+class StoreError(StudioError):
+    """The study database cannot be used as it is (wrong schema version, unknown tables)."""
+
+
+class SchemaVersionError(StoreError):
+    """The database was written by another schema version of PleaSQLarify Studio."""
+
+
+def default_url() -> str:
+    """The store URL: ``$PLEASQLARIFY_DB_URL`` if set, else SQLite at ``logs/study.sqlite``."""
+    return os.environ.get(ENV_URL) or f"sqlite:///{DEFAULT_SQLITE_PATH}"
+
+
+def _redact(url: str) -> str:
+    """The URL with any password hidden, for error messages."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _sqlite_setup(engine: Engine, synchronous: str) -> None:
+    """Install WAL, busy timeout and explicit BEGIN [IMMEDIATE] on a SQLite engine."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # let SQLAlchemy's "begin" event emit BEGIN itself
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute(f"PRAGMA synchronous = {synchronous}")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+class Store:
+    """A handle on the study database; thread-safe, one per process (e.g. ``cache_resource``)."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.dialect = engine.dialect.name
+        self.url = engine.url.render_as_string(hide_password=True)
+
+    # -- transactions -------------------------------------------------------------------------
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A committed-on-exit write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
+        with self.engine.connect() as conn:
+            if self.dialect == "sqlite":
+                conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read-only snapshot transaction."""
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def lock_study(self, conn: Connection, study: str) -> None:
+        """Serialise read-then-write work on one study inside ``conn``'s transaction.
+
+        SQLite's ``BEGIN IMMEDIATE`` already holds the single writer lock; on PostgreSQL this
+        takes a transaction-level advisory lock keyed by the study name.
+        """
+        if self.dialect == "postgresql":
+            key = int.from_bytes(hashlib.sha256(study.encode()).digest()[:8], "big", signed=True)
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+
+    def insert(self, table: Any) -> Any:
+        """A dialect-specific INSERT that supports ``on_conflict_do_nothing/do_update``."""
+        mod = pg_dialect if self.dialect == "postgresql" else sqlite_dialect
+        return mod.insert(table)
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.engine.dispose()
+
+    # -- schema -------------------------------------------------------------------------------
+    def ensure_schema(self) -> None:
+        """Create a fresh database, or check an existing one's version (never reset it)."""
+        with self.write() as conn:
+            self.lock_study(conn, "__schema__")
+            present = set(inspect(conn).get_table_names())
+            ours = present & set(S.TABLE_NAMES)
+            if not ours:
+                S.metadata.create_all(conn)
+                conn.execute(S.schema_meta.insert().values(key="version",
+                                                           value=str(S.SCHEMA_VERSION)))
+                return
+            version = None
+            if "schema_meta" in present:
+                version = conn.execute(select(S.schema_meta.c.value).where(
+                    S.schema_meta.c.key == "version")).scalar()
+        if version != str(S.SCHEMA_VERSION):
+            found = "no schema version" if version is None else f"schema version {version}"
+            raise SchemaVersionError(
+                f"The study database {self.url} has {found}, but this PleaSQLarify Studio "
+                f"expects schema version {S.SCHEMA_VERSION}. It was not changed. Export its "
+                f"data with the matching Studio version, or point {ENV_URL} at a new database "
+                f"(e.g. sqlite:///logs/study-v{S.SCHEMA_VERSION}.sqlite); it is never reset "
+                f"automatically.")
+        missing = set(S.TABLE_NAMES) - ours
+        if missing:
+            raise StoreError(f"The study database {self.url} lacks the tables "
+                             f"{sorted(missing)} although its schema version matches; restore "
+                             "it from a backup or use a new database.")
+
+    # -- events -------------------------------------------------------------------------------
+    def insert_event(self, row: dict[str, Any]) -> bool:
+        """Insert one trace row, committed before returning; False if its event_id existed."""
+        values = dict(row)
+        if self.dialect == "sqlite":  # PostgreSQL fills seq from its identity column
+            values["seq"] = select(func.coalesce(func.max(S.events.c.seq), 0) + 1) \
+                .scalar_subquery()
+        stmt = self.insert(S.events).values(**values).on_conflict_do_nothing(
+            index_elements=["event_id"])
+        with self.write() as conn:
+            return conn.execute(stmt).rowcount == 1
+
+    def events(self, *, participant: str | None = None, session_id: str | None = None,
+               study: str | None = None, types: list[str] | None = None) -> list[dict[str, Any]]:
+        """Trace rows in insertion order, filtered; ``payload`` stays JSON text."""
+        q = select(S.events)
+        if participant is not None:
+            q = q.where(S.events.c.participant == participant)
+        if session_id is not None:
+            q = q.where(S.events.c.session_id == session_id)
+        if study is not None:
+            q = q.where(S.events.c.study == study)
+        if types:
+            q = q.where(S.events.c.type.in_(types))
+        with self.read() as conn:
+            return [dict(r._mapping) for r in conn.execute(q.order_by(S.events.c.seq))]
+
+    def count_events(self, *, study: str | None = None) -> int:
+        """How many trace rows (of one study) the database holds."""
+        q = select(func.count()).select_from(S.events)
+        if study is not None:
+            q = q.where(S.events.c.study == study)
+        with self.read() as conn:
+            return int(conn.execute(q).scalar_one())
+
+    # -- participants and sessions ------------------------------------------------------------
+    def participant(self, participant: str) -> dict[str, Any] | None:
+        """The participant's row (JSON columns decoded), or None if unknown."""
+        with self.read() as conn:
+            row = conn.execute(select(S.participants).where(
+                S.participants.c.participant == participant)).first()
+        return _decode_participant(dict(row._mapping)) if row else None
+
+    def participants(self, study: str) -> list[dict[str, Any]]:
+        """Every participant of a study in join order."""
+        with self.read() as conn:
+            rows = conn.execute(select(S.participants).where(S.participants.c.study == study)
+                                .order_by(S.participants.c.number))
+            return [_decode_participant(dict(r._mapping)) for r in rows]
+
+    def touch(self, participant: str, now: int) -> None:
+        """Mark the participant active now (an abandoned one becomes active again)."""
+        with self.write() as conn:
+            conn.execute(S.participants.update().where(
+                S.participants.c.participant == participant).values(last_active=now))
+            conn.execute(S.participants.update().where(
+                (S.participants.c.participant == participant)
+                & (S.participants.c.status == "abandoned")).values(status="active"))
+
+    def set_status(self, participant: str, status: str, now: int) -> None:
+        """Set status: active | completed | withdrawn | abandoned."""
+        if status not in ("active", "completed", "withdrawn", "abandoned"):
+            raise ValueError(f"unknown participant status {status!r}; use active, completed, "
+                             "withdrawn or abandoned")
+        with self.write() as conn:
+            conn.execute(S.participants.update().where(
+                S.participants.c.participant == participant).values(status=status,
+                                                                    last_active=now))
+
+    def set_flagged(self, participant: str, flagged: bool = True) -> None:
+        """Flag (exclude from balancing and analysis) or unflag a participant."""
+        with self.write() as conn:
+            conn.execute(S.participants.update().where(
+                S.participants.c.participant == participant).values(flagged=flagged))
+
+    def start_session(self, participant: str, study: str, now: int,
+                      role: str = "participant") -> str:
+        """Open a browser session for a participant; returns its new session id."""
+        session_id = secrets.token_urlsafe(12)
+        with self.write() as conn:
+            conn.execute(S.sessions.insert().values(
+                session_id=session_id, participant=participant, study=study, role=role,
+                started=now, last_seen=now))
+        return session_id
+
+    def sessions(self, participant: str) -> list[dict[str, Any]]:
+        """The participant's sessions, oldest first."""
+        with self.read() as conn:
+            rows = conn.execute(select(S.sessions).where(S.sessions.c.participant == participant)
+                                .order_by(S.sessions.c.started))
+            return [dict(r._mapping) for r in rows]
+
+    # -- answers, progress, pools, completion codes, researcher codes -------------------------
+    def put_answer(self, participant: str, item: str, value: Any, now: int,
+                   study: str = "") -> None:
+        """Upsert one answer (JSON-serialisable value) for a participant's item id."""
+        stmt = self.insert(S.answers).values(participant=participant, item=item, study=study,
+                                             value=json.dumps(value), updated=now)
+        stmt = stmt.on_conflict_do_update(index_elements=["participant", "item"],
+                                          set_={"value": stmt.excluded.value,
+                                                "updated": stmt.excluded.updated})
+        with self.write() as conn:
+            conn.execute(stmt)
+
+    def answers(self, participant: str, prefix: str = "") -> dict[str, Any]:
+        """The participant's answers (decoded), optionally only items starting with prefix."""
+        q = select(S.answers.c.item, S.answers.c.value).where(
+            S.answers.c.participant == participant)
+        with self.read() as conn:
+            rows = conn.execute(q).all()
+        return {item: json.loads(v) for item, v in rows if item.startswith(prefix)}
+
+    def set_progress(self, participant: str, step: dict[str, Any], now: int) -> None:
+        """Record the participant's current step (a JSON object) so a refresh resumes there."""
+        stmt = self.insert(S.progress).values(participant=participant, step=json.dumps(step),
+                                              updated=now)
+        stmt = stmt.on_conflict_do_update(index_elements=["participant"],
+                                          set_={"step": stmt.excluded.step,
+                                                "updated": stmt.excluded.updated})
+        with self.write() as conn:
+            conn.execute(stmt)
+
+    def get_progress(self, participant: str) -> dict[str, Any] | None:
+        """The participant's current step, or None before the first step."""
+        with self.read() as conn:
+            raw = conn.execute(select(S.progress.c.step).where(
+                S.progress.c.participant == participant)).scalar()
+        return json.loads(raw) if raw is not None else None
+
+    def get_pool(self, key: str) -> Any | None:
+        """A cached candidate pool (decoded JSON), or None."""
+        with self.read() as conn:
+            raw = conn.execute(select(S.candidate_pools.c.payload).where(
+                S.candidate_pools.c.key == key)).scalar()
+        return json.loads(raw) if raw is not None else None
+
+    def put_pool(self, key: str, payload: Any, now: int | None = None) -> None:
+        """Cache a candidate pool under key (replacing an older one)."""
+        from time import time
+        stmt = self.insert(S.candidate_pools).values(
+            key=key, payload=json.dumps(payload),
+            created=now if now is not None else int(time() * 1000))
+        stmt = stmt.on_conflict_do_update(index_elements=["key"],
+                                          set_={"payload": stmt.excluded.payload,
+                                                "created": stmt.excluded.created})
+        with self.write() as conn:
+            conn.execute(stmt)
+
+    def completion_code(self, participant: str, now: int) -> str:
+        """The participant's completion code, issued on first call and stable afterwards."""
+        code = secrets.token_hex(4).upper()
+        stmt = self.insert(S.completion_codes).values(participant=participant, code=code,
+                                                      created=now)
+        with self.write() as conn:
+            conn.execute(stmt.on_conflict_do_nothing(index_elements=["participant"]))
+            return conn.execute(select(S.completion_codes.c.code).where(
+                S.completion_codes.c.participant == participant)).scalar_one()
+
+    def add_code(self, participant: str, code: str, coder: str, ts: int, *, task: str = "",
+                 subtask: str = "") -> None:
+        """Store one researcher code for analysis."""
+        with self.write() as conn:
+            conn.execute(S.codes.insert().values(participant=participant, task=task,
+                                                 subtask=subtask, code=code, coder=coder, ts=ts))
+
+    def codes(self, participant: str | None = None) -> list[dict[str, Any]]:
+        """Researcher codes, oldest first (optionally of one participant)."""
+        q = select(S.codes).order_by(S.codes.c.ts, S.codes.c.id)
+        if participant is not None:
+            q = q.where(S.codes.c.participant == participant)
+        with self.read() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+
+def _decode_participant(row: dict[str, Any]) -> dict[str, Any]:
+    """Decode a participant row's JSON columns."""
+    for key in ("condition_order", "task_order", "override"):
+        if row.get(key) is not None:
+            row[key] = json.loads(row[key])
+    return row
+
+
+def open_store(url: str | None = None, *, pool_size: int = 10,
+               sqlite_synchronous: str = "FULL") -> Store:
+    """Open (and create or version-check) the study database at ``url`` or the default."""
+    url = url or default_url()
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        db = parsed.database
+        if not db or db == ":memory:":
+            raise StoreError("An in-memory SQLite store would lose the trace on restart and "
+                             "cannot be shared between sessions; use a file URL such as "
+                             "sqlite:///logs/study.sqlite.")
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, pool_size=pool_size, max_overflow=pool_size,
+                               connect_args={"check_same_thread": False,
+                                             "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        _sqlite_setup(engine, sqlite_synchronous.upper())
+    elif parsed.get_backend_name() == "postgresql":
+        if parsed.drivername == "postgresql":
+            url = parsed.set(drivername="postgresql+psycopg").render_as_string(
+                hide_password=False)
+        engine = create_engine(url, pool_size=pool_size, max_overflow=pool_size,
+                               pool_pre_ping=True)
+    else:
+        raise StoreError(f"Unsupported study database {_redact(url)}; use sqlite:///path or "
+                         "postgresql+psycopg://user@host/db.")
+    store = Store(engine)
+    store.ensure_schema()
+    return store
