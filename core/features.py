@@ -1,0 +1,226 @@
+"""Atomic features of a SQL query, read from its sqlglot AST.
+
+A feature is a (keyword, value) pair such as ``("SELECT", "film.title")`` or
+``("WHERE", "film.year > 2000")``: the smallest unit a user can say Yes or No to. Aliases are
+resolved to base tables, unqualified columns are attached to their table through the schema,
+identifiers are lower-cased and string literals normalised (quotes, case), so equivalent
+spellings yield the same feature. Set operations contribute their operator and recurse into
+*both* branches (the public replication's first-branch-only walk made attachment and scope
+readings identical).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
+# Feature keywords in display order (the Predicted Query lists features in this order).
+KEYWORD_ORDER = (
+    "SELECT", "DISTINCT", "FROM", "JOIN", "LEFT JOIN", "ON", "WHERE", "WHERE …", "GROUP BY",
+    "HAVING", "ORDER BY", "LIMIT", "UNION", "UNION ALL", "INTERSECT", "EXCEPT", "WITH",
+)
+
+
+@dataclass(frozen=True, order=True)
+class Feature:
+    """One atomic feature: a keyword (rendered black) and a value (rendered grey)."""
+
+    keyword: str
+    value: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.keyword} {self.value}".strip()
+
+    def sort_key(self) -> tuple[int, str]:
+        rank = KEYWORD_ORDER.index(self.keyword) if self.keyword in KEYWORD_ORDER else 99
+        return rank, self.value
+
+
+class _Scope:
+    """Tables visible in one SELECT: alias -> base table name (lower-case)."""
+
+    def __init__(self, aliases: dict[str, str], schema: dict[str, list[str]]):
+        self.aliases = aliases
+        self.schema = schema
+
+    def tables(self) -> list[str]:
+        return sorted(set(self.aliases.values()))
+
+    def owner(self, column: str) -> str | None:
+        tables = self.tables()
+        if len(tables) == 1:
+            return tables[0]
+        owners = [t for t in tables if column in self.schema.get(t, [])]
+        return owners[0] if len(owners) == 1 else None
+
+    def is_column(self, column: str) -> bool:
+        if not self.schema:
+            return True
+        return any(column in self.schema.get(t, []) for t in self.tables()) or not any(
+            t in self.schema for t in self.tables())
+
+
+def _table_name(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Table):
+        return node.name.lower()
+    return None
+
+
+def _scope_of(select: exp.Select, schema: dict[str, list[str]], ctes: set[str]) -> _Scope:
+    aliases: dict[str, str] = {}
+    sources: list[exp.Expression] = []
+    from_ = select.args.get("from_") or select.args.get("from")
+    if from_ is not None:
+        sources.append(from_.this)
+    sources.extend(j.this for j in select.args.get("joins") or [])
+    for src in sources:
+        if isinstance(src, exp.Table):
+            name = src.name.lower()
+            aliases[(src.alias or src.name).lower()] = name
+        elif isinstance(src, exp.Subquery) and src.alias:
+            aliases[src.alias.lower()] = f"({src.alias.lower()})"
+    return _Scope(aliases, schema)
+
+
+def _normalise(node: exp.Expression, scope: _Scope, dialect: str) -> str:
+    """Render an expression canonically: aliases resolved, identifiers and literals lower-cased."""
+    tree = node.copy()
+
+    def fix(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
+            name = n.name.lower()
+            quoted_literal = (n.this.args.get("quoted") and not n.table
+                              and not scope.is_column(name))
+            if quoted_literal:  # SQLite reads "Lobby" as a string when no such column exists
+                return exp.Literal.string(n.name.lower())
+            table = n.table.lower() if n.table else scope.owner(name)
+            table = scope.aliases.get(table, table) if table else None
+            return exp.column(name, table) if table else exp.column(name)
+        if isinstance(n, exp.Literal) and n.is_string:
+            return exp.Literal.string(n.this.strip().lower())
+        if isinstance(n, exp.Table):
+            return exp.to_table(n.name.lower())
+        if isinstance(n, exp.Alias):
+            return n.this
+        return n
+
+    tree = tree.transform(fix)
+    return tree.sql(dialect=dialect, normalize_functions="upper")
+
+
+def _comparison_key(node: exp.Expression, scope: _Scope, dialect: str) -> str:
+    """Equalities are symmetric: ``a = b`` and ``b = a`` render the same (join conditions)."""
+    if isinstance(node, exp.EQ):
+        sides = sorted(_normalise(s, scope, dialect) for s in (node.this, node.expression))
+        return f"{sides[0]} = {sides[1]}"
+    if isinstance(node, exp.And):
+        parts = sorted(_comparison_key(p, scope, dialect) for p in node.flatten())
+        return " AND ".join(parts)
+    return _normalise(node, scope, dialect)
+
+
+def _select_features(select: exp.Select, schema: dict[str, list[str]], dialect: str,
+                     conjuncts: bool, ctes: set[str]) -> Iterable[Feature]:
+    scope = _scope_of(select, schema, ctes)
+    for item in select.expressions:
+        target = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(target, exp.Star):
+            yield Feature("SELECT", "*")
+        elif isinstance(target, exp.Column) and isinstance(target.this, exp.Star):
+            table = scope.aliases.get(target.table.lower(), target.table.lower())
+            yield Feature("SELECT", f"{table}.*")
+        else:
+            yield Feature("SELECT", _normalise(target, scope, dialect))
+    if select.args.get("distinct"):
+        yield Feature("DISTINCT")
+    from_ = select.args.get("from_") or select.args.get("from")
+    if from_ is not None:
+        name = _table_name(from_.this)
+        if name:
+            yield Feature("FROM", name)
+    for join in select.args.get("joins") or []:
+        name = _table_name(join.this) or (join.this.alias or "subquery").lower()
+        side = (join.args.get("side") or "").upper()
+        yield Feature("LEFT JOIN" if side == "LEFT" else "JOIN", name)
+        if join.args.get("on") is not None:
+            yield Feature("ON", _comparison_key(join.args["on"], scope, dialect))
+    where = select.args.get("where")
+    if where is not None:
+        yield Feature("WHERE", _normalise(where.this, scope, dialect))
+        if conjuncts and isinstance(where.this, exp.And):
+            for part in where.this.flatten():
+                yield Feature("WHERE …", _normalise(part, scope, dialect))
+    group = select.args.get("group")
+    if group is not None:
+        for g in group.expressions:
+            yield Feature("GROUP BY", _normalise(g, scope, dialect))
+    having = select.args.get("having")
+    if having is not None:
+        yield Feature("HAVING", _normalise(having.this, scope, dialect))
+    order = select.args.get("order")
+    if order is not None:
+        outputs = {item.alias.lower(): item.this for item in select.expressions
+                   if isinstance(item, exp.Alias)}
+        for o in order.expressions:
+            key = o.this
+            if isinstance(key, exp.Column) and not key.table and key.name.lower() in outputs:
+                key = outputs[key.name.lower()]  # ORDER BY an output alias
+            direction = "DESC" if o.args.get("desc") else "ASC"
+            yield Feature("ORDER BY", f"{_normalise(key, scope, dialect)} {direction}")
+    limit = select.args.get("limit")
+    if limit is not None:
+        yield Feature("LIMIT", _normalise(limit.expression, scope, dialect))
+    # FROM-clause subqueries and joined subqueries contribute their own features.
+    for src in [from_.this if from_ is not None else None,
+                *(j.this for j in select.args.get("joins") or [])]:
+        if isinstance(src, exp.Subquery) and isinstance(src.this, exp.Query):
+            yield from _query_features(src.this, schema, dialect, conjuncts, ctes)
+
+
+_SETOP_NAMES = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
+
+
+def _query_features(query: exp.Expression, schema: dict[str, list[str]], dialect: str,
+                    conjuncts: bool, ctes: set[str]) -> Iterable[Feature]:
+    with_ = query.args.get("with") or query.args.get("with_")
+    if with_ is not None:
+        for cte in with_.expressions:
+            ctes = ctes | {cte.alias.lower()}
+            yield Feature("WITH", cte.alias.lower())
+            yield from _query_features(cte.this, schema, dialect, conjuncts, ctes)
+    if isinstance(query, exp.SetOperation):
+        name = _SETOP_NAMES.get(type(query), type(query).__name__.upper())
+        if isinstance(query, exp.Union) and not query.args.get("distinct"):
+            name = "UNION ALL"
+        yield Feature(name)
+        yield from _query_features(query.this, schema, dialect, conjuncts, ctes)
+        yield from _query_features(query.expression, schema, dialect, conjuncts, ctes)
+        order = query.args.get("order")
+        if order is not None:
+            empty = _Scope({}, schema)
+            for o in order.expressions:
+                direction = "DESC" if o.args.get("desc") else "ASC"
+                yield Feature("ORDER BY", f"{_normalise(o.this, empty, dialect)} {direction}")
+    elif isinstance(query, exp.Subquery):
+        yield from _query_features(query.this, schema, dialect, conjuncts, ctes)
+    elif isinstance(query, exp.Select):
+        yield from _select_features(query, schema, dialect, conjuncts, ctes)
+
+
+def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[str]] | None = None,
+                     *, conjuncts: bool = False) -> list[Feature]:
+    """The sorted, de-duplicated atomic features of ``sql``.
+
+    ``schema`` (table -> columns, lower-case) lets unqualified columns resolve to their table and
+    double-quoted SQLite strings be read as literals. ``conjuncts`` adds each top-level AND part
+    of WHERE as its own ``WHERE …`` feature besides the whole predicate. Raises
+    ``sqlglot.errors.ParseError`` for text that does not parse.
+    """
+    tree = sqlglot.parse_one(sql, read=dialect)
+    feats = set(_query_features(tree, {k.lower(): v for k, v in (schema or {}).items()},
+                                dialect, conjuncts, set()))
+    return sorted(feats, key=Feature.sort_key)

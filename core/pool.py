@@ -1,0 +1,162 @@
+"""A prepared candidate pool: everything about a task's candidates that never changes.
+
+``prepare_pool`` runs the fixed part of the pipeline once per (task, pool) — execution,
+features, functional classes and their distances, the 2-D layout — and the result serialises
+to JSON, so the app and the repair sessions only read it. The per-turn part (clustering,
+mining, ranking) lives in :mod:`core.session`.
+
+The pipeline, in order (one module each)::
+
+    PIPELINE = (execute_candidates, extract_features, similarity_matrix, compute_layout)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlglot
+
+from core.execute import ExecutionResult, TaskDatabase, execute_candidates, open_database
+from core.features import Feature, extract_features
+from core.layout import compute_layout
+from core.similarity import functional_classes, output_key
+from core.taskbank import Task
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class PreparedPool:
+    """Candidates with outputs, features, functional classes, distances and positions."""
+
+    task_id: str
+    question: str
+    dialect: str
+    sqls: list[str]
+    counts: np.ndarray  # int weights (prior)
+    results: list[ExecutionResult]
+    vocabulary: list[Feature]
+    x: np.ndarray  # candidates × features, bool; invalid candidates have no features
+    class_keys: list[str]  # distinct output keys, in order of first appearance
+    class_index: np.ndarray  # candidate -> class position
+    class_similarity: np.ndarray  # classes × classes
+    positions: np.ndarray | None = None  # candidates × 2, unit square
+    gold_sqls: list[str] = field(default_factory=list)
+    gold_results: list[ExecutionResult] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)  # e.g. "llm", "variant", "shipped"
+
+    @property
+    def n(self) -> int:
+        return len(self.sqls)
+
+    @property
+    def valid(self) -> np.ndarray:
+        return np.array([r.ok for r in self.results], dtype=bool)
+
+    @property
+    def class_distance(self) -> np.ndarray:
+        return 1.0 - self.class_similarity
+
+    def feature_keys(self, i: int) -> list[str]:
+        """Keys of candidate ``i``'s features, in display order."""
+        return [self.vocabulary[j].key for j in np.flatnonzero(self.x[i])]
+
+    def gold_class(self, g: int) -> int | None:
+        """Class position realised by gold ``g``, or None if no candidate realises it."""
+        key = output_key(self.gold_results[g])
+        if key == "error" or key not in self.class_keys:
+            return None
+        return self.class_keys.index(key)
+
+    def similarity(self, i: int, j: int) -> float:
+        return float(self.class_similarity[self.class_index[i], self.class_index[j]])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_VERSION, "task_id": self.task_id, "question": self.question,
+            "dialect": self.dialect, "sqls": self.sqls, "counts": self.counts.tolist(),
+            "results": [r.to_dict() for r in self.results],
+            "vocabulary": [[f.keyword, f.value] for f in self.vocabulary],
+            "features": [np.flatnonzero(row).tolist() for row in self.x],
+            "class_keys": self.class_keys, "class_index": self.class_index.tolist(),
+            "class_similarity": np.round(self.class_similarity, 6).tolist(),
+            "positions": None if self.positions is None else np.round(self.positions, 6).tolist(),
+            "gold_sqls": self.gold_sqls, "gold_results": [r.to_dict() for r in self.gold_results],
+            "origins": self.origins,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PreparedPool:
+        if d.get("format") != FORMAT_VERSION:
+            raise ValueError(f"prepared pool format {d.get('format')} is not {FORMAT_VERSION}; "
+                             "re-run `python -m core.prepare` to rebuild it")
+        vocab = [Feature(k, v) for k, v in d["vocabulary"]]
+        x = np.zeros((len(d["sqls"]), len(vocab)), dtype=bool)
+        for i, cols in enumerate(d["features"]):
+            x[i, cols] = True
+        return cls(
+            d["task_id"], d["question"], d["dialect"], list(d["sqls"]),
+            np.array(d["counts"], dtype=float), [ExecutionResult.from_dict(r) for r in d["results"]],
+            vocab, x, list(d["class_keys"]), np.array(d["class_index"], dtype=int),
+            np.array(d["class_similarity"], dtype=float).reshape(len(d["class_keys"]), -1),
+            None if d.get("positions") is None else np.array(d["positions"], dtype=float),
+            list(d.get("gold_sqls", [])), [ExecutionResult.from_dict(r) for r in d.get("gold_results", [])],
+            list(d.get("origins", [])),
+        )
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict()), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> PreparedPool:
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def candidate_features(sqls: list[str], results: list[ExecutionResult], dialect: str,
+                       schema: dict[str, list[str]], *, conjuncts: bool = False
+                       ) -> tuple[list[Feature], np.ndarray]:
+    """Vocabulary and feature matrix; invalid candidates (errors) carry no features."""
+    per: list[list[Feature]] = []
+    for sql, res in zip(sqls, results, strict=True):
+        if not res.ok:
+            per.append([])
+            continue
+        try:
+            per.append(extract_features(sql, dialect, schema, conjuncts=conjuncts))
+        except sqlglot.errors.SqlglotError:
+            per.append([])
+    vocab = sorted({f for fs in per for f in fs}, key=Feature.sort_key)
+    col = {f: j for j, f in enumerate(vocab)}
+    x = np.zeros((len(sqls), len(vocab)), dtype=bool)
+    for i, fs in enumerate(per):
+        x[i, [col[f] for f in fs]] = True
+    return vocab, x
+
+
+def prepare_pool(task: Task, *, db: TaskDatabase | None = None, layout: bool = True,
+                 conjuncts: bool = False, random_state: int = 0,
+                 origins: list[str] | None = None) -> PreparedPool:
+    """Execute, featurise, classify and lay out ``task``'s candidates (and run its golds)."""
+    own = db is None
+    db = db or open_database(task.database)
+    try:
+        sqls = [c.sql for c in task.candidates]
+        counts = np.array([c.count for c in task.candidates], dtype=float)
+        results = execute_candidates(db, sqls)
+        schema = db.schema()
+        gold_results = execute_candidates(db, list(task.gold))
+    finally:
+        if own:
+            db.close()
+    vocab, x = candidate_features(sqls, results, task.dialect, schema, conjuncts=conjuncts)
+    classes, class_index, class_sim = functional_classes(results)
+    pool = PreparedPool(task.id, task.question, task.dialect, sqls, counts, results, vocab, x,
+                        classes, class_index, class_sim, None, list(task.gold), gold_results,
+                        origins or [str(task.extra.get("origin", "shipped"))] * len(sqls))
+    if layout:
+        pool.positions = compute_layout(class_index, 1.0 - class_sim, counts, random_state)
+    return pool

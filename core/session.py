@@ -1,0 +1,311 @@
+"""The repair session: the serialisable state of one user's pragmatic repair of one task.
+
+State is the pool plus an ordered list of :class:`Decision` s (Yes/No on a decision variable or
+an atomic feature, or a restriction to a selected subset). Everything else — survivors,
+clusters, ranked variables, predicted query and output — is derived, cached per step, and
+reproduced exactly by replaying the decisions (``RepairSession.from_dict``). Undo is popping a
+decision. Decisions name features by their keys (``"SELECT film.title"``), so traces stay
+readable and replayable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.clustering import DEFAULT_MAX_CLUSTERS, cluster_candidates
+from core.errors import SessionError
+from core.execute import ExecutionResult
+from core.features import Feature
+from core.pool import PreparedPool
+from core.strategy import DEFAULT_STRATEGY, STRATEGIES, rank_variables
+from core.variables import DecisionVariable, mine_decision_variables
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One user decision; ``kind`` is 'variable', 'feature' or 'restrict'."""
+
+    kind: str
+    features: tuple[str, ...] = ()
+    answer: bool | None = None
+    candidates: tuple[int, ...] = ()
+    gesture: str = ""  # for 'restrict': lasso | box | click | cluster
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "features": list(self.features), "answer": self.answer,
+                "candidates": list(self.candidates), "gesture": self.gesture}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Decision:
+        return cls(d["kind"], tuple(d.get("features", ())), d.get("answer"),
+                   tuple(int(c) for c in d.get("candidates", ())), d.get("gesture", ""))
+
+
+@dataclass
+class RankedVariable:
+    """A decision variable as the UI and the evaluation see it (feature keys, not indices)."""
+
+    features: tuple[Feature, ...]
+    implicit: tuple[Feature, ...]
+    gain: float
+    kind: str
+    example: int  # pool index of the example query
+    yes_count: int  # survivors that contain it
+    no_count: int
+    cluster: int | None = None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(f.key for f in self.features)
+
+    @property
+    def label(self) -> str:
+        return " ∧ ".join(self.keys)
+
+
+@dataclass
+class FeatureBelief:
+    """An atomic feature of the survivors with its probability (Predicted Query panel)."""
+
+    feature: Feature
+    probability: float
+    confirmed: bool  # the user said Yes to it (directly or within a variable)
+
+    @property
+    def determined(self) -> bool:
+        return self.probability >= 1.0 - 1e-9
+
+
+class RepairSession:
+    """Pragmatic repair over one prepared pool; see the module docstring."""
+
+    def __init__(self, pool: PreparedPool, *, strategy: str = DEFAULT_STRATEGY,
+                 max_clusters: int = DEFAULT_MAX_CLUSTERS, min_support: float = 0.5,
+                 random_state: int = 0):
+        if strategy not in STRATEGIES:
+            raise SessionError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+        self.pool = pool
+        self.strategy = strategy
+        self.max_clusters = max_clusters
+        self.min_support = min_support
+        self.random_state = random_state
+        self.history: list[Decision] = []
+        self._alive: list[np.ndarray] = [np.ones(pool.n, dtype=bool)]
+        self._cache: dict[tuple[int, str], Any] = {}
+        self._col = {f.key: j for j, f in enumerate(pool.vocabulary)}
+
+    # ----- state -------------------------------------------------------------------------
+    @property
+    def step(self) -> int:
+        return len(self.history)
+
+    @property
+    def alive(self) -> np.ndarray:
+        """Boolean mask over the pool: which candidates survive."""
+        return self._alive[-1]
+
+    @property
+    def survivors(self) -> np.ndarray:
+        """Pool indices of the surviving candidates."""
+        return np.flatnonzero(self.alive)
+
+    @property
+    def survivor_weight(self) -> float:
+        return float(self.pool.counts[self.alive].sum())
+
+    @property
+    def n_classes(self) -> int:
+        return len(np.unique(self.pool.class_index[self.alive]))
+
+    @property
+    def is_done(self) -> bool:
+        """True when every survivor has the same output (functionally identical)."""
+        return self.n_classes <= 1
+
+    @property
+    def is_stuck(self) -> bool:
+        """Not done, yet no variable splits the survivors (only the Action Space can help)."""
+        return not self.is_done and not self.variables()
+
+    def _memo(self, name: str, compute):
+        key = (self.step, name)
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    # ----- derived views -------------------------------------------------------------------
+    def clusters(self) -> np.ndarray:
+        """Cluster label per survivor (re-chosen for the current survivors)."""
+        pool = self.pool
+        return self._memo("clusters", lambda: cluster_candidates(
+            pool.class_index[self.alive], pool.class_distance, self.max_clusters))
+
+    def cluster_of(self) -> dict[int, int]:
+        """Pool index -> cluster label for the survivors."""
+        return dict(zip(self.survivors.tolist(), self.clusters().tolist(), strict=True))
+
+    def _mined(self) -> list[DecisionVariable]:
+        def compute() -> list[DecisionVariable]:
+            idx = self.survivors
+            grouped = self.strategy == "cluster-grouped"
+            return mine_decision_variables(
+                self.pool.x[idx], self.pool.counts[idx], self.clusters(),
+                grouped=grouped, min_support=self.min_support)
+        return self._memo("mined", compute)
+
+    def variables(self) -> list[RankedVariable]:
+        """Splitting decision variables, best first under the session's strategy."""
+        def compute() -> list[RankedVariable]:
+            idx = self.survivors
+            mined = self._mined()
+            ordered = rank_variables(
+                self.strategy, mined, self.pool.counts[idx], self.pool.class_index[idx],
+                self.clusters(), rng_seed=(self.random_state, self.step))
+            vocab = self.pool.vocabulary
+            return [RankedVariable(
+                tuple(vocab[j] for j in v.features), tuple(vocab[j] for j in v.implicit),
+                float(v.gain), v.kind, int(idx[v.example]), int(v.mask.sum()),
+                int((~v.mask).sum()), v.cluster) for v in ordered]
+        return self._memo("variables", compute)
+
+    def next_variable(self) -> RankedVariable | None:
+        ranked = self.variables()
+        return ranked[0] if ranked else None
+
+    def _confirmed(self) -> set[str]:
+        out: set[str] = set()
+        for d in self.history:
+            if d.kind in ("variable", "feature") and d.answer:
+                out.update(d.features)
+        return out
+
+    def predicted_query(self) -> list[FeatureBelief]:
+        """Features of the valid survivors with their weighted probability, most likely first."""
+        def compute() -> list[FeatureBelief]:
+            idx = self.survivors[self.pool.valid[self.survivors]]
+            if len(idx) == 0:
+                return []
+            w = self.pool.counts[idx]
+            p = (w @ self.pool.x[idx]) / float(w.sum())
+            confirmed = self._confirmed()
+            beliefs = [FeatureBelief(f, float(p[j]), f.key in confirmed)
+                       for j, f in enumerate(self.pool.vocabulary) if p[j] > 0]
+            beliefs.sort(key=lambda b: (b.feature.sort_key()[0], -b.probability,
+                                        b.feature.value))
+            return beliefs
+        return self._memo("predicted_query", compute)
+
+    def class_weights(self) -> list[tuple[int, float, int]]:
+        """(class position, weight, candidates) of the surviving functional classes, heaviest first."""
+        idx = self.survivors
+        classes = self.pool.class_index[idx]
+        out = []
+        for c in np.unique(classes):
+            members = idx[classes == c]
+            out.append((int(c), float(self.pool.counts[members].sum()), len(members)))
+        out.sort(key=lambda t: (self.pool.class_keys[t[0]] == "error", -t[1], t[0]))
+        return out
+
+    def predicted_output(self) -> tuple[ExecutionResult | None, float, int]:
+        """Output of the most probable valid class, its weight share and candidate count."""
+        weights = self.class_weights()
+        if not weights or self.pool.class_keys[weights[0][0]] == "error":
+            return None, 0.0, 0
+        cls, w, count = weights[0]
+        rep = int(np.flatnonzero(self.alive & (self.pool.class_index == cls))[0])
+        return self.pool.results[rep], w / self.survivor_weight, count
+
+    def best_candidate(self) -> int | None:
+        """Pool index of the query the session would submit now (heaviest of the top class)."""
+        weights = self.class_weights()
+        if not weights:
+            return None
+        members = np.flatnonzero(self.alive & (self.pool.class_index == weights[0][0]))
+        return int(members[np.argmax(self.pool.counts[members])])
+
+    # ----- decisions -------------------------------------------------------------------------
+    def _mask_for(self, keys: tuple[str, ...]) -> np.ndarray:
+        missing = [k for k in keys if k not in self._col]
+        if missing:
+            raise SessionError(f"feature {missing[0]!r} is not in this pool; answer a feature "
+                               "shown in the Decision Space or Predicted Query")
+        return self.pool.x[:, [self._col[k] for k in keys]].all(axis=1)
+
+    def _apply(self, decision: Decision) -> np.ndarray:
+        if decision.kind in ("variable", "feature"):
+            if decision.answer is None or not decision.features:
+                raise SessionError("a Yes/No decision needs features and an answer")
+            mask = self._mask_for(decision.features)
+            keep = mask if decision.answer else ~mask
+        elif decision.kind == "restrict":
+            keep = np.zeros(self.pool.n, dtype=bool)
+            ids = [c for c in decision.candidates if 0 <= c < self.pool.n]
+            keep[ids] = True
+        else:
+            raise SessionError(f"unknown decision kind '{decision.kind}'")
+        new = self.alive & keep
+        if not new.any():
+            raise SessionError("that decision would leave no candidate; nothing was changed")
+        return new
+
+    def decide(self, decision: Decision) -> None:
+        """Apply a decision (raises SessionError and changes nothing if it is impossible)."""
+        new = self._apply(decision)
+        self.history.append(decision)
+        self._alive.append(new)
+
+    def answer(self, features: tuple[str, ...] | list[str], yes: bool) -> None:
+        """Yes/No on a decision variable given by its feature keys."""
+        self.decide(Decision("variable", tuple(features), bool(yes)))
+
+    def answer_feature(self, key: str, yes: bool) -> None:
+        """Yes/No on one atomic feature (the Predicted Query's clause-level path)."""
+        self.decide(Decision("feature", (key,), bool(yes)))
+
+    def restrict(self, candidates: list[int] | tuple[int, ...], gesture: str = "lasso") -> None:
+        """Keep only the selected pool indices (lasso, box, click or cluster selection)."""
+        chosen = tuple(sorted({int(c) for c in candidates if self.alive[int(c)]}))
+        if not chosen:
+            raise SessionError("the selection contains no surviving candidate; nothing changed")
+        self.decide(Decision("restrict", candidates=chosen, gesture=gesture))
+
+    def undo(self) -> Decision | None:
+        """Take back the last decision (Back); returns it, or None at the start."""
+        if not self.history:
+            return None
+        self._alive.pop()
+        self._cache = {k: v for k, v in self._cache.items() if k[0] < self.step}
+        return self.history.pop()
+
+    def back_to(self, step: int) -> None:
+        """Return to the state after ``step`` decisions."""
+        if not 0 <= step <= self.step:
+            raise SessionError(f"step {step} is outside 0..{self.step}")
+        while self.step > step:
+            self.undo()
+
+    # ----- persistence -------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"task_id": self.pool.task_id, "strategy": self.strategy,
+                "max_clusters": self.max_clusters, "min_support": self.min_support,
+                "random_state": self.random_state,
+                "history": [d.to_dict() for d in self.history]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], pool: PreparedPool) -> RepairSession:
+        """Rebuild a session by replaying its decisions on ``pool``."""
+        if d.get("task_id") not in (None, pool.task_id):
+            raise SessionError(f"session belongs to task {d['task_id']!r}, not {pool.task_id!r}")
+        session = cls(pool, strategy=d.get("strategy", DEFAULT_STRATEGY),
+                      max_clusters=d.get("max_clusters", DEFAULT_MAX_CLUSTERS),
+                      min_support=d.get("min_support", 0.5),
+                      random_state=d.get("random_state", 0))
+        for step in d.get("history", []):
+            session.decide(Decision.from_dict(step))
+        return session
+
+
+__all__ = ["Decision", "FeatureBelief", "RankedVariable", "RepairSession", "STRATEGIES"]
