@@ -4,7 +4,8 @@ A design over ``n`` items is a list of sequences, each a permutation of ``range(
 ``latin_square(n)`` gives n cyclic rows (each item once per position). ``williams_design(n)``
 additionally balances first-order carry-over: for even n its n rows contain every ordered pair
 of distinct items adjacently exactly once; for odd n no such square exists, so the n rows and
-their n mirror images are used (2n rows, every ordered pair adjacent exactly twice).
+their n mirror images are used (2n rows, every ordered pair adjacent exactly twice;
+n = 1 has the single row [0]).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def williams_design(n: int) -> list[list[int]]:
             first.append(hi)
             hi -= 1
     rows = [[(x + i) % n for x in first] for i in range(n)]
-    if n % 2 == 1:
+    if n % 2 == 1 and n > 1:
         rows += [list(reversed(r)) for r in rows]
     return rows
 

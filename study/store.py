@@ -159,9 +159,9 @@ class Store:
             values["seq"] = select(func.coalesce(func.max(S.events.c.seq), 0) + 1) \
                 .scalar_subquery()
         stmt = self.insert(S.events).values(**values).on_conflict_do_nothing(
-            index_elements=["event_id"])
+            index_elements=["event_id"]).returning(S.events.c.event_id)
         with self.write() as conn:
-            return conn.execute(stmt).rowcount == 1
+            return conn.execute(stmt).first() is not None
 
     def events(self, *, participant: str | None = None, session_id: str | None = None,
                study: str | None = None, types: list[str] | None = None) -> list[dict[str, Any]]:
