@@ -41,27 +41,46 @@ class Feature:
 
 
 class _Scope:
-    """Tables visible in one SELECT: alias -> base table name (lower-case)."""
+    """Tables visible in one SELECT: alias -> base table name (lower-case).
 
-    def __init__(self, aliases: dict[str, str], schema: dict[str, list[str]]):
+    ``parent`` is the enclosing query's scope for subqueries (in WHERE, SELECT, HAVING), so a
+    subquery's own tables win and correlated references still resolve outwards, as in SQL.
+    """
+
+    def __init__(self, aliases: dict[str, str], schema: dict[str, list[str]],
+                 parent: _Scope | None = None):
         self.aliases = aliases
         self.schema = schema
+        self.parent = parent
 
     def tables(self) -> list[str]:
         return sorted(set(self.aliases.values()))
 
+    def resolve(self, alias: str) -> str:
+        """Base table of ``alias`` (innermost scope first); unknown names stay as they are."""
+        if alias in self.aliases:
+            return self.aliases[alias]
+        return self.parent.resolve(alias) if self.parent is not None else alias
+
     def owner(self, column: str) -> str | None:
         tables = self.tables()
+        owners = [t for t in tables if column in self.schema.get(t, [])]
+        if len(owners) == 1:
+            return owners[0]
+        if not owners and self.parent is not None:
+            outer = self.parent.owner(column)
+            if outer is not None:
+                return outer
         if len(tables) == 1:
             return tables[0]
-        owners = [t for t in tables if column in self.schema.get(t, [])]
-        return owners[0] if len(owners) == 1 else None
+        return None
 
     def is_column(self, column: str) -> bool:
         if not self.schema:
             return True
-        return any(column in self.schema.get(t, []) for t in self.tables()) or not any(
+        here = any(column in self.schema.get(t, []) for t in self.tables()) or not any(
             t in self.schema for t in self.tables())
+        return here or (self.parent is not None and self.parent.is_column(column))
 
 
 def _table_name(node: exp.Expression) -> str | None:
@@ -70,7 +89,8 @@ def _table_name(node: exp.Expression) -> str | None:
     return None
 
 
-def _scope_of(select: exp.Select, schema: dict[str, list[str]], ctes: set[str]) -> _Scope:
+def _scope_of(select: exp.Select, schema: dict[str, list[str]], ctes: set[str],
+              parent: _Scope | None = None) -> _Scope:
     aliases: dict[str, str] = {}
     sources: list[exp.Expression] = []
     from_ = select.args.get("from_") or select.args.get("from")
@@ -83,33 +103,43 @@ def _scope_of(select: exp.Select, schema: dict[str, list[str]], ctes: set[str]) 
             aliases[(src.alias or src.name).lower()] = name
         elif isinstance(src, exp.Subquery) and src.alias:
             aliases[src.alias.lower()] = f"({src.alias.lower()})"
-    return _Scope(aliases, schema)
+    return _Scope(aliases, schema, parent)
 
 
-def _normalise(node: exp.Expression, scope: _Scope, dialect: str) -> str:
-    """Render an expression canonically: aliases resolved, identifiers and literals lower-cased."""
+def _normalise_tree(node: exp.Expression, scope: _Scope) -> exp.Expression:
+    """A canonical copy of ``node``: aliases resolved, identifiers and literals lower-cased.
+
+    A nested SELECT (a subquery in WHERE, SELECT or HAVING) is normalised in its own scope,
+    whose parent is ``scope``, so its unqualified columns resolve to its own tables.
+    """
     tree = node.copy()
 
     def fix(n: exp.Expression) -> exp.Expression:
+        if n is not tree and isinstance(n, exp.Select):
+            return _normalise_tree(n, _scope_of(n, scope.schema, set(), scope))
         if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
             name = n.name.lower()
             quoted_literal = (n.this.args.get("quoted") and not n.table
                               and not scope.is_column(name))
             if quoted_literal:  # SQLite reads "Lobby" as a string when no such column exists
                 return exp.Literal.string(n.name.lower())
-            table = n.table.lower() if n.table else scope.owner(name)
-            table = scope.aliases.get(table, table) if table else None
+            table = scope.resolve(n.table.lower()) if n.table else scope.owner(name)
             return exp.column(name, table) if table else exp.column(name)
         if isinstance(n, exp.Literal) and n.is_string:
             return exp.Literal.string(n.this.strip().lower())
         if isinstance(n, exp.Table):
             return exp.to_table(n.name.lower())
         if isinstance(n, exp.Alias):
-            return n.this
+            # a replaced node's children are not visited again: normalise the inside here
+            return _normalise_tree(n.this, scope)
         return n
 
-    tree = tree.transform(fix)
-    return tree.sql(dialect=dialect, normalize_functions="upper")
+    return tree.transform(fix, copy=False)
+
+
+def _normalise(node: exp.Expression, scope: _Scope, dialect: str) -> str:
+    """Render an expression canonically: aliases resolved, identifiers and literals lower-cased."""
+    return _normalise_tree(node, scope).sql(dialect=dialect, normalize_functions="upper")
 
 
 def _comparison_key(node: exp.Expression, scope: _Scope, dialect: str) -> str:

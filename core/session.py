@@ -157,8 +157,15 @@ class RepairSession:
         return self._memo("mined", compute)
 
     def variables(self) -> list[RankedVariable]:
-        """Splitting decision variables, best first under the session's strategy."""
+        """Splitting decision variables, best first under the session's strategy.
+
+        Empty once the session is done: survivors that are functionally identical differ only
+        in how they are written, and no question about them tells the intents apart (the
+        clause-level path, ``answer_feature``, still lets a user pick among them).
+        """
         def compute() -> list[RankedVariable]:
+            if self.is_done:
+                return []
             idx = self.survivors
             mined = self._mined()
             ordered = rank_variables(
