@@ -1,0 +1,1 @@
+"""Built-in studies shipped as data (study.yaml, task banks, databases)."""
