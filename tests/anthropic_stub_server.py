@@ -1,0 +1,143 @@
+"""A loopback HTTP server that speaks the Anthropic Messages API, for offline tests.
+
+The real ``anthropic`` SDK is pointed at it with ``base_url``; nothing in the SDK is mocked.
+Replies are scripted: queued :class:`Reply` objects are served first (in order), then the
+``default`` callable decides. Every request is recorded so tests can count them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+                404: "not_found_error", 429: "rate_limit_error", 500: "api_error",
+                529: "overloaded_error"}
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a text message (status 200) or an API error."""
+
+    text: str = "SELECT 1"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    message: str = ""
+    input_tokens: int = 100
+    output_tokens: int = 20
+
+
+@dataclass
+class Recorded:
+    """One request as the server saw it."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class StubServer:
+    """A threaded Messages API server on 127.0.0.1 with a scripted reply queue."""
+
+    def __init__(self, texts: list[str] | None = None, known_models: set[str] | None = None):
+        self.queue: list[Reply] = []
+        self.requests: list[Recorded] = []
+        self.known_models = known_models
+        self._cycle = itertools.cycle(texts or ["```sql\nSELECT 1\n```"])
+        self.default: Callable[[int, dict[str, Any]], Reply] = \
+            lambda _i, _body: Reply(next(self._cycle))
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def count(self) -> int:
+        """How many /v1/messages requests arrived."""
+        with self._lock:
+            return sum(1 for r in self.requests if r.path.startswith("/v1/messages"))
+
+    def enqueue(self, *replies: Reply) -> None:
+        with self._lock:
+            self.queue.extend(replies)
+
+    def start(self) -> StubServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            index = len(self.requests) - 1
+            if self.known_models is not None and body.get("model") not in self.known_models:
+                return Reply(status=404, message=f"model: {body.get('model')}")
+            if self.queue:
+                return self.queue.pop(0)
+        return self.default(index, body)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                return
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b"{}"
+                body = json.loads(raw or b"{}")
+                with server._lock:
+                    server.requests.append(Recorded(self.path, dict(self.headers), body))
+                reply = server._next(body)
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                if reply.status == 200:
+                    payload: dict[str, Any] = {
+                        "id": f"msg_stub_{len(server.requests)}", "type": "message",
+                        "role": "assistant", "model": body.get("model", ""),
+                        "content": [{"type": "text", "text": reply.text}],
+                        "stop_reason": "end_turn", "stop_sequence": None,
+                        "usage": {"input_tokens": reply.input_tokens,
+                                  "output_tokens": reply.output_tokens},
+                    }
+                else:
+                    kind = _ERROR_TYPES.get(reply.status, "api_error")
+                    payload = {"type": "error", "error": {
+                        "type": kind, "message": reply.message or kind.replace("_", " ")}}
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.send_header("request-id", f"req_stub_{len(server.requests)}")
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+        return Handler
