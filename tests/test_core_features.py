@@ -1,0 +1,143 @@
+"""Atomic features: fixture pairs (tests/fixtures/features/<case>.sql → <case>.expected).
+
+Each ``.sql`` holds one query (an optional first line ``-- options: conjuncts`` turns on the
+WHERE-conjunct features); its ``.expected`` lists the expected feature keys, one per line, in
+display order. All cases use the schema in ``schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sqlglot
+
+from core.features import KEYWORD_ORDER, Feature, extract_features
+from tests.conftest_core import FIXTURES
+
+CASES_DIR = FIXTURES / "features"
+SCHEMA = json.loads((CASES_DIR / "schema.json").read_text(encoding="utf-8"))
+CASES = sorted(p.stem for p in CASES_DIR.glob("*.sql"))
+
+
+def _load(case: str) -> tuple[str, bool, list[str]]:
+    text = (CASES_DIR / f"{case}.sql").read_text(encoding="utf-8")
+    conjuncts = False
+    if text.startswith("-- options:"):
+        header, text = text.split("\n", 1)
+        conjuncts = "conjuncts" in header
+    expected = [line for line in (CASES_DIR / f"{case}.expected").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+    return text.strip(), conjuncts, expected
+
+
+def keys(sql: str, schema=SCHEMA, **kw) -> list[str]:
+    return [f.key for f in extract_features(sql, "sqlite", schema, **kw)]
+
+
+def test_fixture_set_is_complete():
+    assert len(CASES) >= 30
+    for case in CASES:
+        assert (CASES_DIR / f"{case}.expected").is_file(), case
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_feature_fixture(case):
+    sql, conjuncts, expected = _load(case)
+    assert keys(sql, conjuncts=conjuncts) == expected
+
+
+def test_set_operations_visit_both_branches():
+    """Attachment readings differ only in the second branch: they must not collapse."""
+    a = keys("SELECT title FROM film WHERE genre = 'action' UNION "
+             "SELECT title FROM film WHERE genre = 'crime' AND year > 1995")
+    b = keys("SELECT title FROM film WHERE genre = 'action' AND year > 1995 UNION "
+             "SELECT title FROM film WHERE genre = 'crime' AND year > 1995")
+    assert a != b
+    assert "WHERE film.genre = 'crime' AND film.year > 1995" in a
+    assert "WHERE film.genre = 'action' AND film.year > 1995" in b
+
+
+@pytest.mark.parametrize(("left", "right"), [
+    ("SELECT f.title FROM film AS f", "SELECT title FROM film"),
+    ("SELECT TITLE FROM FILM", "select title from film"),
+    ("SELECT name FROM room WHERE indoor_outdoor_space = \"Lobby\"",
+     "SELECT room.name FROM room WHERE room.indoor_outdoor_space = 'lobby'"),
+    ("SELECT * FROM film f JOIN person p ON f.director_id = p.id",
+     "SELECT * FROM film JOIN person ON person.id = film.director_id"),
+    ("SELECT title AS t FROM film ORDER BY t", "SELECT title FROM film ORDER BY title ASC"),
+    ("SELECT title FROM film WHERE genre = 'Action'", "SELECT title FROM film WHERE genre = 'action'"),
+])
+def test_equivalent_spellings_have_equal_features(left, right):
+    assert keys(left) == keys(right)
+
+
+@pytest.mark.parametrize(("left", "right"), [
+    ("SELECT title FROM film ORDER BY year", "SELECT title FROM film ORDER BY year DESC"),
+    ("SELECT title FROM film", "SELECT DISTINCT title FROM film"),
+    ("SELECT f.title FROM film f JOIN review r ON r.film_id = f.id",
+     "SELECT f.title FROM film f LEFT JOIN review r ON r.film_id = f.id"),
+    ("SELECT title FROM film UNION SELECT name FROM person",
+     "SELECT title FROM film UNION ALL SELECT name FROM person"),
+    ("SELECT title FROM film LIMIT 1", "SELECT title FROM film LIMIT 2"),
+])
+def test_different_queries_have_different_features(left, right):
+    assert keys(left) != keys(right)
+
+
+def test_double_quoted_string_without_schema_is_a_column():
+    # without a schema the loader cannot know "Lobby" is not a column: it stays an identifier
+    plain = keys('SELECT name FROM room WHERE kind = "Lobby"', schema=None)
+    assert plain == ["SELECT room.name", "FROM room", "WHERE room.kind = room.lobby"]
+
+
+def test_double_quoted_existing_column_stays_a_column():
+    assert keys('SELECT id FROM room WHERE "name" = "size"') == [
+        "SELECT room.id", "FROM room", "WHERE room.name = room.size"]
+
+
+def test_conjuncts_option_adds_parts_besides_the_whole():
+    sql = "SELECT title FROM film WHERE year > 2000 AND genre = 'action' AND id < 9"
+    whole = keys(sql)
+    parts = keys(sql, conjuncts=True)
+    assert set(whole) < set(parts)
+    assert [k for k in parts if k.startswith("WHERE …")] == [
+        "WHERE … film.genre = 'action'", "WHERE … film.id < 9", "WHERE … film.year > 2000"]
+    assert sum(k.startswith("WHERE ") and not k.startswith("WHERE …") for k in parts) == 1
+
+
+def test_features_are_sorted_unique_and_render_keyword_value():
+    feats = extract_features("SELECT title, title FROM film ORDER BY year DESC LIMIT 2",
+                             "sqlite", SCHEMA)
+    assert len(feats) == len(set(feats))
+    assert feats == sorted(feats, key=Feature.sort_key)
+    ranks = [KEYWORD_ORDER.index(f.keyword) for f in feats]
+    assert ranks == sorted(ranks)
+    order = next(f for f in feats if f.keyword == "ORDER BY")
+    assert (order.keyword, order.value, order.key) == ("ORDER BY", "film.year DESC",
+                                                       "ORDER BY film.year DESC")
+    assert Feature("DISTINCT").key == "DISTINCT"
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT FROM WHERE", "SELECT (title FROM film", "SELECT title FROM film WHERE",
+    "SELECT title FROM film ORDER BY", "SELEC title FROM film",
+    "SELECT * FROM film f JOIN", "SELECT title FROM film WHERE year >", "SELECT 1 UNION",
+])
+def test_invalid_sql_raises_parse_error(sql):
+    with pytest.raises(sqlglot.errors.ParseError):
+        extract_features(sql, "sqlite", SCHEMA)
+
+
+def test_real_pool_candidates_all_featurise():
+    """Every parsable AMBROSIA dev candidate yields at least a SELECT and a FROM feature."""
+    from tests.conftest_core import dev_pool
+
+    pool = dev_pool(0)
+    for i in range(pool.n):
+        if pool.results[i].ok:
+            ks = pool.feature_keys(i)
+            assert any(k.startswith("SELECT") for k in ks), pool.sqls[i]
+            assert any(k.startswith("FROM") for k in ks), pool.sqls[i]
+        else:
+            assert not pool.x[i].any()  # invalid candidates carry no features
