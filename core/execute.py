@@ -273,7 +273,7 @@ def _short_error(exc: BaseException) -> str:
 def _norm_value(v: Any) -> Any:
     """Make a cell JSON-friendly and comparable across drivers."""
     if isinstance(v, decimal.Decimal):
-        return float(v)
+        v = float(v)  # then integral values become int, as for SQLite's REAL 2.0
     if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
         return int(v)
     if isinstance(v, bytes | bytearray | memoryview):

@@ -27,6 +27,8 @@ MAX_ALIGNED_ROWS = 200  # beyond this, rows are sampled deterministically for th
 
 def _cell(v: Any) -> str:
     if isinstance(v, float):
+        if v.is_integer() and abs(v) < 2**53:  # 2.0 and 2 are the same answer
+            return json.dumps(int(v))
         return repr(round(v, 6))
     return json.dumps(v, default=str) if not isinstance(v, str) else "s:" + v
 

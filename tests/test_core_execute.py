@@ -208,3 +208,14 @@ def test_execution_result_round_trip():
     e = ExecutionResult(error="boom")
     assert ExecutionResult.from_dict(e.to_dict()) == e
     assert not e.ok and e.shape == (0, 0)
+
+
+def test_server_decimals_normalise_like_sqlite_reals():
+    """PostgreSQL returns Decimal: 2.00 must become 2, like SQLite's REAL 2.0 does."""
+    import decimal
+
+    from core.execute import _norm_row
+
+    assert _norm_row((decimal.Decimal("2.00"), decimal.Decimal("2.5"), 3.0, b"\x01")) == (
+        2, 2.5, 3, "01")
+    assert isinstance(_norm_row((decimal.Decimal("2.00"),))[0], int)
