@@ -33,6 +33,7 @@ from core.execute import TaskDatabase, open_database
 from core.extract import extract_sql
 from core.poolcache import GeneratedPool, PoolCache, Sample, estimate_cost
 from core.taskbank import DatabaseSpec
+from core.variants import read_ddl
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ def build_prompt(question: str, db: TaskDatabase, prompt_version: str = PROMPT_V
     dialect = {"sqlite": "SQLite", "postgres": "PostgreSQL", "mysql": "MySQL"}.get(
         db.dialect, db.dialect)
     return (system.format(dialect=dialect),
-            user.format(ddl=db.ddl(), rows=rows_per_table, samples="\n".join(blocks),
+            user.format(ddl=read_ddl(db), rows=rows_per_table, samples="\n".join(blocks),
                         question=question.strip()))
 
 
