@@ -57,11 +57,15 @@ Progress = Callable[[int, int, dict[str, Any]], None]
 
 
 class SamplingError(GenerationError):
-    """Sampling stopped with a message for the user; ``pool`` keeps what was gathered."""
+    """Sampling stopped with a message for the user; ``pool`` keeps what was gathered.
 
-    def __init__(self, message: str, pool: GeneratedPool | None = None):
+    ``kind`` says what to fix: input, database, model, key, request, invalid or transient.
+    """
+
+    def __init__(self, message: str, pool: GeneratedPool | None = None, kind: str = "input"):
         super().__init__(message)
         self.pool = pool
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -210,7 +214,7 @@ class AnthropicSampler:
         except DatabaseError as exc:
             raise SamplingError(f"Cannot read the task database to build the prompt: {exc}. "
                                 "Check the task's database entry (file, dump or URL) and that "
-                                "its server is running.") from None
+                                "its server is running.", kind="database") from None
         total = self.config.n if n is None else n
         run = _Run(dialect=db.dialect)
         self._run(pool, run, total, system, user, on_progress)
@@ -327,14 +331,16 @@ class AnthropicSampler:
         replies = pool.replies
         if run.fatal is not None:
             pool.stopped = run.fatal
-            raise SamplingError(self._scrub(run.fatal) + _kept(pool), pool)
+            kind = ("model" if "not available" in run.fatal else
+                    "key" if "refused the key" in run.fatal else "request")
+            raise SamplingError(self._scrub(run.fatal) + _kept(pool), pool, kind)
         if replies and not any(s.ok for s in replies):
             first = next(s.error for s in replies if s.error)
             pool.stopped = "all replies invalid"
             raise SamplingError(
                 f"None of the {len(replies)} replies held a usable SQL query (first reason: "
                 f"{first}). Check that the model answers in SQL for this prompt version "
-                f"('{self.config.prompt_version}') and the database's dialect.", pool)
+                f"('{self.config.prompt_version}') and the database's dialect.", pool, "invalid")
         failed = [s for s in pool.samples if s.text is None]
         if failed and pool.stopped is None:
             pool.stopped = f"{len(failed)} requests failed"
@@ -342,7 +348,8 @@ class AnthropicSampler:
             raise SamplingError(
                 f"The Anthropic API {what}: {len(failed)} of {total} samples failed after "
                 f"{self.config.max_retries + 1} attempts each (last: {failed[-1].error})."
-                + _kept(pool) + " Run again later to sample only the missing ones.", pool)
+                + _kept(pool) + " Run again later to sample only the missing ones.", pool,
+                "transient")
         pool.complete = pool.stopped is None and len(replies) >= total
         return pool
 
@@ -360,7 +367,7 @@ def _open(spec: DatabaseSpec) -> TaskDatabase:
     except DatabaseError as exc:
         raise SamplingError(f"Cannot open the task database: {exc}. Check the task's "
                             "database entry (file, dump or URL) and that its server is "
-                            "running.") from None
+                            "running.", kind="database") from None
 
 
 def generate_pool(sampler: AnthropicSampler, question: str,
