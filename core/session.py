@@ -274,7 +274,9 @@ class RepairSession:
 
     def restrict(self, candidates: list[int] | tuple[int, ...], gesture: str = "lasso") -> None:
         """Keep only the selected pool indices (lasso, box, click or cluster selection)."""
-        chosen = tuple(sorted({int(c) for c in candidates if self.alive[int(c)]}))
+        # indices outside the pool (a stale selection) are ignored, as replay ignores them
+        chosen = tuple(sorted({int(c) for c in candidates
+                               if 0 <= int(c) < self.pool.n and self.alive[int(c)]}))
         if not chosen:
             raise SessionError("the selection contains no surviving candidate; nothing changed")
         self.decide(Decision("restrict", candidates=chosen, gesture=gesture))
