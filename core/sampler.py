@@ -242,10 +242,10 @@ class AnthropicSampler:
                 if not pending:
                     break
                 done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                for fut in done:
+                for fut in sorted(done, key=lambda f: f.result().index):
                     pool.samples.append(fut.result())
-                if on_progress is not None:
-                    on_progress(len(pool.samples), total, self._info(pool, run))
+                    if on_progress is not None:
+                        on_progress(len(pool.samples), total, self._info(pool, run))
         client.close()
         pool.samples.sort(key=lambda s: s.index)
 
