@@ -119,3 +119,22 @@ def test_similarity_is_symmetric_bounded_and_one_iff_same_class(a, b, rnd):
         rnd.shuffle(rows)
         shuffled = table([c.upper() for c in a.columns], rows)
         assert output_similarity(a, shuffled) == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(results(), max_size=6))
+def test_class_similarity_matrix_agrees_with_pairwise_similarity(outputs):
+    """The matrix functional_classes computes is output_similarity between representatives."""
+    classes, index, sim = functional_classes(outputs)
+    assert len(classes) == len({output_key(r) for r in outputs})
+    reps = {int(c): outputs[i] for i, c in reversed(list(enumerate(index)))}
+    for a in range(len(classes)):
+        for b in range(len(classes)):
+            expected = output_similarity(reps[a], reps[b])
+            assert sim[a, b] == pytest.approx(expected, abs=1e-9)
+            assert (sim[a, b] == 1.0) == (a == b)
+
+
+def test_empty_tables_of_different_width_in_the_class_matrix():
+    _, _, sim = functional_classes([EMPTY_1, EMPTY_2])
+    assert sim[0, 1] == output_similarity(EMPTY_1, EMPTY_2) < 1.0
