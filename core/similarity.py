@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix, vstack
 
 from core.execute import ExecutionResult
 
@@ -53,12 +53,32 @@ def output_key(result: ExecutionResult) -> str:
     return hashlib.sha1(payload.encode()).hexdigest()[:16]
 
 
-def _row_bags(result: ExecutionResult) -> list[Counter[str]]:
-    rows = result.rows
-    if len(rows) > MAX_ALIGNED_ROWS:
-        step = len(rows) / MAX_ALIGNED_ROWS
-        rows = [rows[int(i * step)] for i in range(MAX_ALIGNED_ROWS)]
-    return [Counter(_cell(v) for v in r) for r in rows]
+class _Encoded:
+    """An output as a sparse rows × cell-token matrix (binary), built once per class."""
+
+    def __init__(self, result: ExecutionResult, vocab: dict[str, int]):
+        rows = result.rows
+        if len(rows) > MAX_ALIGNED_ROWS:
+            step = len(rows) / MAX_ALIGNED_ROWS
+            rows = [rows[int(i * step)] for i in range(MAX_ALIGNED_ROWS)]
+        indptr, indices = [0], []
+        for r in rows:
+            tokens = {vocab.setdefault(_cell(v), len(vocab)) for v in r}
+            indices.extend(sorted(tokens))
+            indptr.append(len(indices))
+        self.ok = result.ok
+        self.n_rows = len(rows)
+        self.width = max(len(result.columns), 1)
+        self.indptr, self.indices = indptr, indices
+
+    def matrix(self, n_tokens: int) -> csr_matrix:
+        data = np.ones(len(self.indices))
+        return csr_matrix((data, self.indices, self.indptr), shape=(self.n_rows, n_tokens))
+
+
+def _aligned(a: csr_matrix, b: csr_matrix, width_a: int, width_b: int) -> float:
+    """Optimal row matching of two outputs: shared cells per row pair / wider row width."""
+    return _assign((a @ b.T).toarray() / max(width_a, width_b))
 
 
 def output_similarity(a: ExecutionResult, b: ExecutionResult) -> float:
@@ -69,15 +89,48 @@ def output_similarity(a: ExecutionResult, b: ExecutionResult) -> float:
         return 1.0
     if not a.rows or not b.rows:
         return 0.0
-    bags_a, bags_b = _row_bags(a), _row_bags(b)
-    width = max(len(a.columns), len(b.columns), 1)
-    score = np.zeros((len(bags_a), len(bags_b)))
-    for i, ra in enumerate(bags_a):
-        for j, rb in enumerate(bags_b):
-            score[i, j] = sum((ra & rb).values()) / width
-    rows_i, rows_j = linear_sum_assignment(score, maximize=True)
-    total = float(score[rows_i, rows_j].sum()) / max(len(bags_a), len(bags_b))
-    return min(total, 0.999)  # only identical tables reach 1
+    vocab: dict[str, int] = {}
+    ea, eb = _Encoded(a, vocab), _Encoded(b, vocab)
+    return _aligned(ea.matrix(len(vocab)), eb.matrix(len(vocab)), ea.width, eb.width)
+
+
+def _class_similarity(rep: list[ExecutionResult]) -> np.ndarray:
+    """Pairwise similarity of distinct outputs, one sparse product per output (block-wise)."""
+    vocab: dict[str, int] = {}
+    encoded = [_Encoded(r, vocab) for r in rep]
+    m = len(rep)
+    sim = np.eye(m)
+    if m < 2:
+        return sim
+    offsets = np.cumsum([0] + [e.n_rows for e in encoded])
+    stacked = vstack([e.matrix(len(vocab)) for e in encoded]).tocsr() if offsets[-1] else None
+    for a in range(m):
+        ea = encoded[a]
+        block = None
+        if ea.ok and ea.n_rows and stacked is not None:
+            block = (stacked[offsets[a]:offsets[a + 1]] @ stacked[offsets[a + 1]:].T).toarray()
+        for b in range(a + 1, m):
+            eb = encoded[b]
+            if not ea.ok or not eb.ok:
+                value = 1.0 if (not ea.ok and not eb.ok) else 0.0
+            elif ea.n_rows == 0 or eb.n_rows == 0:
+                value = 1.0 if ea.n_rows == eb.n_rows else 0.0
+            else:
+                lo = offsets[b] - offsets[a + 1]
+                shared = block[:, lo:lo + eb.n_rows] / max(ea.width, eb.width)
+                value = _assign(shared)
+            sim[a, b] = sim[b, a] = value
+    return sim
+
+
+def _assign(shared: np.ndarray) -> float:
+    """Best one-to-one row matching score, normalised by the larger row count, below 1."""
+    if shared.shape[0] == 1 or shared.shape[1] == 1:
+        total = float(shared.max())
+    else:
+        rows_i, rows_j = linear_sum_assignment(shared, maximize=True)
+        total = float(shared[rows_i, rows_j].sum())
+    return min(total / max(shared.shape), 0.999)
 
 
 def functional_classes(results: list[ExecutionResult]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -89,10 +142,6 @@ def functional_classes(results: list[ExecutionResult]) -> tuple[list[str], np.nd
     keys = [output_key(r) for r in results]
     classes = list(dict.fromkeys(keys))
     position = {k: i for i, k in enumerate(classes)}
-    rep = {k: results[keys.index(k)] for k in classes}
-    m = len(classes)
-    sim = np.eye(m)
-    for a in range(m):
-        for b in range(a + 1, m):
-            sim[a, b] = sim[b, a] = output_similarity(rep[classes[a]], rep[classes[b]])
+    rep = [results[keys.index(k)] for k in classes]
+    sim = _class_similarity(rep)
     return classes, np.array([position[k] for k in keys], dtype=int), sim
