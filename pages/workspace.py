@@ -1,0 +1,28 @@
+"""Free exploration: pick a built-in task and repair its candidate pool in the workspace."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.data import bank, bank_path, task_pool
+from ui.router import ensure_router
+from ui.state import select_task, selected_task
+from ui.workspace import render_workspace
+
+ensure_router()
+path = bank_path()
+if not path.is_file():
+    st.info(f"No task bank at `{path}`. Set PLEASQLARIFY_BANK to a JSON Lines bank.")
+    st.stop()
+tasks, _ = bank(str(path))
+if not tasks:
+    st.info("The task bank has no readable task.")
+    st.stop()
+ids = [t.id for t in tasks]
+titles = {t.id: t.title or t.id for t in tasks}
+chosen = selected_task(ids[0])
+chosen = chosen if chosen in ids else ids[0]
+task_id = st.selectbox("Task", ids, index=ids.index(chosen), format_func=titles.get,
+                       key="workspace.task")
+select_task(task_id)
+render_workspace(task_pool(str(path), task_id), mode="free")

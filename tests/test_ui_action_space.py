@@ -1,0 +1,150 @@
+"""The Action Space figure, chips and gesture functions, tested without Streamlit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.execute import ExecutionResult
+from core.features import Feature
+from core.prepare import default_pool_dir, load_prepared
+from core.session import RepairSession
+from core.taskbank import load_task_bank
+from ui import actions
+from ui.action_space import (
+    GLYPH_CAP,
+    REDS,
+    build_figure,
+    clusters,
+    contains_mask,
+    glyph_size,
+    output_preview,
+    selected_ids,
+)
+from ui.chips import chip, chip_row
+from ui.state import WorkspaceState, workspace_state
+from ui.testing import make_bank, selection_value
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory: pytest.TempPathFactory):
+    """The 30-candidate AMBROSIA task, prepared with its layout."""
+    bank = make_bank(tmp_path_factory.mktemp("bank"), lines=(8,))
+    tasks, _ = load_task_bank(bank)
+    return load_prepared(tasks[0], default_pool_dir(bank))
+
+
+def _trace(fig, name: str):
+    return next(t for t in fig.data if t.name == name)
+
+
+def test_survivors_carry_ids_in_customdata_at_their_stored_positions(pool) -> None:
+    session = RepairSession(pool)
+    fig = build_figure(session, session.next_variable())
+    ids = [c[0] for name in ("candidates", "invalid") for c in _trace(fig, name).customdata]
+    assert sorted(ids) == list(range(pool.n))
+    ok = _trace(fig, "candidates")
+    for (cid, _), x, y in zip(ok.customdata, ok.x, ok.y, strict=True):
+        assert (x, y) == pytest.approx(tuple(pool.positions[cid]))
+    assert fig.layout.dragmode == "lasso"
+    assert list(fig.layout.xaxis.range) == [0, 1] and list(fig.layout.yaxis.range) == [0, 1]
+
+
+def test_filtering_keeps_positions_and_fades_the_rest(pool) -> None:
+    session = RepairSession(pool)
+    session.answer(session.next_variable().keys, True)
+    fig = build_figure(session, session.next_variable())
+    faded = _trace(fig, "filtered out")
+    assert len(faded.x) == pool.n - len(session.survivors)
+    assert not faded.customdata  # faded points can never be selected back in
+    ok = _trace(fig, "candidates")
+    for (cid, _), x in zip(ok.customdata, ok.x, strict=True):
+        assert session.alive[cid] and x == pytest.approx(pool.positions[cid, 0])
+
+
+def test_cells_are_red_exactly_for_candidates_with_the_variable(pool) -> None:
+    session = RepairSession(pool)
+    variable = session.next_variable()
+    fig = build_figure(session, variable)
+    red = contains_mask(session, variable)
+    red_cells = [t for t in fig.data if t.name.startswith("cells") and t.name.endswith("red")]
+    blue_cells = [t for t in fig.data if t.name.startswith("cells") and t.name.endswith("blue")]
+    n_polys = sum(list(t.x).count(None) for t in red_cells)
+    assert n_polys == int(red[session.survivors].sum())
+    assert sum(list(t.x).count(None) for t in blue_cells) == len(session.survivors) - n_polys
+    glyph_colours = {s.fillcolor for s in fig.layout.shapes if s.fillcolor != "#1f1f1f"}
+    assert glyph_colours & set(REDS)
+
+
+def test_glyph_mimics_the_table_and_is_capped() -> None:
+    narrow = ExecutionResult(["a"], [(1,)] * 2)
+    wide = ExecutionResult(list("abcdefghij"), [(0,) * 10] * 100)
+    assert glyph_size(narrow)[0] < glyph_size(ExecutionResult(["a", "b"], [(1, 2)] * 2))[0]
+    assert glyph_size(narrow)[1] < glyph_size(ExecutionResult(["a"], [(1,)] * 5))[1]
+    assert glyph_size(wide) == (GLYPH_CAP, GLYPH_CAP)
+    assert "error" in output_preview(ExecutionResult(error="no such column: x"))
+
+
+def test_hover_shows_features_and_output_preview(pool) -> None:
+    session = RepairSession(pool)
+    fig = build_figure(session)
+    ok = _trace(fig, "candidates")
+    cid, _ = ok.customdata[0]
+    text = ok.hovertext[0]
+    assert f"Query #{cid}" in text
+    assert pool.feature_keys(cid)[0].split(" ")[0] in text
+    assert pool.results[cid].columns[0] in text
+
+
+def test_selected_ids_reads_gesture_and_ignores_points_without_ids() -> None:
+    value = selection_value([4, 2], "lasso")
+    value["selection"]["points"].append({"curve_number": 3, "x": 0.1, "y": 0.1})
+    assert selected_ids(value["selection"]) == ([2, 4], "lasso")
+    assert selected_ids(selection_value([7], "box")) == ([7], "box")
+    assert selected_ids(selection_value([7], "click")) == ([7], "click")
+    assert selected_ids(None) == ([], "")
+
+
+def test_chip_encoding() -> None:
+    f = Feature("SELECT", "film.title")
+    assert 'class="kw">SELECT<' in chip(f) and 'class="val">film.title<' in chip(f)
+    row = chip_row([f, Feature("FROM", "film")], decision=["SELECT film.title"],
+                   implicit=["FROM film"])
+    assert 'pq-chip decision' in row and 'pq-chip implicit' in row
+    assert "likely" in chip(f, bordered=True)
+    assert "&lt;b&gt;" in chip(Feature("WHERE", "<b>"))
+    with pytest.raises(ValueError, match="unknown chip role"):
+        chip(f, "green")
+
+
+def test_actions_log_one_event_each_and_replay(pool) -> None:
+    events: list[tuple[str, dict]] = []
+    ws = workspace_state(pool, store={})
+    assert isinstance(ws, WorkspaceState)
+    log = lambda t, p: events.append((t, p))  # noqa: E731
+    assert actions.browse(ws, +1, log)
+    assert actions.answer_variable(ws, True, log)
+    first = clusters(ws.session)[0]
+    assert actions.restrict(ws, list(first.members), "cluster", log, cluster=first.number)
+    assert not actions.restrict(ws, [], "lasso", log) and ws.flash
+    assert actions.undo(ws, log)
+    assert [t for t, _ in events] == ["dv.browse", "dv.accept", "space.cluster", "undo"]
+    assert events[1][1]["survivors_before"] == pool.n
+    assert actions.survivor_counts(ws.session) == [len(ws.session.survivors)]
+    replay = RepairSession.from_dict(ws.session.to_dict(), pool)
+    assert np.array_equal(replay.alive, ws.session.alive)
+
+
+def test_workspace_state_is_per_store(pool) -> None:
+    a, b = {}, {}
+    wa = workspace_state(pool, store=a)
+    wa.session.answer(wa.session.next_variable().keys, True)
+    assert workspace_state(pool, store=b).session.step == 0
+    assert workspace_state(pool, store=a) is wa
+
+
+def test_make_bank_writes_pools(tmp_path: Path) -> None:
+    bank = make_bank(tmp_path, lines=(4,))
+    assert len(list((tmp_path / "pools").glob("*.json"))) == 1 and bank.is_file()

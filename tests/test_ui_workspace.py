@@ -1,0 +1,206 @@
+"""AppTest: every workspace control changes the repair session as it should and logs one event."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.testing import make_bank, select_points, selection_value, task_ids
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A three-task AMBROSIA bank with precomputed pools."""
+    return make_bank(tmp_path_factory.mktemp("bank"))
+
+
+def _app(bank: str, task_id: str, mode: str) -> None:
+    import streamlit as st
+
+    from ui.data import task_pool
+    from ui.workspace import render_workspace
+
+    events = st.session_state.setdefault("events", [])
+    submitted = st.session_state.setdefault("submitted", [])
+    render_workspace(task_pool(bank, task_id), mode=mode,
+                     log=lambda t, p: events.append((t, p)),
+                     on_submit=lambda i, sql: submitted.append((i, sql)))
+
+
+def _start(bank: Path, index: int = 2, mode: str = "free") -> tuple[AppTest, str]:
+    task = task_ids(bank)[index]
+    at = AppTest.from_function(_app, args=(str(bank), task, mode), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at, task
+
+
+def _ws(at: AppTest, task: str, mode: str = "free"):
+    return at.session_state[f"pleasqlarify.workspace.{mode}.{task}"]
+
+
+def _key(task: str, name: str) -> str:
+    return f"pleasqlarify.{task}.{name}"
+
+
+def _survivor_text(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if "queries remain" in m.value)
+
+
+def test_yes_keeps_the_queries_with_the_variable_and_logs_dv_accept(bank: Path) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    variable = ws.session.next_variable()
+    at.button(key=_key(task, "dv.yes")).click().run()
+    assert not at.exception
+    assert ws.session.step == 1
+    assert len(ws.session.survivors) == variable.yes_count
+    assert f"<b>{variable.yes_count}</b> of" in _survivor_text(at)
+    kind, payload = at.session_state["events"][-1]
+    assert kind == "dv.accept"
+    assert payload["features"] == list(variable.keys)
+    assert payload["survivors_after"] == variable.yes_count
+    assert payload["step"] == 1
+
+
+def test_no_then_back_restores_every_candidate(bank: Path) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    n = ws.session.pool.n
+    variable = ws.session.next_variable()
+    at.button(key=_key(task, "dv.no")).click().run()
+    assert len(ws.session.survivors) == variable.no_count
+    assert at.session_state["events"][-1][0] == "dv.reject"
+    at.button(key=_key(task, "dv.back")).click().run()
+    assert ws.session.step == 0 and len(ws.session.survivors) == n
+    kind, payload = at.session_state["events"][-1]
+    assert kind == "undo" and payload["undone"]["answer"] is False
+    assert at.button(key=_key(task, "dv.back")).disabled
+
+
+def test_browse_down_and_up_changes_the_shown_variable_without_deciding(bank: Path) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    ranked = ws.session.variables()
+    assert len(ranked) > 1
+    at.button(key=_key(task, "dv.down")).click().run()
+    assert ws.browse == 1 and ws.session.step == 0
+    assert at.session_state["events"][-1] == ("dv.browse", at.session_state["events"][-1][1])
+    assert at.session_state["events"][-1][1]["features"] == list(ranked[1].keys)
+    at.button(key=_key(task, "dv.yes")).click().run()  # answers the browsed-to variable
+    assert at.session_state["events"][-1][1]["features"] == list(ranked[1].keys)
+    assert len(ws.session.survivors) == ranked[1].yes_count
+    assert ws.browse == 0
+    at.button(key=_key(task, "dv.back")).click().run()
+    at.button(key=_key(task, "dv.down")).click().run()
+    at.button(key=_key(task, "dv.up")).click().run()
+    assert ws.browse == 0
+    assert at.session_state["events"][-1][1]["direction"] == "up"
+
+
+def test_clause_yes_and_no_filter_on_one_feature(bank: Path) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    belief = next(b for b in ws.session.predicted_query() if not b.determined)
+    key = belief.feature.key
+    col = [f.key for f in ws.session.pool.vocabulary].index(key)
+    with_it = int(ws.session.pool.x[:, col].sum())
+    at.button(key=_key(task, f"pq.yes.{key}")).click().run()
+    assert not at.exception
+    assert len(ws.session.survivors) == with_it
+    assert at.session_state["events"][-1][0] == "clause.accept"
+    assert at.session_state["events"][-1][1]["feature"] == key
+    assert at.button(key=_key(task, f"pq.yes.{key}")).disabled  # now confirmed
+    at.button(key=_key(task, "dv.back")).click().run()
+    at.button(key=_key(task, f"pq.no.{key}")).click().run()
+    assert len(ws.session.survivors) == ws.session.pool.n - with_it
+    assert at.session_state["events"][-1][0] == "clause.reject"
+    assert any("No to" in h.body for h in at.get("html")
+               if hasattr(h, "body") and "left" in str(getattr(h, "body", "")))
+
+
+def test_keep_cluster_restricts_to_its_members(bank: Path) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    from ui.action_space import clusters
+
+    infos = clusters(ws.session)
+    assert len(infos) > 1
+    target = infos[1]
+    at.button(key=_key(task, f"cluster.{target.number}")).click().run()
+    assert ws.session.survivors.tolist() == list(target.members)
+    kind, payload = at.session_state["events"][-1]
+    assert kind == "space.cluster" and payload["cluster"] == target.number
+    assert payload["kept"] == list(target.members)
+
+
+@pytest.mark.parametrize("gesture", ["lasso", "box", "click"])
+def test_injected_plotly_selection_restricts_once(bank: Path, gesture: str) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    chosen = ws.session.survivors.tolist()[:3] if gesture != "click" else [0]
+    select_points(at, _key(task, "space"), selection_value(chosen, gesture))
+    assert not at.exception, at.exception
+    assert ws.session.survivors.tolist() == chosen
+    kind, payload = at.session_state["events"][-1]
+    assert kind == f"space.{gesture}" and payload["candidates"] == chosen
+    events = len(at.session_state["events"])
+    at.run()  # a plain rerun must not re-apply the selection
+    assert ws.session.step == 1 and len(at.session_state["events"]) == events
+    assert f"<b>{len(chosen)}</b> of" in _survivor_text(at)
+
+
+def test_study_mode_fixes_the_question_and_submit_records_the_query(bank: Path) -> None:
+    at, task = _start(bank, mode="study")
+    ws = _ws(at, task, "study")
+    assert not at.text_input  # the question is not editable in a study task
+    assert any(ws.session.pool.question in m.value for m in at.markdown)
+    at.button(key=_key(task, "dv.yes")).click().run()
+    at.button(key=_key(task, "submit")).click().run()
+    chosen = ws.session.best_candidate()
+    assert at.session_state["submitted"] == [(chosen, ws.session.pool.sqls[chosen])]
+    kind, payload = at.session_state["events"][-1]
+    assert kind == "submit" and payload["candidate"] == chosen and payload["step"] == 1
+    assert any("Submitted query" in s.value for s in at.success)
+
+
+def test_free_mode_question_is_editable_and_explains_the_shipped_pool(bank: Path) -> None:
+    at, task = _start(bank, index=0)
+    at.text_input(key=_key(task, "question")).input("Which rooms hold 500 people?").run()
+    assert not at.exception
+    assert any("shipped pool" in c.value for c in at.caption)
+
+
+def test_done_banner_when_survivors_agree(bank: Path) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    for _ in range(12):
+        if ws.session.is_done or ws.session.next_variable() is None:
+            break
+        at.button(key=_key(task, "dv.yes")).click().run()
+    if not ws.session.is_done:  # stuck: select one glyph, which is always functionally one
+        select_points(at, _key(task, "space"), selection_value([ws.session.survivors[0]],
+                                                               "click"))
+    assert ws.session.is_done
+    assert any("Done" in s.value for s in at.success)
+    assert at.button(key=_key(task, "dv.yes")).disabled
+
+
+def test_app_router_home_lists_tasks_and_opens_the_workspace(bank: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    monkeypatch.setenv("PLEASQLARIFY_BANK", str(bank))
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    tasks = task_ids(bank)
+    assert len([b for b in at.button if b.key and b.key.startswith("home.open.")]) == len(tasks)
+    at.button(key=f"home.open.{tasks[1]}").click().run()
+    assert not at.exception, at.exception
+    at.switch_page("pages/workspace.py").run()  # AppTest does not follow st.switch_page
+    assert not at.exception, at.exception
+    assert at.selectbox(key="workspace.task").value == tasks[1]
+    assert any("queries remain" in m.value for m in at.markdown)

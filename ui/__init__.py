@@ -1,0 +1,1 @@
+"""Reusable Streamlit components of the repair workspace (pure figure/HTML builders + panels)."""

@@ -1,0 +1,236 @@
+"""The Action Space figure, built as a pure function of a repair session (testable without Streamlit).
+
+Survivors sit at the pool's stored positions inside Voronoi cells on fixed [0, 1] axes, so the
+view stays stable while filtering; filtered-out candidates fade to small grey dots. Each
+survivor is a glyph mimicking its output table (width ~ columns, height ~ rows, capped at 50 px)
+drawn as pixel-sized shapes; invalid candidates are an X. Cells and glyphs take their cluster's
+shade, red when the candidate contains the current decision variable and blue otherwise (§8.1).
+A transparent marker per survivor carries the candidate id in ``customdata`` and the hover
+tooltip, and is what lasso/box/click selection reports back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.execute import ExecutionResult
+from core.layout import voronoi_cells
+from core.session import RankedVariable, RepairSession
+
+REDS = ("#cb181d", "#ef6548", "#a50f15", "#fb6a4a", "#d7301f", "#fc9272", "#7f0000", "#e34a33")
+BLUES = ("#2171b5", "#6baed6", "#08519c", "#4292c6", "#3182bd", "#9ecae1", "#08306b", "#1f78b4")
+FADED = "#c8c8c8"
+INVALID = "#444444"
+GLYPH_CAP = 50
+HEIGHT = 440
+GESTURES = ("lasso", "box", "click")
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """A cluster of the survivors as the UI shows it: display number, members and weight."""
+
+    label: int
+    number: int  # 1-based, heaviest first
+    members: tuple[int, ...]
+    weight: float
+
+
+def clusters(session: RepairSession) -> list[ClusterInfo]:
+    """The current clusters, numbered 1.. by descending weight (stable display order)."""
+    groups: dict[int, list[int]] = {}
+    for cid, label in session.cluster_of().items():
+        groups.setdefault(int(label), []).append(int(cid))
+    counts = session.pool.counts
+    ordered = sorted(groups.items(), key=lambda kv: (-float(counts[kv[1]].sum()), kv[0]))
+    return [ClusterInfo(label, i + 1, tuple(sorted(m)), float(counts[m].sum()))
+            for i, (label, m) in enumerate(ordered)]
+
+
+def glyph_size(result: ExecutionResult, cap: int = GLYPH_CAP) -> tuple[int, int]:
+    """Glyph (width, height) in px from the output's columns and rows, capped at ``cap``."""
+    rows, cols = result.shape
+    return min(cap, 6 + 7 * cols), min(cap, 4 + 3 * rows)
+
+
+def contains_mask(session: RepairSession, variable: RankedVariable | None) -> np.ndarray:
+    """Which pool candidates contain every feature of ``variable`` (all False for None)."""
+    pool = session.pool
+    if variable is None:
+        return np.zeros(pool.n, dtype=bool)
+    col = {f.key: j for j, f in enumerate(pool.vocabulary)}
+    cols = [col[k] for k in variable.keys if k in col]
+    if len(cols) != len(variable.keys):
+        return np.zeros(pool.n, dtype=bool)
+    return pool.x[:, cols].all(axis=1)
+
+
+def shade(number: int, red: bool) -> str:
+    """Colour of cluster ``number`` (1-based) on the red or blue scale."""
+    palette = REDS if red else BLUES
+    return palette[(number - 1) % len(palette)]
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _cell(value: Any, width: int = 22) -> str:
+    text = "NULL" if value is None else str(value)
+    return escape(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def output_preview(result: ExecutionResult, rows: int = 5, cols: int = 4) -> str:
+    """A few rows of an output as tooltip HTML (Plotly hover labels accept <br> and <b>)."""
+    if not result.ok:
+        return f"<b>error</b>: {_cell(result.error, 60)}"
+    n_rows, n_cols = result.shape
+    head = " | ".join(f"<b>{_cell(c, 16)}</b>" for c in result.columns[:cols])
+    more_cols = " | …" if n_cols > cols else ""
+    lines = [head + more_cols]
+    lines += [" | ".join(_cell(v) for v in r[:cols]) + more_cols for r in result.rows[:rows]]
+    if n_rows > rows:
+        lines.append(f"… {n_rows - rows} more rows")
+    if n_rows == 0:
+        lines.append("(no rows)")
+    return "<br>".join(lines)
+
+
+def hover_text(session: RepairSession, i: int, cluster_number: int, max_features: int = 10) -> str:
+    """Tooltip of candidate ``i``: id, cluster, output shape, atomic features, output preview."""
+    pool = session.pool
+    res = pool.results[i]
+    rows, cols = res.shape
+    title = (f"<b>Query #{i}</b> · cluster {cluster_number} · sampled ×{int(pool.counts[i])}"
+             f"<br>{rows} rows × {cols} columns" if res.ok else
+             f"<b>Query #{i}</b> · cluster {cluster_number} · <b>invalid</b>")
+    keys = pool.feature_keys(i)
+    feats = "<br>".join(escape(k if len(k) <= 60 else k[:59] + "…") for k in keys[:max_features])
+    if len(keys) > max_features:
+        feats += f"<br>… {len(keys) - max_features} more features"
+    parts = [title, feats] if feats else [title]
+    parts.append(output_preview(res))
+    return "<br>──────────<br>".join(parts)
+
+
+def _cells_trace(polys: list[list[tuple[float, float]]], colour: str, name: str) -> go.Scatter:
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for poly in polys:
+        if not poly:
+            continue
+        xs += [p[0] for p in poly] + [poly[0][0], None]
+        ys += [p[1] for p in poly] + [poly[0][1], None]
+    return go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=_rgba(colour, 0.30),
+                      line={"color": "white", "width": 1.5}, hoverinfo="skip", name=name,
+                      showlegend=False)
+
+
+def _glyph_shapes(x: float, y: float, w: int, h: int, colour: str) -> list[dict[str, Any]]:
+    base = {"type": "rect", "xref": "x", "yref": "y", "xsizemode": "pixel", "ysizemode": "pixel",
+            "xanchor": x, "yanchor": y, "layer": "above"}
+    body = dict(base, x0=-w / 2, x1=w / 2, y0=-h / 2, y1=h / 2, fillcolor=colour,
+                line={"color": "white", "width": 1})
+    header = dict(base, x0=-w / 2, x1=w / 2, y0=h / 2 - min(3, h / 2), y1=h / 2,
+                  fillcolor="#1f1f1f", line={"width": 0})
+    return [body, header]
+
+
+def build_figure(session: RepairSession, variable: RankedVariable | None = None, *,
+                 height: int = HEIGHT) -> go.Figure:
+    """The Action Space scatter for the session's survivors, coloured by ``variable``."""
+    pool = session.pool
+    pos = pool.positions if pool.positions is not None else np.full((pool.n, 2), 0.5)
+    alive = session.alive
+    survivors = session.survivors
+    infos = clusters(session)
+    number = {cid: c.number for c in infos for cid in c.members}
+    red = contains_mask(session, variable)
+    valid = pool.valid
+
+    traces: list[go.Scatter] = []
+    polys = voronoi_cells(pos[survivors]) if len(survivors) else []
+    groups: dict[tuple[int, bool], list[list[tuple[float, float]]]] = {}
+    for k, cid in enumerate(survivors.tolist()):
+        groups.setdefault((number[cid], bool(red[cid])), []).append(polys[k])
+    for (num, is_red), cell_polys in sorted(groups.items()):
+        traces.append(_cells_trace(cell_polys, shade(num, is_red),
+                                   f"cells {num} {'red' if is_red else 'blue'}"))
+
+    dead = np.flatnonzero(~alive)
+    traces.append(go.Scatter(x=pos[dead, 0], y=pos[dead, 1], mode="markers", name="filtered out",
+                             marker={"color": FADED, "size": 5, "opacity": 0.6},
+                             hoverinfo="skip", showlegend=False))
+
+    shapes: list[dict[str, Any]] = []
+    sizes, texts, custom = [], [], []
+    for cid in survivors.tolist():
+        num = number[cid]
+        w, h = glyph_size(pool.results[cid])
+        if valid[cid]:
+            shapes += _glyph_shapes(float(pos[cid, 0]), float(pos[cid, 1]), w, h,
+                                    shade(num, bool(red[cid])))
+        sizes.append(max(w, h, 12) if valid[cid] else 14)
+        texts.append(hover_text(session, cid, num))
+        custom.append([cid, num])
+    ok = [k for k, cid in enumerate(survivors.tolist()) if valid[cid]]
+    bad = [k for k, cid in enumerate(survivors.tolist()) if not valid[cid]]
+    surv = survivors
+    for name, ks, marker in (
+        ("candidates", ok, {"symbol": "square", "color": "rgba(0,0,0,0)",
+                            "size": [sizes[k] for k in ok], "line": {"width": 0}}),
+        ("invalid", bad, {"symbol": "x-thin", "color": INVALID, "size": 14,
+                          "line": {"color": INVALID, "width": 3}}),
+    ):
+        traces.append(go.Scatter(
+            x=pos[surv[ks], 0] if ks else [], y=pos[surv[ks], 1] if ks else [], mode="markers",
+            name=name, marker=marker, customdata=[custom[k] for k in ks],
+            hovertext=[texts[k] for k in ks], hovertemplate="%{hovertext}<extra></extra>",
+            selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 1}},
+            showlegend=False))
+
+    annotations = []
+    for c in infos:
+        xy = pos[list(c.members)].mean(axis=0)
+        annotations.append({"x": float(xy[0]), "y": float(xy[1]), "text": f"<b>{c.number}</b>",
+                            "showarrow": False, "yshift": 30,
+                            "font": {"size": 13, "color": "#1f1f1f"},
+                            "bgcolor": "rgba(255,255,255,0.75)", "borderpad": 1})
+
+    axis = {"range": [0, 1], "fixedrange": True, "visible": False, "showgrid": False,
+            "zeroline": False}
+    fig = go.Figure(data=traces)
+    fig.update_layout(
+        height=height, margin={"l": 4, "r": 4, "t": 4, "b": 4}, dragmode="lasso",
+        clickmode="event+select", hovermode="closest", showlegend=False,
+        plot_bgcolor="white", paper_bgcolor="white", xaxis=axis, yaxis=axis,
+        shapes=shapes, annotations=annotations, uirevision=pool.task_id,
+        hoverlabel={"align": "left", "font": {"size": 11, "family": "monospace"},
+                    "bgcolor": "white"},
+    )
+    return fig
+
+
+def selected_ids(selection: Any) -> tuple[list[int], str]:
+    """Candidate ids and gesture ('lasso', 'box' or 'click') from a plotly_chart selection."""
+    if not selection:
+        return [], ""
+    sel = selection.get("selection", selection)
+    ids: list[int] = []
+    for point in sel.get("points", []) or []:
+        data = point.get("customdata")
+        if isinstance(data, list | tuple) and data:
+            ids.append(int(data[0]))
+    if sel.get("lasso"):
+        gesture = "lasso"
+    elif sel.get("box"):
+        gesture = "box"
+    else:
+        gesture = "click"
+    return sorted(set(ids)), gesture if ids else ""

@@ -1,0 +1,145 @@
+"""Workspace gestures as plain functions: one session call plus one trace event each.
+
+The Streamlit widgets call these from their callbacks, so every view renders the new state in
+the same rerun; tests call them directly. Each event goes through the injected ``log(type,
+payload)`` with the step, the survivors before and after and what was decided, so replaying the
+decision events reproduces the workspace (DESIGN.md, "The trace").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from core.errors import SessionError
+from core.session import RepairSession
+from ui.state import WorkspaceState
+
+Log = Callable[[str, dict[str, Any]], None]
+OnSubmit = Callable[[int, str], None]
+
+
+def no_log(event_type: str, payload: dict[str, Any]) -> None:
+    """A logger that drops events (free exploration without a trace)."""
+
+
+def _current(ws: WorkspaceState):
+    ranked = ws.session.variables()
+    if not ranked:
+        return None
+    ws.browse = min(max(ws.browse, 0), len(ranked) - 1)
+    return ranked[ws.browse]
+
+
+def _decided(ws: WorkspaceState, before: int, log: Log, event_type: str,
+             payload: dict[str, Any]) -> None:
+    ws.browse = 0
+    ws.flash = None
+    payload.update(step=ws.session.step, survivors_before=before,
+                   survivors_after=len(ws.session.survivors))
+    log(event_type, payload)
+
+
+def answer_variable(ws: WorkspaceState, yes: bool, log: Log) -> bool:
+    """Yes/No on the decision variable shown in the Decision Space."""
+    variable = _current(ws)
+    if variable is None:
+        return False
+    before = len(ws.session.survivors)
+    try:
+        ws.session.answer(variable.keys, yes)
+    except SessionError as exc:
+        ws.flash = str(exc)
+        return False
+    _decided(ws, before, log, "dv.accept" if yes else "dv.reject",
+             {"features": list(variable.keys), "implicit": [f.key for f in variable.implicit],
+              "gain": round(variable.gain, 6), "rank": ws.browse, "kind": variable.kind})
+    return True
+
+
+def browse(ws: WorkspaceState, delta: int, log: Log) -> bool:
+    """Show the next (+1) or previous (-1) decision variable; browsing is skipping."""
+    ranked = ws.session.variables()
+    if not ranked:
+        return False
+    old = min(max(ws.browse, 0), len(ranked) - 1)
+    new = min(max(old + delta, 0), len(ranked) - 1)
+    if new == old:
+        return False
+    ws.browse = new
+    log("dv.browse", {"direction": "down" if delta > 0 else "up", "from": old, "to": new,
+                      "skipped": list(ranked[old].keys), "features": list(ranked[new].keys),
+                      "gain": round(ranked[new].gain, 6), "step": ws.session.step})
+    return True
+
+
+def answer_clause(ws: WorkspaceState, key: str, yes: bool, log: Log) -> bool:
+    """Yes/No on one atomic feature of the Predicted Query (clause-level path)."""
+    before = len(ws.session.survivors)
+    prob = next((b.probability for b in ws.session.predicted_query() if b.feature.key == key),
+                None)
+    try:
+        ws.session.answer_feature(key, yes)
+    except SessionError as exc:
+        ws.flash = str(exc)
+        return False
+    _decided(ws, before, log, "clause.accept" if yes else "clause.reject",
+             {"feature": key, "features": [key], "probability": prob})
+    return True
+
+
+def restrict(ws: WorkspaceState, ids: list[int], gesture: str, log: Log, *,
+             cluster: int | None = None) -> bool:
+    """Keep only the selected candidates (lasso, box, click or a whole cluster)."""
+    before = len(ws.session.survivors)
+    survivors_before = ws.session.survivors.tolist()
+    try:
+        ws.session.restrict(ids, gesture)
+    except SessionError as exc:
+        ws.flash = str(exc)
+        return False
+    payload: dict[str, Any] = {"candidates": sorted(int(i) for i in ids),
+                               "kept": ws.session.survivors.tolist(),
+                               "previous": survivors_before}
+    if cluster is not None:
+        payload["cluster"] = cluster
+    _decided(ws, before, log, f"space.{gesture}", payload)
+    return True
+
+
+def undo(ws: WorkspaceState, log: Log) -> bool:
+    """Back: take back the last decision of any kind."""
+    before = len(ws.session.survivors)
+    decision = ws.session.undo()
+    if decision is None:
+        return False
+    _decided(ws, before, log, "undo", {"undone": decision.to_dict()})
+    return True
+
+
+def submit(ws: WorkspaceState, log: Log, on_submit: OnSubmit | None = None) -> int | None:
+    """Submit the query the session would choose now (study mode); returns its pool index."""
+    session: RepairSession = ws.session
+    chosen = session.best_candidate()
+    if chosen is None:
+        return None
+    sql = session.pool.sqls[chosen]
+    ws.submitted = chosen
+    log("submit", {"candidate": chosen, "sql": sql, "step": session.step,
+                   "survivors": len(session.survivors), "done": session.is_done,
+                   "history": [d.to_dict() for d in session.history]})
+    if on_submit is not None:
+        on_submit(chosen, sql)
+    return chosen
+
+
+def survivor_counts(session: RepairSession) -> list[int]:
+    """Survivors after each decision of the history (replayed on a scratch session)."""
+    scratch = RepairSession(session.pool, strategy=session.strategy,
+                            max_clusters=session.max_clusters, min_support=session.min_support,
+                            random_state=session.random_state)
+    counts = []
+    for decision in session.history:
+        scratch.decide(decision)
+        counts.append(len(scratch.survivors))
+    return counts

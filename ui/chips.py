@@ -1,0 +1,68 @@
+"""Feature chips: the paper's query visualisation (keyword on black, value on grey) as HTML.
+
+Pure functions returning HTML strings, so every panel renders features the same way and tests
+can check the encoding without Streamlit. Roles follow §8.1's global colour encoding: the
+current decision variable is red, implicitly included features carry a low-opacity red overlay,
+likely-but-unconfirmed features in the Predicted Query are bordered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+
+from core.features import Feature
+
+RED = "#d62728"
+RED_OVERLAY = "rgba(214, 39, 40, 0.28)"
+GREY = "#e6e6e6"
+BLACK = "#1f1f1f"
+
+ROLES = ("plain", "decision", "implicit", "confirmed")
+
+CSS = f"""
+<style>
+.pq-chips {{ display: flex; flex-wrap: wrap; gap: 4px 6px; line-height: 1.25; }}
+.pq-chip {{ display: inline-flex; border-radius: 4px; overflow: hidden; font-size: 0.82rem;
+  font-family: ui-monospace, SFMono-Regular, Menlo, monospace; border: 2px solid transparent; }}
+.pq-chip .kw {{ background: {BLACK}; color: #fff; padding: 1px 5px; font-weight: 600; }}
+.pq-chip .val {{ background: {GREY}; color: {BLACK}; padding: 1px 5px; overflow-wrap: anywhere; }}
+.pq-chip .badge {{ background: #fff; color: #444; padding: 1px 5px; font-size: 0.75rem;
+  white-space: nowrap; align-self: center; }}
+.pq-chip.decision .val {{ background: {RED}; color: #fff; }}
+.pq-chip.implicit .val {{ background: linear-gradient({RED_OVERLAY}, {RED_OVERLAY}), {GREY}; }}
+.pq-chip.confirmed .val {{ background: #f6c9c9; }}
+.pq-chip.likely {{ border-color: {BLACK}; }}
+.pq-legend {{ font-size: 0.75rem; color: #555; }}
+</style>
+"""
+
+
+def chip(feature: Feature, role: str = "plain", *, bordered: bool = False,
+         badge: str = "") -> str:
+    """One feature as a keyword/value chip; ``role`` picks the colour encoding."""
+    if role not in ROLES:
+        raise ValueError(f"unknown chip role {role!r}; use one of {', '.join(ROLES)}")
+    classes = " ".join(c for c in ("pq-chip", role, "likely" if bordered else "") if c)
+    value = f'<span class="val">{escape(feature.value)}</span>' if feature.value else ""
+    extra = f'<span class="badge">{escape(badge)}</span>' if badge else ""
+    return (f'<span class="{classes}" title="{escape(feature.key)}">'
+            f'<span class="kw">{escape(feature.keyword)}</span>{value}{extra}</span>')
+
+
+def chip_row(features: Iterable[Feature], *, decision: Iterable[str] = (),
+             implicit: Iterable[str] = ()) -> str:
+    """A wrapped row of chips; features whose key is in ``decision``/``implicit`` get that role."""
+    red, overlay = set(decision), set(implicit)
+    parts = []
+    for f in features:
+        role = "decision" if f.key in red else "implicit" if f.key in overlay else "plain"
+        parts.append(chip(f, role))
+    return f'<div class="pq-chips">{"".join(parts)}</div>'
+
+
+def legend() -> str:
+    """A one-line key to the chip colours, shown once under the Decision Space."""
+    return (f'<div class="pq-legend pq-chips">{chip(Feature("KEYWORD", "value"))}'
+            f'{chip(Feature("KEYWORD", "decision variable"), "decision")}'
+            f'{chip(Feature("KEYWORD", "implicitly included"), "implicit")}</div>')

@@ -1,0 +1,177 @@
+"""The Decision Space, Predicted Query and Predicted Output panels of the repair workspace.
+
+Each panel only reads the session and wires its buttons to :mod:`ui.actions` callbacks, so a
+click changes the session before the script runs and every panel shows the new state in the
+same rerun.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from core.session import Decision, RankedVariable
+from ui import actions
+from ui.actions import Log, OnSubmit
+from ui.chips import chip, chip_row, legend
+from ui.state import WorkspaceState
+
+LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
+
+
+def current_variable(ws: WorkspaceState) -> RankedVariable | None:
+    """The decision variable the Decision Space shows (browse index clamped to the ranking)."""
+    ranked = ws.session.variables()
+    if not ranked:
+        return None
+    ws.browse = min(max(ws.browse, 0), len(ranked) - 1)
+    return ranked[ws.browse]
+
+
+def decision_space(ws: WorkspaceState, log: Log) -> None:
+    """One grouped decision variable at a time: gain, example query, Up/Down, Yes/No, Back."""
+    session = ws.session
+    key = ws.widget_key
+    ranked = session.variables()
+    variable = current_variable(ws)
+    st.subheader("Decision Space", anchor=False)
+    if session.is_done:
+        st.success("**Done.** Every remaining query returns the same output — see the "
+                   "Predicted Output below.")
+    elif variable is None:
+        st.warning("**No clause separates the remaining queries.** Select the queries you "
+                   "mean in the Action Space, or go Back.")
+    else:
+        n = len(session.survivors)
+        st.markdown(f"Variable **{ws.browse + 1}** of {len(ranked)} · information gain "
+                    f"**{variable.gain:.2f} bits**")
+        st.html(chip_row(variable.features, decision=variable.keys))
+        st.caption(f"Contained in {variable.yes_count} of {n} remaining queries. "
+                   "Should your query contain it?")
+        example = session.pool
+        feats = [example.vocabulary[j] for j in example.x[variable.example].nonzero()[0]]
+        st.markdown(f"<small>Example query #{variable.example} containing it:</small>",
+                    unsafe_allow_html=True)
+        st.html(chip_row(feats, decision=variable.keys,
+                         implicit=[f.key for f in variable.implicit]))
+    has_var = variable is not None
+    row = st.container(horizontal=True, gap="small")
+    row.button("Yes", key=key("dv.yes"), type="primary", shortcut="Y", disabled=not has_var,
+               on_click=partial(actions.answer_variable, ws, True, log),
+               help="Keep only the queries that contain the red clause(s)")
+    row.button("No", key=key("dv.no"), shortcut="N", disabled=not has_var,
+               on_click=partial(actions.answer_variable, ws, False, log),
+               help="Keep only the queries that do not contain the red clause(s)")
+    row.button("Back", key=key("dv.back"), shortcut="B", icon=":material/undo:",
+               disabled=session.step == 0, on_click=partial(actions.undo, ws, log),
+               help="Take back the last decision")
+    nav = st.container(horizontal=True, gap="small")
+    nav.button("Previous", key=key("dv.up"), shortcut="Up", icon=":material/arrow_upward:",
+               disabled=not has_var or ws.browse == 0,
+               on_click=partial(actions.browse, ws, -1, log),
+               help="Show the previous decision variable (skips this one)")
+    nav.button("Next", key=key("dv.down"), shortcut="Down", icon=":material/arrow_downward:",
+               disabled=not has_var or ws.browse >= len(ranked) - 1,
+               on_click=partial(actions.browse, ws, +1, log),
+               help="Show the next decision variable (skips this one)")
+    st.html(legend())
+
+
+def _describe(decision: Decision) -> str:
+    if decision.kind == "restrict":
+        n = len(decision.candidates)
+        what = {"lasso": "Lasso", "box": "Box", "click": "Click", "cluster": "Cluster"}.get(
+            decision.gesture, decision.gesture.title())
+        return f"{what}: kept {n} quer{'y' if n == 1 else 'ies'}"
+    answer = "Yes" if decision.answer else "No"
+    return f"{answer} to"
+
+
+def predicted_query(ws: WorkspaceState, log: Log) -> None:
+    """Atomic features of the survivors with probabilities and Yes/No, then the decisions."""
+    session = ws.session
+    key = ws.widget_key
+    st.subheader("Predicted Query", anchor=False)
+    beliefs = session.predicted_query()
+    if not beliefs:
+        st.info("No valid query remains.")
+    box = st.container(height=330, border=True)
+    for b in beliefs:
+        determined = b.determined
+        bordered = not b.confirmed and b.probability >= LIKELY
+        role = "confirmed" if b.confirmed else "plain"
+        cols = box.columns([6, 1, 1], gap=None, vertical_alignment="center")
+        label = "determined" if determined else f"{b.probability:.0%}"
+        cols[0].html(chip(b.feature, role, bordered=bordered,
+                          badge=f"{'✓ ' if b.confirmed else ''}{label}"))
+        fixed = determined or b.confirmed
+        cols[1].button("Yes", key=key(f"pq.yes.{b.feature.key}"), type="tertiary",
+                       disabled=fixed, help=f"Keep queries with {b.feature.key}",
+                       on_click=partial(actions.answer_clause, ws, b.feature.key, True, log))
+        cols[2].button("No", key=key(f"pq.no.{b.feature.key}"), type="tertiary",
+                       disabled=fixed, help=f"Remove queries with {b.feature.key}",
+                       on_click=partial(actions.answer_clause, ws, b.feature.key, False, log))
+    st.markdown("**Decisions**")
+    if not session.history:
+        st.caption("None yet. Answer in the Decision Space, say Yes/No to a clause above, or "
+                   "select queries in the Action Space.")
+        return
+    counts = actions.survivor_counts(session)
+    lines = []
+    for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
+        chips = "" if d.kind == "restrict" else chip_row(
+            [_feature(session, k) for k in d.features], decision=d.features if d.answer else ())
+        lines.append(f'<div style="margin:2px 0"><small>{i}. {_describe(d)}</small> {chips}'
+                     f'<small>→ <b>{n}</b> left</small></div>')
+    st.html("".join(lines))
+
+
+def _feature(session, key: str):
+    for f in session.pool.vocabulary:
+        if f.key == key:
+            return f
+    raise KeyError(key)
+
+
+def predicted_output(ws: WorkspaceState, log: Log, mode: str,
+                     on_submit: OnSubmit | None) -> None:
+    """Output of the most probable functional class, agreement, done/stuck notices, Submit."""
+    session = ws.session
+    st.subheader("Predicted Output", anchor=False)
+    result, share, count = session.predicted_output()
+    n = len(session.survivors)
+    if session.is_done:
+        st.success(f"**Done:** all {n} remaining quer{'y' if n == 1 else 'ies'} return this "
+                   "output.")
+    elif session.is_stuck:
+        st.warning("No clause separates the remaining queries: pick the queries you mean in "
+                   "the Action Space.")
+    if result is None:
+        st.info("None of the remaining queries runs without an error.")
+    else:
+        st.caption(f"{count} of {n} remaining queries ({share:.0%} of the samples) return "
+                   f"this output · {len(result.rows)} rows × {len(result.columns)} columns")
+        frame = pd.DataFrame([list(r) for r in result.rows], columns=_unique(result.columns))
+        st.dataframe(frame, hide_index=True, height=min(38 + 35 * max(1, len(frame)), 300))
+    chosen = session.best_candidate()
+    if mode == "study":
+        if ws.submitted is not None:
+            st.success(f"Submitted query #{ws.submitted}.")
+        st.button("Submit this query", key=ws.widget_key("submit"), type="primary",
+                  disabled=chosen is None,
+                  on_click=partial(actions.submit, ws, log, on_submit),
+                  help="Record the predicted query as your answer to this task")
+    elif chosen is not None:
+        with st.expander(f"SQL of the predicted query (#{chosen})"):
+            st.code(session.pool.sqls[chosen], language="sql")
+
+
+def _unique(columns: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for c in columns:
+        seen[c] = seen.get(c, 0) + 1
+        out.append(c if seen[c] == 1 else f"{c} ({seen[c]})")
+    return out

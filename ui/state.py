@@ -1,0 +1,77 @@
+"""Typed per-user state behind one small accessor, instead of string keys spread over files.
+
+Everything lives in ``st.session_state`` (per browser session), never in module globals or
+``st.cache_resource`` objects, which are shared between participants. Each workspace is stored
+under one namespaced key holding a :class:`WorkspaceState`; widget keys are derived from the
+same namespace so two embedded workspaces never collide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.pool import PreparedPool
+from core.session import RepairSession
+
+PREFIX = "pleasqlarify"
+
+
+@dataclass
+class WorkspaceState:
+    """One user's repair workspace for one task: the session plus view-only UI state."""
+
+    session: RepairSession
+    question: str
+    browse: int = 0  # index into session.variables() shown in the Decision Space
+    last_selection: str | None = None  # signature of the last chart selection applied
+    flash: str | None = None  # a one-rerun notice (e.g. an impossible decision)
+    submitted: int | None = None  # pool index submitted in study mode
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def widget_key(self, name: str) -> str:
+        """A widget key unique to this workspace."""
+        return f"{PREFIX}.{self.session.pool.task_id}.{name}"
+
+
+def _store(store: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+    if store is not None:
+        return store
+    import streamlit as st
+
+    return st.session_state
+
+
+def workspace_state(pool: PreparedPool, namespace: str = "free", *,
+                    factory: Callable[[PreparedPool], RepairSession] = RepairSession,
+                    store: MutableMapping[str, Any] | None = None) -> WorkspaceState:
+    """The workspace of ``pool`` in ``namespace``, created on first use."""
+    state = _store(store)
+    key = f"{PREFIX}.workspace.{namespace}.{pool.task_id}"
+    ws = state.get(key)
+    if not isinstance(ws, WorkspaceState) or ws.session.pool is not pool:
+        if isinstance(ws, WorkspaceState):  # pool object was reloaded: replay onto it
+            session = RepairSession.from_dict(ws.session.to_dict(), pool)
+            ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra)
+        else:
+            ws = WorkspaceState(factory(pool), pool.question)
+        state[key] = ws
+    return ws
+
+
+def reset_workspace(pool: PreparedPool, namespace: str = "free", *,
+                    store: MutableMapping[str, Any] | None = None) -> None:
+    """Forget the workspace of ``pool`` so the next access starts afresh."""
+    _store(store).pop(f"{PREFIX}.workspace.{namespace}.{pool.task_id}", None)
+
+
+def selected_task(default: str | None = None, *,
+                  store: MutableMapping[str, Any] | None = None) -> str | None:
+    """The task id chosen on the Home or Workspace page."""
+    return _store(store).get(f"{PREFIX}.task", default)
+
+
+def select_task(task_id: str, *, store: MutableMapping[str, Any] | None = None) -> None:
+    """Remember the chosen task id for the free-exploration page."""
+    _store(store)[f"{PREFIX}.task"] = task_id

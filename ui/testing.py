@@ -1,0 +1,63 @@
+"""Helpers to drive the workspace in tests: a small prepared bank, and plotly selections.
+
+``AppTest`` has no Plotly element, so :func:`select_points` sends the widget value exactly as
+Streamlit's frontend does after a lasso, box or click (``{"selection": {"points": [...],
+"point_indices": [...], "box": [...], "lasso": [...]}}``) through the chart's element id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+AMBROSIA_DEV = Path("/work/shared/data/ambrosia/dev.jsonl")
+
+
+def make_bank(dest: Path, lines: tuple[int, ...] = (0, 1, 8),
+              source: Path = AMBROSIA_DEV) -> Path:
+    """Copy the given lines of an AMBROSIA-format bank to ``dest/tasks.jsonl`` and prepare it."""
+    from core.prepare import main as prepare
+
+    os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
+    dest.mkdir(parents=True, exist_ok=True)
+    rows = source.read_text(encoding="utf-8").splitlines()
+    bank = dest / "tasks.jsonl"
+    bank.write_text("\n".join(rows[i] for i in lines) + "\n", encoding="utf-8")
+    shutil.rmtree(dest / "pools", ignore_errors=True)
+    prepare([str(bank)])
+    return bank
+
+
+def task_ids(bank: Path) -> list[str]:
+    """Ids of the tasks in ``bank``, in file order."""
+    return [json.loads(line)["id"] for line in bank.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def selection_value(ids: list[int], gesture: str = "lasso", curve: int = 0) -> dict[str, Any]:
+    """The selection a browser reports when ``ids`` are lassoed/boxed/clicked."""
+    points = [{"curve_number": curve, "point_number": k, "point_index": k, "x": 0.5, "y": 0.5,
+               "customdata": [i, 1]} for k, i in enumerate(ids)]
+    lasso = [{"xref": "x", "yref": "y", "x": [0.1, 0.9, 0.5], "y": [0.1, 0.1, 0.9]}]
+    box = [{"xref": "x", "yref": "y", "x": [0.1, 0.9], "y": [0.1, 0.9]}]
+    return {"selection": {"points": points, "point_indices": list(range(len(ids))),
+                          "box": box if gesture == "box" else [],
+                          "lasso": lasso if gesture == "lasso" else []}}
+
+
+def select_points(at: Any, key: str, value: dict[str, Any]) -> Any:
+    """Rerun ``at`` as if the user made the selection ``value`` on the chart with ``key``."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    charts = [el for el in at.get("plotly_chart") if getattr(el, "key", None) == key]
+    if not charts:
+        raise LookupError(f"no plotly chart with key {key!r} in the last run")
+    states = at._tree.get_widget_states()
+    state = WidgetState()
+    state.id = charts[0].proto.id
+    state.string_value = json.dumps(value)
+    states.widgets.append(state)
+    return at._run(states)

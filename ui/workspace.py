@@ -1,0 +1,109 @@
+"""The repair workspace (the paper's Figure 6) for one prepared pool, free or study mode.
+
+Question on top; Action Space | Decision Space | Predicted Query side by side; Predicted Output
+below. Gestures become :mod:`ui.actions` calls in widget callbacks (which run before the
+script), so all four views show the same state in one rerun; every gesture is one trace event
+through the injected ``log``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import Any
+
+import streamlit as st
+
+from core.pool import PreparedPool
+from ui import actions
+from ui.action_space import build_figure, clusters, selected_ids, shade
+from ui.actions import Log, OnSubmit, no_log
+from ui.chips import CSS
+from ui.panels import current_variable, decision_space, predicted_output, predicted_query
+from ui.state import WorkspaceState, workspace_state
+
+MODES = ("free", "study")
+CHART_CONFIG = {"displaylogo": False, "scrollZoom": False,
+                "modeBarButtonsToRemove": ["zoom2d", "pan2d", "zoomIn2d", "zoomOut2d",
+                                           "autoScale2d", "resetScale2d", "toImage"]}
+
+
+def _on_select(ws: WorkspaceState, log: Log, key: str) -> None:
+    """Chart callback: restrict to the selected glyphs, once per selection event."""
+    event: Any = st.session_state.get(key)
+    selection = event.get("selection") if event else None
+    ids, gesture = selected_ids(selection)
+    if not ids:
+        return
+    raw = json.dumps(selection, sort_keys=True, default=str)
+    if ws.last_selection == f"{ws.session.step}:{raw}":
+        return  # the same event delivered again: already applied
+    if actions.restrict(ws, ids, gesture, log):
+        ws.last_selection = f"{ws.session.step}:{raw}"
+
+
+def action_space(ws: WorkspaceState, log: Log) -> None:
+    """The Action Space: glyph scatter with Voronoi cells, lasso/box/click, keep-a-cluster."""
+    session = ws.session
+    pool = session.pool
+    n, total = len(session.survivors), pool.n
+    st.subheader("Action Space", anchor=False)
+    infos = clusters(session)
+    st.markdown(f'<span data-testid="pq-survivors"><b>{n}</b> of {total} queries remain</span>'
+                f" · {len(infos)} cluster{'s' if len(infos) != 1 else ''} · "
+                f"{session.n_classes} distinct output{'s' if session.n_classes != 1 else ''}",
+                unsafe_allow_html=True)
+    key = ws.widget_key("space")
+    fig = build_figure(session, current_variable(ws))
+    st.plotly_chart(fig, key=key, on_select=partial(_on_select, ws, log, key),
+                    selection_mode=("points", "box", "lasso"), config=CHART_CONFIG,
+                    width="stretch")
+    st.caption("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
+               "keep only those queries. Red: contains the decision variable; blue: does not.")
+    if len(infos) > 1:
+        row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+        row.markdown("<small>Keep cluster:</small>", unsafe_allow_html=True)
+        for c in infos:
+            row.button(f"Cluster {c.number} ({len(c.members)})", key=ws.widget_key(f"cluster.{c.number}"),
+                       help=f"Keep only the {len(c.members)} queries of cluster {c.number}",
+                       on_click=partial(actions.restrict, ws, list(c.members), "cluster", log,
+                                        cluster=c.number))
+    elif infos:
+        colour = shade(1, False)
+        st.markdown(f"<small style='color:{colour}'>All remaining queries form one "
+                    "cluster.</small>", unsafe_allow_html=True)
+
+
+def question(ws: WorkspaceState, mode: str) -> None:
+    """The utterance: editable in free exploration, fixed in a study task."""
+    if mode == "study":
+        st.markdown(f"#### {ws.question}")
+        return
+    text = st.text_input("Question", value=ws.question, key=ws.widget_key("question"))
+    ws.question = text
+    if text.strip() != ws.session.pool.question.strip():
+        st.caption("No query generator is configured here, so the candidates are the shipped "
+                   f"pool for: “{ws.session.pool.question}”.")
+
+
+def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free",
+                     on_submit: OnSubmit | None = None, namespace: str | None = None
+                     ) -> WorkspaceState:
+    """Draw the whole workspace for ``pool`` and wire its gestures to the session and ``log``."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    ws = workspace_state(pool, namespace or mode)
+    st.html(CSS)
+    question(ws, mode)
+    if ws.flash:
+        st.warning(ws.flash)
+        ws.flash = None
+    left, middle, right = st.columns([1.35, 1, 1], gap="medium")
+    with left:
+        action_space(ws, log)
+    with middle:
+        decision_space(ws, log)
+    with right:
+        predicted_query(ws, log)
+    predicted_output(ws, log, mode, on_submit)
+    return ws
