@@ -85,6 +85,8 @@ def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
     except sqlglot.errors.ParseError as exc:
         first = exc.errors[0]["description"] if exc.errors else str(exc)
         raise UnsafeQueryError(f"SQL does not parse ({first})") from None
+    except sqlglot.errors.TokenError as exc:
+        raise UnsafeQueryError(f"SQL does not tokenize ({exc})") from None
     if len(statements) != 1:
         raise UnsafeQueryError(
             f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")
@@ -181,7 +183,17 @@ class TaskDatabase:
         return self._schema
 
     def ddl(self) -> str:
-        """The CREATE TABLE statements of the database (for prompts and documentation)."""
+        """The CREATE TABLE statements of the database (for prompts and documentation).
+
+        SQLite keeps each table's own DDL text; reading it avoids reflection, which fails on
+        dumps whose foreign keys name tables that do not exist (seen in AMBROSIA).
+        """
+        if self.dialect == "sqlite":
+            with self._engine.connect() as conn:
+                rows = conn.exec_driver_sql(
+                    "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+            return "\n".join(r[0].strip() + ";" for r in rows)
         meta = sa.MetaData()
         meta.reflect(self._engine)
         from sqlalchemy.schema import CreateTable

@@ -3,7 +3,9 @@
 A feature is a (keyword, value) pair such as ``("SELECT", "film.title")`` or
 ``("WHERE", "film.year > 2000")``: the smallest unit a user can say Yes or No to. Aliases are
 resolved to base tables, unqualified columns are attached to their table through the schema,
-identifiers are lower-cased and string literals normalised (quotes, case), so equivalent
+identifiers are lower-cased and string literals normalised (one quoting style; case folded only
+inside LIKE patterns, where SQLite ignores it — ``= 'Pulp Fiction'`` and ``= 'pulp fiction'``
+return different rows, so they stay different features), so equivalent
 spellings yield the same feature. Set operations contribute their operator and recurse into
 *both* branches (the public replication's first-branch-only walk made attachment and scope
 readings identical).
@@ -97,17 +99,21 @@ def _scope_of(select: exp.Select, schema: dict[str, list[str]], ctes: set[str],
     if from_ is not None:
         sources.append(from_.this)
     sources.extend(j.this for j in select.args.get("joins") or [])
+    seen: dict[str, int] = {}
     for src in sources:
         if isinstance(src, exp.Table):
             name = src.name.lower()
-            aliases[(src.alias or src.name).lower()] = name
+            seen[name] = seen.get(name, 0) + 1
+            # a self-join's second use of a table is a different role: people, people_2, …
+            label = name if seen[name] == 1 else f"{name}_{seen[name]}"
+            aliases[(src.alias or src.name).lower()] = label
         elif isinstance(src, exp.Subquery) and src.alias:
             aliases[src.alias.lower()] = f"({src.alias.lower()})"
     return _Scope(aliases, schema, parent)
 
 
 def _normalise_tree(node: exp.Expression, scope: _Scope) -> exp.Expression:
-    """A canonical copy of ``node``: aliases resolved, identifiers and literals lower-cased.
+    """A canonical copy of ``node``: aliases resolved, identifiers lower-cased, literals kept.
 
     A nested SELECT (a subquery in WHERE, SELECT or HAVING) is normalised in its own scope,
     whose parent is ``scope``, so its unqualified columns resolve to its own tables.
@@ -122,11 +128,12 @@ def _normalise_tree(node: exp.Expression, scope: _Scope) -> exp.Expression:
             quoted_literal = (n.this.args.get("quoted") and not n.table
                               and not scope.is_column(name))
             if quoted_literal:  # SQLite reads "Lobby" as a string when no such column exists
-                return exp.Literal.string(n.name.lower())
+                return exp.Literal.string(n.name)
             table = scope.resolve(n.table.lower()) if n.table else scope.owner(name)
             return exp.column(name, table) if table else exp.column(name)
-        if isinstance(n, exp.Literal) and n.is_string:
-            return exp.Literal.string(n.this.strip().lower())
+        if isinstance(n, (exp.Like, exp.ILike)) and isinstance(n.expression, exp.Literal):
+            # LIKE is case-insensitive (ASCII) in SQLite: its pattern's case carries no meaning
+            n.set("expression", exp.Literal.string(n.expression.this.lower()))
         if isinstance(n, exp.Table):
             return exp.to_table(n.name.lower())
         if isinstance(n, exp.Alias):
@@ -138,7 +145,7 @@ def _normalise_tree(node: exp.Expression, scope: _Scope) -> exp.Expression:
 
 
 def _normalise(node: exp.Expression, scope: _Scope, dialect: str) -> str:
-    """Render an expression canonically: aliases resolved, identifiers and literals lower-cased."""
+    """Render an expression canonically (see :func:`_normalise_tree`)."""
     return _normalise_tree(node, scope).sql(dialect=dialect, normalize_functions="upper")
 
 

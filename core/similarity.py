@@ -114,7 +114,7 @@ def _class_similarity(rep: list[ExecutionResult]) -> np.ndarray:
             if not ea.ok or not eb.ok:
                 value = 1.0 if (not ea.ok and not eb.ok) else 0.0
             elif ea.n_rows == 0 or eb.n_rows == 0:
-                value = 1.0 if ea.n_rows == eb.n_rows else 0.0
+                value = 0.0  # distinct classes: an empty table matches nothing else
             else:
                 lo = offsets[b] - offsets[a + 1]
                 shared = block[:, lo:lo + eb.n_rows] / max(ea.width, eb.width)
