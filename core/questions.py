@@ -1,0 +1,227 @@
+"""Plain-language clarification questions from atomic features, for users who do not read SQL.
+
+``render_question(features)`` turns a decision variable (a conjunction of :class:`Feature` s)
+into one Yes/No question: ``SELECT reviews.review_text`` becomes "Should the result include the
+review's text?", a WHERE predicate becomes "Should only rows where <predicate in words> be
+kept?". Expressions are read from the sqlglot AST (columns become "the film's release year",
+aggregates "the average …", comparisons "is at least …"); whatever has no template falls back
+to its SQL text, so every feature renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import sqlglot
+from sqlglot import exp
+
+from core.features import Feature
+
+_IRREGULAR = {"people": "person", "casting": "casting", "series": "series", "news": "news"}
+_COMPARE = {exp.EQ: "is", exp.NEQ: "is not", exp.GT: "is greater than",
+            exp.GTE: "is at least", exp.LT: "is less than", exp.LTE: "is at most"}
+_AGG = {exp.Avg: "the average", exp.Sum: "the total", exp.Max: "the highest",
+        exp.Min: "the lowest"}
+
+
+def singular(table: str) -> str:
+    """A table name read as one of its rows ('reviews' -> 'review', 'people' -> 'person')."""
+    t = table.lower().strip("()")
+    if t in _IRREGULAR:
+        return _IRREGULAR[t]
+    if t.endswith("ies") and len(t) > 4:
+        return t[:-3] + "y"
+    if t.endswith(("sses", "xes", "ches", "shes")):
+        return t[:-2]
+    if t.endswith("s") and not t.endswith("ss"):
+        return t[:-1]
+    return t
+
+
+def column_words(column: str, table: str = "") -> str:
+    """'reviews.review_text' -> "the review's text"; an unqualified column -> 'the <name>'."""
+    col = column.lower()
+    if not table:
+        return "the " + col.replace("_", " ")
+    owner = singular(table)
+    for prefix in (owner + "_", table.lower() + "_"):
+        if col.startswith(prefix) and len(col) > len(prefix):
+            col = col[len(prefix):]
+            break
+    return f"the {owner.replace('_', ' ')}'s {col.replace('_', ' ')}"
+
+
+def _literal(node: exp.Literal) -> str:
+    return f"'{node.this}'" if node.is_string else str(node.this)
+
+
+def _like(node: exp.Like) -> str:
+    subject = words(node.this)
+    pattern = node.expression.this if isinstance(node.expression, exp.Literal) else None
+    if pattern is None:
+        return f"{subject} matches {words(node.expression)}"
+    core = pattern.strip("%")
+    if "%" in core or "_" in core:
+        return f"{subject} matches the pattern '{pattern}'"
+    if pattern.startswith("%") and pattern.endswith("%") and core:
+        return f"{subject} contains '{core}'"
+    if pattern.endswith("%") and core:
+        return f"{subject} starts with '{core}'"
+    if pattern.startswith("%") and core:
+        return f"{subject} ends with '{core}'"
+    return f"{subject} is '{core}' (ignoring case)"
+
+
+def words(node: exp.Expression) -> str:
+    """An expression in words; unknown constructs keep their SQL text."""
+    if isinstance(node, exp.Paren):
+        return words(node.this)
+    if isinstance(node, exp.Column):
+        if isinstance(node.this, exp.Star):
+            return f"every {singular(node.table)} column" if node.table else "every column"
+        return column_words(node.name, node.table)
+    if isinstance(node, exp.Star):
+        return "every column"
+    if isinstance(node, exp.Literal):
+        return _literal(node)
+    if isinstance(node, exp.Null):
+        return "missing"
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    for kind, phrase in _COMPARE.items():
+        if type(node) is kind:
+            return f"{words(node.this)} {phrase} {words(node.expression)}"
+    if isinstance(node, exp.And):
+        return " and ".join(words(p) for p in node.flatten())
+    if isinstance(node, exp.Or):
+        return " or ".join(words(p) for p in node.flatten())
+    if isinstance(node, exp.Not):
+        inner = node.this
+        if isinstance(inner, exp.Is):
+            return f"{words(inner.this)} is not missing"
+        if isinstance(inner, exp.In):
+            return words(inner).replace(" is one of ", " is not one of ", 1)
+        return f"not ({words(inner)})"
+    if isinstance(node, exp.Is):
+        return f"{words(node.this)} is missing"
+    if isinstance(node, exp.Like | exp.ILike):
+        return _like(node)
+    if isinstance(node, exp.Between):
+        return (f"{words(node.this)} is between {words(node.args['low'])} and "
+                f"{words(node.args['high'])}")
+    if isinstance(node, exp.In):
+        if node.args.get("query") is not None:
+            return f"{words(node.this)} is one of the values of ({words(node.args['query'])})"
+        return f"{words(node.this)} is one of {', '.join(words(e) for e in node.expressions)}"
+    if isinstance(node, exp.Count):
+        arg = node.this
+        if arg is None or isinstance(arg, exp.Star):
+            return "the number of rows"
+        if isinstance(arg, exp.Distinct):
+            return "the number of distinct " + ", ".join(
+                words(e).removeprefix("the ") for e in arg.expressions)
+        return "the number of " + words(arg).removeprefix("the ")
+    for kind, phrase in _AGG.items():
+        if isinstance(node, kind):
+            return f"{phrase} {words(node.this).removeprefix('the ')}"
+    if isinstance(node, exp.Subquery):
+        return words(node.this)
+    if isinstance(node, exp.Select):
+        outs = ", ".join(words(e) for e in node.expressions)
+        where = node.args.get("where")
+        cond = f" where {words(where.this)}" if where is not None else ""
+        return f"{outs}{cond}"
+    if isinstance(node, exp.Alias):
+        return words(node.this)
+    return node.sql()
+
+
+def expression_words(sql: str, dialect: str = "sqlite") -> str:
+    """A feature value (an SQL expression) in words; unparsable text is returned as it is."""
+    try:
+        return words(sqlglot.parse_one(sql, read=dialect))
+    except (sqlglot.errors.SqlglotError, ValueError):
+        return sql
+
+
+def _on_words(value: str, dialect: str) -> str:
+    try:
+        node = sqlglot.parse_one(value, read=dialect)
+    except (sqlglot.errors.SqlglotError, ValueError):
+        return f"rows be matched on {value}"
+    if isinstance(node, exp.EQ):
+        return f"{words(node.this)} be matched with {words(node.expression)}"
+    return f"rows be matched where {words(node)}"
+
+
+def phrases(feature: Feature, dialect: str = "sqlite") -> tuple[str, str]:
+    """(Yes/No question, clause fragment for conjunctions) of one atomic feature."""
+    kw, value = feature.keyword, feature.value
+    if kw == "SELECT":
+        what = "every column" if value == "*" else expression_words(value, dialect)
+        if value.endswith(".*"):
+            what = f"every {singular(value[:-2])} column"
+        return f"Should the result include {what}?", f"the result include {what}"
+    if kw == "DISTINCT":
+        return ("Should duplicate rows be removed from the result?",
+                "duplicate rows be removed")
+    if kw in ("FROM", "JOIN"):
+        name = value.replace("_", " ")
+        return (f"Should the answer use information about {name}?",
+                f"the answer use information about {name}")
+    if kw == "LEFT JOIN":
+        s = singular(value)
+        return (f"Should rows without a matching {s} be kept as well?",
+                f"rows without a matching {s} be kept")
+    if kw == "ON":
+        frag = _on_words(value, dialect)
+        return f"Should {frag}?", frag
+    if kw in ("WHERE", "WHERE …"):
+        pred = expression_words(value, dialect)
+        return f"Should only rows where {pred} be kept?", f"only rows where {pred} be kept"
+    if kw == "GROUP BY":
+        what = expression_words(value, dialect)
+        return (f"Should the result have one row per {what.removeprefix('the ')}?",
+                f"the result have one row per {what.removeprefix('the ')}")
+    if kw == "HAVING":
+        pred = expression_words(value, dialect)
+        return f"Should only groups where {pred} be kept?", f"only groups where {pred} be kept"
+    if kw == "ORDER BY":
+        expr, _, direction = value.rpartition(" ")
+        order = "largest first" if direction == "DESC" else "smallest first"
+        what = expression_words(expr or value, dialect)
+        return (f"Should the result be sorted by {what}, {order}?",
+                f"the result be sorted by {what}, {order}")
+    if kw == "LIMIT":
+        if value.strip() == "1":
+            return "Should only the first row be returned?", "only the first row be returned"
+        return (f"Should only the first {value} rows be returned?",
+                f"only the first {value} rows be returned")
+    if kw in ("UNION", "UNION ALL", "INTERSECT", "EXCEPT"):
+        how = {"UNION": "combined without duplicates", "UNION ALL": "combined, keeping duplicates",
+               "INTERSECT": "restricted to rows common to both parts",
+               "EXCEPT": "the first part minus the second"}[kw]
+        return f"Should the result be {how}?", f"the result be {how}"
+    if kw == "WITH":
+        return (f"Should the answer first compute an intermediate result '{value}'?",
+                f"the answer first compute '{value}'")
+    text = feature.key
+    return f"Should the query contain {text}?", f"the query contain {text}"
+
+
+def render_question(features: Iterable[Feature], dialect: str = "sqlite") -> str:
+    """One plain-language Yes/No question for a conjunction of features."""
+    feats = list(features)
+    if not feats:
+        raise ValueError("a question needs at least one feature")
+    if len(feats) == 1:
+        return phrases(feats[0], dialect)[0]
+    if all(f.keyword == "SELECT" for f in feats):
+        parts = [phrases(f, dialect)[1].removeprefix("the result include ") for f in feats]
+        return f"Should the result include {', '.join(parts[:-1])} and {parts[-1]}?"
+    frags = [phrases(f, dialect)[1] for f in feats]
+    return f"Should {', '.join(frags[:-1])}, and {frags[-1]}?"
+
+
+__all__ = ["column_words", "expression_words", "phrases", "render_question", "singular",
+           "words"]
