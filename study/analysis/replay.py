@@ -1,0 +1,100 @@
+"""Replay a recorded session's decisions through core.RepairSession, step by step.
+
+Decision events: ``dv.accept``/``dv.reject`` and ``clause.accept``/``clause.reject`` (payload
+``features`` or ``feature``), restrictions (``space.lasso|box|click|cluster`` whose payload has
+``candidates``), and ``undo``; ``pool.init`` starts afresh. Replay is deterministic. Where the
+payload recorded ``survivors_before``/``survivors_after`` and the replayed counts differ, or a
+decision cannot be applied, the step carries a ``mismatch`` message: reported, never hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import SessionError
+from core.pool import PreparedPool
+from core.session import Decision, RepairSession
+
+RESTRICT_TYPES = ("space.lasso", "space.box", "space.click", "space.cluster")
+DECISION_TYPES = ("dv.accept", "dv.reject", "clause.accept", "clause.reject", "undo",
+                  "pool.init", *RESTRICT_TYPES)
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """The workspace after one decision event (or after the start, ``index`` -1)."""
+
+    index: int
+    event_id: str
+    type: str
+    history_len: int
+    survivors: tuple[int, ...]
+    n_classes: int
+    done: bool
+    next_variable: str
+    best_candidate: int | None
+    recorded_before: int | None
+    recorded_after: int | None
+    mismatch: str | None
+
+
+def decision_of(event_type: str, payload: dict[str, Any]) -> Decision | None:
+    """The core Decision an event stands for (None for undo, pool.init and inspections)."""
+    if event_type in ("dv.accept", "dv.reject", "clause.accept", "clause.reject"):
+        feats = payload.get("features") or ([payload["feature"]] if "feature" in payload else [])
+        kind = "variable" if event_type.startswith("dv.") else "feature"
+        return Decision(kind, tuple(feats), event_type.endswith(".accept"))
+    if event_type in RESTRICT_TYPES and isinstance(payload.get("candidates"), list):
+        return Decision("restrict", candidates=tuple(int(c) for c in payload["candidates"]),
+                        gesture=event_type.split(".", 1)[1])
+    return None
+
+
+def _snapshot(session: RepairSession, index: int, ev: Any, before: int | None,
+              after: int | None, problem: str | None) -> ReplayStep:
+    """Freeze the session's derived state; compare recorded and replayed survivor counts."""
+    surv = tuple(int(i) for i in session.survivors)
+    msgs = [problem] if problem else []
+    if after is not None and after != len(surv):
+        msgs.append(f"recorded {after} survivors after, replay has {len(surv)}")
+    nxt = session.next_variable()
+    return ReplayStep(index, getattr(ev, "event_id", ""), getattr(ev, "type", "start"),
+                      session.step, surv, session.n_classes, session.is_done,
+                      nxt.label if nxt else "", session.best_candidate(), before, after,
+                      "; ".join(msgs) or None)
+
+
+def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> list[ReplayStep]:
+    """The workspace state at the start and after every decision event of one task's trace."""
+    session = RepairSession(pool, **session_kwargs)
+    steps = [_snapshot(session, -1, None, None, None, None)]
+    for i, ev in enumerate(events):
+        if ev.type not in DECISION_TYPES:
+            continue
+        p = ev.payload
+        before, after = p.get("survivors_before"), p.get("survivors_after")
+        problem = None
+        if before is not None and before != len(session.survivors):
+            problem = f"recorded {before} survivors before, replay has {len(session.survivors)}"
+        if ev.type == "pool.init":
+            session = RepairSession(pool, **session_kwargs)
+        elif ev.type == "undo":
+            if session.undo() is None:
+                problem = "undo with nothing to undo"
+        else:
+            decision = decision_of(ev.type, p)
+            if decision is None:
+                continue  # an inspection click without a selection
+            try:
+                session.decide(decision)
+            except SessionError as exc:
+                problem = f"cannot apply {ev.type}: {exc}"
+        steps.append(_snapshot(session, i, ev, before, after, problem))
+    return steps
+
+
+def mismatches(steps: list[ReplayStep]) -> list[ReplayStep]:
+    """The steps whose recorded and replayed state disagree."""
+    return [s for s in steps if s.mismatch]
