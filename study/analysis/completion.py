@@ -100,7 +100,9 @@ def suggestions(data: StudyData, subtasks: Mapping[str, list[str]],
             evs = data.events_of(pid, task)
             cond = condition_of(data, pid, task)
             for sub in subtasks.get(task, []):
-                if sub in ("2a", "2b", "1"):
+                if sub == "1":
+                    continue  # the interpretation itself; Table 1 codes 2a, 2b and 3
+                if sub in ("2a", "2b"):
                     sug = Suggestion(None, "verbal subtask: code it from the answer/recording")
                 else:
                     payload = last_submission(evs)

@@ -1,0 +1,207 @@
+"""Export a study database as tidy tables for pandas/R: CSV, Parquet, a JSON bundle, a codebook.
+
+``python -m study.export --db URL --out DIR [--study ID] [--include-simulated]
+[--include-flagged]``
+
+Writes ``DIR/<study>/<table>.csv`` and ``.parquet`` for every table of :data:`CODEBOOK`,
+``bundle.json`` (all tables as records), ``codebook.md`` and ``codebook.json`` (every column and
+every event type). Participants appear by pseudonym only; payment completion codes are not
+exported. Simulated and flagged participants are excluded unless asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import select
+
+from study import schema as S
+from study.analysis.completion import completion_table, pool_outputs, suggestions
+from study.analysis.data import StudyData, filter_data, load_study_data
+from study.analysis.questionnaires_agg import likert_long, sus_points, sus_scores
+from study.analysis.timings import timer_intervals, timings_table
+from study.analysis.workflows import workflow_table
+from study.spec import StudySpec, load_study
+from study.store import REPO_ROOT, Store, open_store
+from study.trace import EVENT_TYPES
+
+_P = {"participant": "pseudonym (random; never a name)"}
+_TS = "epoch milliseconds (server clock)"
+CODEBOOK: dict[str, dict[str, Any]] = {
+    "participants": {"description": "one row per participant", "columns": {
+        **_P, "number": "join order within the study (P<number> in figures)",
+        "stage": "pilot | main", "simulated": "true for simulate_demo participants",
+        "flagged": "excluded from balancing and analysis", "status":
+        "active | completed | withdrawn | abandoned", "condition": "first (or only) condition",
+        "condition_order": "JSON list of condition ids", "task_order": "JSON list of task ids",
+        "created": _TS}},
+    "events": {"description": "one row per trace event (see event_types)", "columns": {
+        "event_id": "idempotent event id", "session_id": "browser session id", **_P,
+        "study": "study id", "condition": "condition the event happened in", "task": "task id",
+        "subtask": "subtask id ('' outside subtasks)", "type": "event type (see event_types)",
+        "payload": "JSON object, fields per event type", "client_ts":
+        "browser epoch ms (may be empty)", "server_ts": _TS}},
+    "answers": {"description": "one row per stored answer", "columns": {
+        **_P, "item": "'<questionnaire>/<item>' or 'task:<task>/<subtask>'",
+        "questionnaire": "part before '/'", "item_id": "part after '/'",
+        "value": "the answer as JSON", "value_num": "the answer if numeric, else empty"}},
+    "questionnaire_items": {"description": "one row per participant x Likert item", "columns": {
+        **_P, "condition": "first condition", "questionnaire": "questionnaire id", "item":
+        "item id", "group": "component the item is about", "text": "item text", "points":
+        "scale points", "reverse": "reverse-coded item", "value": "raw answer 1..points",
+        "scored": "answer after reverse coding"}},
+    "sus": {"description": "SUS per participant (7-point form linearly rescaled to 0..100)",
+            "columns": {**_P, "condition": "first condition", "sus": "SUS score 0..100"}},
+    "timers": {"description": "one row per participant x timer", "columns": {
+        **_P, "label": "P<number>", "condition": "condition of the task", "task": "task id",
+        "subtask": "'' for the task-level timer", "active_s": "running, tab visible (s)",
+        "hidden_s": "running while the tab was hidden (s)", "paused_s": "paused (s)",
+        "pauses": "number of pauses", "running": "still running at export",
+        "anomalies": "repeated starts/stops, '; '-separated"}},
+    "timer_intervals": {"description": "one row per running interval of a timer", "columns": {
+        **_P, "task": "task id", "subtask": "subtask id", "start_ts": _TS, "end_ts": _TS,
+        "duration_s": "end - start (s)", "opened_by": "timer.start | timer.resume",
+        "closed_by": "timer.pause | timer.stop"}},
+    "completion": {"description": "Table 1 codes: suggestion and researcher code", "columns": {
+        **_P, "label": "P<number>", "condition": "condition of the task", "task": "task id",
+        "subtask": "subtask id", "suggested": "rule-based suggestion (empty: verbal subtask)",
+        "reason": "the rule that fired", "code": "researcher's code (newest)", "coder":
+        "who coded", "coded_at": _TS, "final": "the researcher's code", "confirmed":
+        "a researcher code exists"}},
+    "workflows": {"description": "W1/W2/W3/mixed per participant x task", "columns": {
+        **_P, "label": "P<number>", "condition": "condition", "task": "task id",
+        **{f"n_{a}": f"number of '{a}' actions" for a in
+           ("explore", "select", "dv", "clause", "output", "back", "submit")},
+        "rule_label": "label from study.analysis.workflows.classify", "explanation":
+        "the rule and scores", "override": "researcher's label", "coder": "who overrode",
+        "final": "override, else rule_label"}},
+    "codes": {"description": "every researcher code as stored", "columns": {
+        "id": "row id", **_P, "task": "task id", "subtask": "subtask id", "code":
+        "'<namespace>:<value>' e.g. completion:solved", "coder": "who", "ts": _TS}},
+}
+
+
+def study_ids(store: Store) -> list[str]:
+    """Every study with participants in the database."""
+    with store.read() as conn:
+        return sorted(conn.execute(select(S.participants.c.study).distinct()).scalars())
+
+
+def find_spec(study: str) -> StudySpec | None:
+    """The study file studies/<study>/study.yaml when it exists and its id matches."""
+    path = REPO_ROOT / "studies" / study / "study.yaml"
+    if path.is_file():
+        spec = load_study(path)
+        if spec.id == study:
+            return spec
+    return None
+
+
+def _answers_table(data: StudyData) -> pd.DataFrame:
+    """One row per answer with its questionnaire and numeric value."""
+    rows = []
+    for pid, ans in data.answers.items():
+        for item, v in sorted(ans.items()):
+            q, _, iid = item.partition("/")
+            num = float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+            rows.append({"participant": pid, "item": item, "questionnaire": q, "item_id": iid,
+                         "value": json.dumps(v), "value_num": num})
+    return pd.DataFrame(rows, columns=list(CODEBOOK["answers"]["columns"]))
+
+
+def build_tables(data: StudyData, spec: StudySpec | None) -> dict[str, pd.DataFrame]:
+    """Every export table of one (filtered) study."""
+    conds = {p["participant"]: p["condition"] for p in data.participants}
+    pcols = list(CODEBOOK["participants"]["columns"])
+    parts = pd.DataFrame([{k: (json.dumps(p[k]) if k.endswith("_order") else p[k])
+                           for k in pcols} for p in data.participants], columns=pcols)
+    events = pd.DataFrame([e.to_row() for e in data.events],
+                          columns=list(CODEBOOK["events"]["columns"]))
+    tables = {"participants": parts, "events": events, "answers": _answers_table(data)}
+    qs = spec.questionnaires if spec else ()
+    tables["questionnaire_items"] = likert_long(data.answers, qs, conds)
+    sp = sus_points(qs)
+    tables["sus"] = (sus_scores(data.answers, sp[0], sp[1], conds) if sp else
+                     pd.DataFrame(columns=["participant", "condition", "sus"]))
+    tables["timers"] = timings_table(data)
+    tables["timer_intervals"] = timer_intervals(data)
+    tables["completion"] = completion_table(_suggestions(data, spec), data.codes)
+    tables["workflows"] = workflow_table(data)
+    tables["codes"] = pd.DataFrame(list(data.codes), columns=list(CODEBOOK["codes"]["columns"]))
+    return tables
+
+
+def _suggestions(data: StudyData, spec: StudySpec | None) -> pd.DataFrame:
+    """Completion suggestions using the study's prepared pools (none without a spec)."""
+    from study.analysis.pools import study_pools
+    if spec is None:
+        return suggestions(data, {}, lambda t: (lambda p: None, [], []))
+    pools = study_pools(spec)
+    subtasks = {t.id: [s for s, _ in t.subtasks] for t in spec.tasks}
+    return suggestions(data, subtasks, lambda t: pool_outputs(pools[t]))
+
+
+def codebook_markdown() -> str:
+    """The codebook as Markdown: every table, column and event type."""
+    lines = ["# Codebook", ""]
+    for name, t in CODEBOOK.items():
+        lines += [f"## {name}", "", t["description"], "", "| column | meaning |", "|---|---|"]
+        lines += [f"| `{c}` | {d} |" for c, d in t["columns"].items()]
+        lines.append("")
+    lines += ["## event types", "", "| type | meaning and payload |", "|---|---|"]
+    lines += [f"| `{k}` | {v} |" for k, v in EVENT_TYPES.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_export(tables: dict[str, pd.DataFrame], out: Path) -> list[Path]:
+    """Write CSV, Parquet, bundle.json and the codebook into ``out``; returns the files."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name, df in tables.items():
+        df.to_csv(out / f"{name}.csv", index=False)
+        df.to_parquet(out / f"{name}.parquet", index=False)
+        files += [out / f"{name}.csv", out / f"{name}.parquet"]
+    bundle = {name: json.loads(df.to_json(orient="records")) for name, df in tables.items()}
+    (out / "bundle.json").write_text(json.dumps(bundle, indent=1), encoding="utf-8")
+    (out / "codebook.json").write_text(json.dumps(
+        {"tables": CODEBOOK, "event_types": EVENT_TYPES}, indent=1), encoding="utf-8")
+    (out / "codebook.md").write_text(codebook_markdown(), encoding="utf-8")
+    return [*files, out / "bundle.json", out / "codebook.json", out / "codebook.md"]
+
+
+def export_study(store: Store, study: str, out: Path, *, include_simulated: bool = False,
+                 include_flagged: bool = False) -> dict[str, pd.DataFrame]:
+    """Load, filter, tabulate and write one study; returns the tables written."""
+    data = filter_data(load_study_data(store, study), include_simulated=include_simulated,
+                       include_flagged=include_flagged)
+    tables = build_tables(data, find_spec(study))
+    write_export(tables, out)
+    return tables
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (see the module docstring)."""
+    ap = argparse.ArgumentParser(prog="python -m study.export", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", help="database URL (default: $PLEASQLARIFY_DB_URL or logs/)")
+    ap.add_argument("--out", required=True, help="output folder")
+    ap.add_argument("--study", help="one study id (default: every study in the database)")
+    ap.add_argument("--include-simulated", action="store_true")
+    ap.add_argument("--include-flagged", action="store_true")
+    args = ap.parse_args(argv)
+    store = open_store(args.db)
+    for study in [args.study] if args.study else study_ids(store):
+        tables = export_study(store, study, Path(args.out) / study,
+                              include_simulated=args.include_simulated,
+                              include_flagged=args.include_flagged)
+        print(f"{study}: {len(tables['participants'])} participants, "
+              f"{len(tables['events'])} events -> {Path(args.out) / study}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
