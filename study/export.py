@@ -173,6 +173,18 @@ def write_export(tables: dict[str, pd.DataFrame], out: Path) -> list[Path]:
     return [*files, out / "bundle.json", out / "codebook.json", out / "codebook.md"]
 
 
+def export_zip(tables: dict[str, pd.DataFrame]) -> bytes:
+    """The export (CSV, Parquet, bundle, codebook) as one zip archive in memory."""
+    import tempfile
+    import zipfile
+    from io import BytesIO
+    buf = BytesIO()
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buf, "w") as zf:
+        for f in write_export(tables, Path(tmp)):
+            zf.write(f, f.name)
+    return buf.getvalue()
+
+
 def export_study(store: Store, study: str, out: Path, *, include_simulated: bool = False,
                  include_flagged: bool = False) -> dict[str, pd.DataFrame]:
     """Load, filter, tabulate and write one study; returns the tables written."""

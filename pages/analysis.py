@@ -1,0 +1,183 @@
+"""Researcher-only analysis: completion (Table 1), questionnaires, timings, workflows, timeline
+and replay, export. Thin: every computation lives in study.analysis and study.export."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+from streamlit.errors import StreamlitSecretNotFoundError
+
+from study.access import check_password, researcher_password
+from study.analysis import completion as C
+from study.analysis import figures as F
+from study.analysis import questionnaires_agg as Q
+from study.analysis import workflows as W
+from study.analysis.data import filter_data, load_study_data
+from study.analysis.pools import study_pools
+from study.analysis.replay import replay
+from study.analysis.timings import annotations, timer_intervals, timings_table
+from study.export import build_tables, export_zip, find_spec, study_ids
+from study.store import default_url, open_store
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str):
+    """One store handle per process and URL."""
+    return open_store(url)
+
+
+@st.cache_resource(show_spinner="Loading candidate pools…")
+def _pools(study: str) -> dict:
+    """Prepared pools of a study's tasks (read-only, shared)."""
+    spec = find_spec(study)
+    return study_pools(spec) if spec else {}
+
+
+def _secret() -> str | None:
+    """The password from .streamlit/secrets.toml, if there is one."""
+    try:
+        return st.secrets.get("researcher_password")
+    except StreamlitSecretNotFoundError:
+        return None
+
+
+st.title("Analysis")
+if not st.session_state.get("analysis_unlocked"):
+    with st.form("analysis_login"):
+        given = st.text_input("Researcher password", type="password", key="analysis_pw")
+        if st.form_submit_button("Unlock"):
+            if check_password(given, researcher_password(_secret())):
+                st.session_state["analysis_unlocked"] = True
+                st.rerun()
+            st.error("Wrong password.")
+    st.stop()
+
+store = _store(default_url())
+studies = study_ids(store)
+if not studies:
+    st.info("No participants yet. Run `python -m study.simulate_demo --participants 6` for "
+            "demo data.")
+    st.stop()
+with st.sidebar:
+    study = st.selectbox("Study", studies, key="an_study")
+    raw = load_study_data(store, study)
+    conds = sorted({p["condition"] for p in raw.participants})
+    chosen = st.multiselect("Condition", conds, key="an_cond")
+    stages = st.multiselect("Stage", ["main", "pilot"], key="an_stage")
+    flagged = st.checkbox("Include flagged participants", key="an_flagged")
+    simulated = st.checkbox("Include simulated participants", key="an_sim")
+    coder = st.text_input("Coder (initials)", key="an_coder")
+data = filter_data(raw, conditions=chosen or None, stages=stages or None,
+                   include_flagged=flagged, include_simulated=simulated)
+if not data.ids:
+    st.info(f"No participants of {study} pass the filters ({len(raw.ids)} in total; simulated "
+            "ones are hidden unless included).")
+    st.stop()
+spec = find_spec(study)
+pools = _pools(study)
+tables = build_tables(data, spec)
+labels = {data.label(p): p for p in data.ids}
+
+tabs = st.tabs(["Completion", "Questionnaires", "Timings", "Workflows", "Timeline & replay",
+                "Export"])
+with tabs[0]:
+    comp = tables["completion"]
+    rate = C.completion_rate(comp)
+    st.metric("Completion rate (coded cells)", "—" if rate != rate else f"{rate:.1%}")
+    st.plotly_chart(F.completion_heatmap(comp), key="an_comp_fig")
+    st.dataframe(comp.drop(columns=["participant"]), hide_index=True)
+    with st.form("an_code"):
+        c1, c2, c3, c4 = st.columns(4)
+        who = c1.selectbox("Participant", list(labels), key="an_code_p")
+        task = c2.selectbox("Task", sorted(set(comp["task"])), key="an_code_t")
+        sub = c3.selectbox("Subtask", sorted(set(comp["subtask"])), key="an_code_s")
+        code = c4.selectbox("Code", C.CODES, format_func=C.CODE_LABELS.get, key="an_code_c")
+        if st.form_submit_button("Store code"):
+            try:
+                C.store_code(store, labels[who], task, sub, code, coder)
+                st.rerun()
+            except ValueError as exc:
+                st.error(str(exc))
+with tabs[1]:
+    sus = tables["sus"]
+    if sus.empty:
+        st.info("No complete SUS answers yet.")
+    else:
+        points = Q.sus_points(spec.questionnaires)[1] if spec else 5
+        summary = Q.sus_summary(sus["sus"], points)
+        cols = st.columns(4)
+        cols[0].metric("SUS mean", f"{summary.mean:.1f}")
+        cols[1].metric("95 % CI", f"{summary.ci_low:.1f}–{summary.ci_high:.1f}")
+        cols[2].metric("vs 68: t, p", f"{summary.t:.2f}, {summary.p:.3f}")
+        cols[3].metric("Grade / adjective", f"{summary.grade} / {summary.adjective}")
+        if summary.note:
+            st.caption(summary.note)
+        st.plotly_chart(F.sus_strip(sus, summary), key="an_sus_fig")
+    items = tables["questionnaire_items"]
+    if not items.empty:
+        qid = st.selectbox("Questionnaire", sorted(set(items["questionnaire"])), key="an_q")
+        dist = Q.likert_distribution(items[items["questionnaire"] == qid])
+        st.plotly_chart(F.likert_diverging(dist), key="an_likert_fig")
+with tabs[2]:
+    tim = timings_table(data)
+    per_sub = st.toggle("Per subtask", value=True, key="an_tim_sub")
+    st.plotly_chart(F.timing_box(tim, per_sub), key="an_tim_fig")
+    st.dataframe(tim.drop(columns=["participant"]), hide_index=True)
+    st.dataframe(annotations(data), hide_index=True)
+with tabs[3]:
+    c1, c2 = st.columns(2)
+    rules = W.WorkflowRules(dominance=c1.slider("Dominance share", 0.5, 1.0, 0.6,
+                                                key="an_dom"),
+                            output_weight=c2.slider("Weight of an output view", 0.0, 1.0, 0.5,
+                                                    key="an_ow"))
+    wf = W.workflow_table(data, rules)
+    st.dataframe(wf.drop(columns=["participant"]), hide_index=True)
+    st.plotly_chart(F.workflow_sankey(W.path_links(W.task_sequences(data, "3").values())),
+                    key="an_sankey")
+    matrices = W.session_matrices(data)
+    sess = st.selectbox("Session", list(matrices), key="an_sess")
+    st.plotly_chart(F.transition_heatmap(matrices[sess]), key="an_trans")
+    with st.form("an_wf"):
+        c1, c2, c3 = st.columns(3)
+        who = c1.selectbox("Participant", list(labels), key="an_wf_p")
+        task = c2.selectbox("Task", sorted(set(wf["task"])), key="an_wf_t")
+        label = c3.selectbox("Label", W.LABELS, format_func=W.LABEL_TEXT.get, key="an_wf_l")
+        if st.form_submit_button("Store label"):
+            try:
+                W.store_label(store, labels[who], task, label, coder)
+                st.rerun()
+            except ValueError as exc:
+                st.error(str(exc))
+with tabs[4]:
+    who = st.selectbox("Participant", list(labels), key="an_rp_p")
+    pid = labels[who]
+    tasks = [t for t in dict.fromkeys(e.task for e in data.events_of(pid)) if t in pools]
+    task = st.selectbox("Task", tasks, key="an_rp_t")
+    evs = data.events_of(pid, task) if task else []
+    ivs = timer_intervals(data)
+    steps = replay(evs, pools[task]) if task else []
+    if steps:
+        k = st.slider("Step", 0, len(steps) - 1, 0, key="an_rp_k") if len(steps) > 1 else 0
+        s = steps[k]
+        marked = evs[s.index].server_ts if s.index >= 0 else None
+        st.plotly_chart(F.swimlane(evs, ivs[ivs["participant"] == pid], marked),
+                        key="an_swim")
+        cols = st.columns(4)
+        cols[0].metric("Survivors", len(s.survivors))
+        cols[1].metric("Distinct outputs", s.n_classes)
+        cols[2].metric("Decisions", s.history_len)
+        cols[3].metric("Event", s.type)
+        st.write(f"Next question: `{s.next_variable or '—'}`")
+        if s.best_candidate is not None:
+            st.code(pools[task].sqls[s.best_candidate], language="sql")
+        bad = [x for x in steps if x.mismatch]
+        if s.mismatch:
+            st.error(f"Replay mismatch at this step: {s.mismatch}")
+        st.caption(f"{len(bad)} of {len(steps) - 1} decision steps disagree with the "
+                   "recorded survivor counts." if bad else "Replay matches the recorded trace.")
+with tabs[5]:
+    st.download_button("Download export (zip)", export_zip(tables),
+                       file_name=f"{study}-{time.strftime('%Y%m%d-%H%M')}.zip",
+                       mime="application/zip", key="an_export")
+    st.caption("CSV and Parquet per table, bundle.json, codebook.md/json; pseudonyms only.")

@@ -1,0 +1,141 @@
+"""Plotly figures for the analysis page, as pure functions of the analysis tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from study.analysis.completion import CODE_LABELS, CODES
+from study.analysis.questionnaires_agg import SUS_BENCHMARK, SusSummary
+
+CODE_COLOURS = {"solved": "#1a9850", "partial-better": "#fee08b",
+                "partial-not-original": "#fc8d59", "not-solved": "#d73027"}
+LIKERT_COLOURS = ("#b2182b", "#d6604d", "#f4a582", "#dddddd", "#92c5de", "#4393c3", "#2166ac")
+
+
+def completion_heatmap(table: pd.DataFrame, column: str = "final") -> go.Figure:
+    """Table 1: rows task/subtask, columns participants, coloured by completion code."""
+    if table.empty:
+        return go.Figure()
+    t = table.copy()
+    t["row"] = t["task"] + " · " + t["subtask"]
+    rows = list(dict.fromkeys(t["row"]))
+    cols = list(dict.fromkeys(t["label"]))
+    codes = t.set_index(["row", "label"])[column].fillna(t.set_index(["row", "label"])
+                                                          ["suggested"])
+    z = [[CODES.index(codes[(r, c)]) if (r, c) in codes.index and codes[(r, c)] in CODES
+          else None for c in cols] for r in rows]
+    text = [[CODE_LABELS.get(codes.get((r, c)), "uncoded") for c in cols] for r in rows]
+    n = len(CODES)
+    scale = [[i / n + e, CODE_COLOURS[code]] for i, code in enumerate(CODES)
+             for e in (0, 1 / n)]
+    fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, text=text, hoverinfo="x+y+text",
+                               colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
+                               showscale=False))
+    fig.update_layout(yaxis_autorange="reversed", title="Task completion (coded; "
+                      "uncoded cells show the suggestion)", height=max(300, 22 * len(rows)))
+    return fig
+
+
+def sus_strip(scores: pd.DataFrame, summary: SusSummary) -> go.Figure:
+    """Per-participant SUS as points, the mean with its 95 % CI, and the 68 benchmark."""
+    fig = go.Figure(go.Scatter(x=scores["sus"], y=[0] * len(scores), mode="markers",
+                               text=scores["participant"], name="participants",
+                               marker={"size": 10, "opacity": 0.7}))
+    fig.add_trace(go.Scatter(x=[summary.mean], y=[0.3], mode="markers", name="mean, 95 % CI",
+                             error_x={"type": "data", "symmetric": False,
+                                      "array": [summary.ci_high - summary.mean],
+                                      "arrayminus": [summary.mean - summary.ci_low]},
+                             marker={"size": 14, "symbol": "diamond"}))
+    fig.add_vline(x=SUS_BENCHMARK, line_dash="dash", annotation_text="68 benchmark")
+    fig.update_layout(xaxis={"range": [0, 100], "title": "SUS"}, yaxis={"visible": False},
+                      height=260, title=f"SUS M = {summary.mean:.1f} ({summary.grade}, "
+                      f"{summary.adjective})")
+    return fig
+
+
+def likert_diverging(dist: pd.DataFrame, facet: str = "group") -> go.Figure:
+    """Diverging stacked bars (Figures 10/12): disagreement left of 0, neutral split."""
+    fig = go.Figure()
+    if dist.empty:
+        return fig
+    d = dist.copy()
+    d["row"] = [" / ".join(str(x) for x in (f, c, i) if x) for f, c, i in
+                zip(d.get(facet, ""), d.get("condition", ""), d["item"], strict=True)]
+    points = int(d["points"].max())
+    mid = (points + 1) / 2
+    for level in range(1, points + 1):
+        sub = d[d["level"] == level]
+        share = sub["share"] * 100
+        if level == mid:
+            for sign in (-1, 1):
+                fig.add_trace(go.Bar(y=sub["row"], x=sign * share / 2, orientation="h",
+                                     name=str(level), showlegend=sign > 0,
+                                     marker_color=LIKERT_COLOURS[3], base=0))
+            continue
+        x = -share if level < mid else share
+        colour = LIKERT_COLOURS[min(6, round((level - 1) * 6 / max(1, points - 1)))]
+        fig.add_trace(go.Bar(y=sub["row"], x=x, orientation="h", name=str(level),
+                             marker_color=colour))
+    fig.update_layout(barmode="relative", xaxis_title="% of answers (disagree ← → agree)",
+                      height=max(300, 28 * d["row"].nunique()),
+                      yaxis={"autorange": "reversed"})
+    return fig
+
+
+def timing_box(timings: pd.DataFrame, subtasks: bool = True) -> go.Figure:
+    """Active minutes per task (or task · subtask) as box plots with all points, by condition."""
+    t = timings[timings["subtask"] != ""] if subtasks else timings[timings["subtask"] == ""]
+    fig = go.Figure()
+    for cond, grp in t.groupby("condition"):
+        x = grp["task"] + (" · " + grp["subtask"] if subtasks else "")
+        fig.add_trace(go.Box(x=x, y=grp["active_s"] / 60, name=str(cond), boxpoints="all",
+                             text=grp["label"], jitter=0.4))
+    fig.update_layout(boxmode="group", yaxis_title="active minutes")
+    return fig
+
+
+def workflow_sankey(links: pd.DataFrame) -> go.Figure:
+    """Figure 11 style flow of observed action paths (nodes: step:action)."""
+    nodes = list(dict.fromkeys([*links["source"], *links["target"]]))
+    idx = {n: i for i, n in enumerate(nodes)}
+    return go.Figure(go.Sankey(node={"label": nodes, "pad": 12},
+                               link={"source": [idx[s] for s in links["source"]],
+                                     "target": [idx[t] for t in links["target"]],
+                                     "value": links["count"].tolist()}))
+
+
+def transition_heatmap(matrix: pd.DataFrame) -> go.Figure:
+    """A transition matrix (from rows to columns) with its counts."""
+    fig = go.Figure(go.Heatmap(z=matrix.values, x=list(matrix.columns), y=list(matrix.index),
+                               text=matrix.values, texttemplate="%{text}", colorscale="Blues"))
+    fig.update_layout(xaxis_title="to", yaxis_title="from", yaxis_autorange="reversed")
+    return fig
+
+
+def swimlane(events: list[Any], timers: pd.DataFrame | None = None,
+             marked: int | None = None) -> go.Figure:
+    """A session timeline: one lane per event kind, subtask spans from the timer intervals."""
+    fig = go.Figure()
+    if timers is not None and not timers.empty:
+        for _, r in timers.iterrows():
+            fig.add_trace(go.Scatter(
+                x=[pd.to_datetime(r["start_ts"], unit="ms"), pd.to_datetime(r["end_ts"],
+                                                                            unit="ms")],
+                y=["task"] * 2, mode="lines", line={"width": 12}, showlegend=False,
+                name=f"{r['task']} {r['subtask']}", hoverinfo="name"))
+    lanes: dict[str, list[Any]] = {}
+    for e in events:
+        lane = e.type.split(".", 1)[0]
+        lanes.setdefault(lane, []).append(e)
+    for lane, evs in lanes.items():
+        fig.add_trace(go.Scatter(
+            x=[pd.to_datetime(e.server_ts, unit="ms") for e in evs], y=[lane] * len(evs),
+            mode="markers", name=lane, text=[f"{e.type} {e.task} {e.subtask}" for e in evs],
+            hoverinfo="x+text"))
+    if marked is not None:
+        fig.add_vline(x=pd.to_datetime(marked, unit="ms"), line_color="red")
+    fig.update_layout(height=380, xaxis_title="time", showlegend=False)
+    return fig
