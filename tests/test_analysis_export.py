@@ -1,0 +1,93 @@
+"""Demo simulation, export round-trip (CSV and Parquet read back) and the analysis page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from study.analysis.data import filter_data, load_study_data
+from study.analysis.workflows import workflow_table
+from study.export import CODEBOOK
+from study.export import main as export_main
+from study.simulate_demo import simulate_participants
+from study.store import open_store
+from study.trace import EVENT_TYPES
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'study.sqlite'}"
+    store = open_store(url, sqlite_synchronous="OFF")
+    ids = simulate_participants(store, 3, seed=1)
+    return url, store, ids
+
+
+def test_simulated_participants_are_flagged_and_complete(demo_db):
+    _, store, ids = demo_db
+    data = load_study_data(store, "film")
+    assert sorted(data.ids) == sorted(ids)
+    assert all(p["simulated"] and p["status"] == "completed" for p in data.participants)
+    assert filter_data(data).ids == []
+    sim = filter_data(data, include_simulated=True)
+    labels = set(workflow_table(sim)["rule_label"])
+    assert {"W1", "W2"} <= labels
+    assert sum(e.type == "submit" for e in sim.events) == 3 * 5
+
+
+def test_export_round_trips(demo_db, tmp_path):
+    url, store, _ = demo_db
+    assert export_main(["--db", url, "--out", str(tmp_path), "--include-simulated"]) == 0
+    out = tmp_path / "film"
+    ev_csv = pd.read_csv(out / "events.csv", keep_default_na=False)
+    ev_pq = pd.read_parquet(out / "events.parquet")
+    assert len(ev_csv) == len(ev_pq) == store.count_events(study="film")
+    assert list(ev_csv["type"]) == [e["type"] for e in store.events(study="film")]
+    assert (ev_pq["server_ts"].to_numpy() == ev_csv["server_ts"].to_numpy()).all()
+    sus_csv = pd.read_csv(out / "sus.csv").sort_values("participant")
+    sus_pq = pd.read_parquet(out / "sus.parquet").sort_values("participant")
+    assert len(sus_csv) == 3
+    assert sus_csv["sus"].round(6).tolist() == sus_pq["sus"].round(6).tolist()
+    tim = pd.read_parquet(out / "timers.parquet")
+    assert (tim["active_s"] > 0).all()
+    bundle = json.loads((out / "bundle.json").read_text())
+    assert len(bundle["answers"]) == len(pd.read_csv(out / "answers.csv"))
+    book = json.loads((out / "codebook.json").read_text())
+    assert set(book["event_types"]) == set(EVENT_TYPES)
+    for name, spec in CODEBOOK.items():
+        assert list(pd.read_parquet(out / f"{name}.parquet").columns) == list(spec["columns"])
+    assert "| `dv.accept` |" in (out / "codebook.md").read_text()
+    assert export_main(["--db", url, "--out", str(tmp_path / "real")]) == 0
+    assert pd.read_csv(tmp_path / "real" / "film" / "participants.csv").empty
+
+
+def test_analysis_page(demo_db, monkeypatch):
+    url, store, _ = demo_db
+    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
+    monkeypatch.setenv("PLEASQLARIFY_RESEARCHER_PASSWORD", "s3cret")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.tabs
+    at.text_input(key="analysis_pw").input("wrong")
+    at.button[0].click().run()
+    assert at.error and not at.tabs
+    at.text_input(key="analysis_pw").input("s3cret")
+    at.button[0].click().run()
+    assert any("hidden unless included" in i.value for i in at.info)
+    at.checkbox(key="an_sim").check().run()
+    assert not at.exception and len(at.tabs) == 6
+    at.text_input(key="an_coder").input("ab").run()
+    at.selectbox(key="an_code_s").set_value("3")
+    at.selectbox(key="an_code_c").set_value("partial-better")
+    next(b for b in at.button if b.label == "Store code").click().run()
+    assert not at.exception
+    codes = store.codes()
+    assert [(c["code"], c["coder"], c["subtask"]) for c in codes] == [
+        ("completion:partial-better", "ab", "3")]
+    at.slider(key="an_rp_k").set_value(2).run()
+    assert not at.exception and not at.error
+    assert any("Replay matches" in c.value for c in at.caption)

@@ -1,0 +1,157 @@
+"""Analysis functions on a small hand-made trace with answers computed by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from study.analysis import completion as C
+from study.analysis import questionnaires_agg as Q
+from study.analysis import workflows as W
+from study.analysis.data import StudyData, filter_data
+from study.analysis.timings import timer_intervals, timings_table
+from study.questionnaires import BUILTINS
+from study.trace import Event
+
+
+def ev(pid: str, type: str, t: int, task: str = "t1", sub: str = "3", **payload) -> Event:
+    return Event(event_id=f"{pid}-{t}", session_id=f"s-{pid}", participant=pid, type=type,
+                 payload=payload, study="demo", condition="pleasqlarify", task=task,
+                 subtask=sub, server_ts=t)
+
+
+def participant(pid: str, number: int, **kw) -> dict:
+    return {"participant": pid, "number": number, "condition": "pleasqlarify",
+            "condition_order": ["pleasqlarify"], "task_order": ["t1"], "stage": "main",
+            "simulated": False, "flagged": False, **kw}
+
+
+# A: W1 (dv x3, one back); B: W2 (clauses); C: W3 (lasso + outputs); D: mixed
+EVENTS = [
+    ev("A", "timer.start", 0), ev("A", "space.hover", 1000), ev("A", "dv.accept", 2000),
+    ev("A", "dv.reject", 3000), ev("A", "undo", 4000), ev("A", "dv.accept", 5000),
+    ev("A", "submit", 6000, candidate=0), ev("A", "timer.stop", 10_000),
+    ev("B", "timer.start", 0), ev("B", "clause.accept", 1000), ev("B", "clause.reject", 2000),
+    ev("B", "clause.accept", 3000), ev("B", "submit", 4000, candidate=1),
+    ev("B", "timer.pause", 5000), ev("B", "timer.resume", 8000), ev("B", "timer.stop", 9000),
+    ev("C", "space.lasso", 1000, candidates=[1, 2]), ev("C", "output.view", 2000),
+    ev("C", "output.view", 3000), ev("C", "submit", 4000),
+    ev("D", "dv.accept", 1000), ev("D", "clause.accept", 2000), ev("D", "space.box", 3000),
+]
+DATA = StudyData(tuple(participant(p, i) for i, p in enumerate("ABCD", 1)), tuple(EVENTS))
+
+
+def test_actions_and_transition_counts():
+    seq = W.to_actions(DATA.events_of("A"))
+    assert seq == ["explore", "dv", "dv", "back", "dv", "submit"]
+    assert W.to_actions(DATA.events_of("A"), collapse=True) == [
+        "explore", "dv", "back", "dv", "submit"]
+    m = W.transition_matrix([seq])
+    assert m.loc["dv", "dv"] == 1 and m.loc["dv", "back"] == 1 and m.loc["back", "dv"] == 1
+    assert m.loc["explore", "dv"] == 1 and m.loc["dv", "submit"] == 1
+    assert int(m.values.sum()) == len(seq) - 1
+    assert int(W.session_matrices(DATA)["s-B"].loc["clause", "clause"]) == 2
+
+
+def test_workflow_labels_and_override():
+    table = W.workflow_table(DATA).set_index("participant")
+    assert table["rule_label"].to_dict() == {"A": "W1", "B": "W2", "C": "W3", "D": "mixed"}
+    # C: select 1 + 0.5 * 2 output views = 2 -> share 1.0
+    assert "W3=2" in table.loc["C", "explanation"]
+    strict = W.workflow_table(DATA, W.WorkflowRules(dominance=1.0)).set_index("participant")
+    assert strict.loc["C", "rule_label"] == "W3" and strict.loc["B", "rule_label"] == "W2"
+    codes = ({"id": 1, "participant": "D", "task": "t1", "subtask": "", "code": "workflow:W1",
+              "coder": "ab", "ts": 5},)
+    over = W.workflow_table(StudyData(DATA.participants, DATA.events, {}, codes))
+    row = over.set_index("participant").loc["D"]
+    assert (row["rule_label"], row["override"], row["final"]) == ("mixed", "W1", "W1")
+    assert W.classify([])[0] == "none"
+
+
+def test_sankey_links_count_every_path():
+    links = W.path_links([["explore", "dv", "dv", "submit"], ["explore", "clause"]])
+    counts = {(r.source, r.target): r.count for r in links.itertuples()}
+    assert counts[("start", "1:explore")] == 2
+    assert counts[("1:explore", "2:dv")] == 1 and counts[("2:dv", "3:submit")] == 1
+    assert counts[("2:clause", "end")] == 1
+
+
+def test_completion_suggestions_follow_the_rules():
+    gold, realised = ["g0", "g1"], [True, False]
+    assert C.suggest_code(None, gold, realised, 0).code == "not-solved"
+    assert C.suggest_code("error", gold, realised, 0).code == "not-solved"
+    assert C.suggest_code("g0", gold, realised, 0).code == "solved"
+    assert C.suggest_code("g1", gold, realised, 0).code == "partial-better"
+    assert C.suggest_code("g0", gold, realised, 1).code == "partial-not-original"
+    assert C.suggest_code("g1", gold, realised, None).code == "solved"
+    assert C.suggest_code("x", gold, realised, None).code == "partial-not-original"
+    assert C.intended_gold({"gold": 1}) == 1 and C.intended_gold("free text") is None
+
+
+def test_completion_table_joins_newest_code():
+    keys = {0: "g0", 1: "zz"}
+    data = StudyData(DATA.participants[:2], DATA.events,
+                     {"A": {"task:t1/1": {"gold": 0}}, "B": {"task:t1/1": "the title"}})
+
+    def outputs(task):
+        return (lambda p: keys.get(p.get("candidate"))), ["g0", "g1"], [True, True]
+
+    sugg = C.suggestions(data, {"t1": ["1", "2a", "3"]}, outputs)
+    assert list(sugg["subtask"]) == ["2a", "3", "2a", "3"]
+    s3 = sugg[sugg["subtask"] == "3"].set_index("participant")["suggested"].to_dict()
+    assert s3 == {"A": "solved", "B": "partial-not-original"}
+    codes = ({"id": 1, "participant": "B", "task": "t1", "subtask": "3",
+              "code": "completion:not-solved", "coder": "x", "ts": 1},
+             {"id": 2, "participant": "B", "task": "t1", "subtask": "3",
+              "code": "completion:partial-better", "coder": "y", "ts": 2})
+    table = C.completion_table(sugg, codes)
+    row = table[(table["participant"] == "B") & (table["subtask"] == "3")].iloc[0]
+    assert (row["final"], row["coder"], row["coded_at"]) == ("partial-better", "y", 2)
+    assert C.completion_rate(table) == 1.0
+
+
+def test_sus_mean_ci_grade_by_hand():
+    q = BUILTINS["sus5"]
+    best = {f"sus{i}": (5 if i % 2 else 1) for i in range(1, 11)}  # 100
+    mid = {f"sus{i}": 3 for i in range(1, 11)}  # 50
+    answers = {p: {f"sus5/{k}": v for k, v in a.items()} for p, a in
+               {"A": best, "B": mid, "C": {**mid, "sus1": 5}}.items()}  # C: 55
+    scores = Q.sus_scores(answers, q.id, 5)
+    assert sorted(scores["sus"]) == [50.0, 55.0, 100.0]
+    s = Q.sus_summary(scores["sus"], 5)
+    assert s.mean == pytest.approx(205 / 3)
+    sd = math.sqrt(((50 - 205 / 3) ** 2 + (55 - 205 / 3) ** 2 + (100 - 205 / 3) ** 2) / 2)
+    half = 4.302652729911275 * sd / math.sqrt(3)  # t(0.975, 2)
+    assert (s.ci_low, s.ci_high) == (pytest.approx(s.mean - half), pytest.approx(s.mean + half))
+    assert s.grade == "C" and s.adjective == "Good" and s.note == ""
+    assert Q.sus_grade(84.1) == "A+" and Q.sus_grade(51.6) == "F"
+    assert Q.sus_adjective(20) == "Awful"
+    assert "indicative" in Q.sus_summary([70, 80], 7).note
+
+
+def test_likert_distribution_counts_and_reverse():
+    q = BUILTINS["component-utility"]
+    answers = {"A": {"component-utility/ds_effort": 2, "component-utility/as_explore": 7},
+               "B": {"component-utility/ds_effort": 2, "component-utility/as_explore": 5}}
+    long = Q.likert_long(answers, [q], {"A": "x", "B": "x"})
+    effort = long[long["item"] == "ds_effort"]
+    assert list(effort["scored"]) == [6, 6] and effort["reverse"].all()
+    dist = Q.likert_distribution(long)
+    row = dist[(dist["item"] == "as_explore") & (dist["level"] == 7)].iloc[0]
+    assert (row["count"], row["share"], row["mean"], row["group"]) == (1, 0.5, 6.0,
+                                                                      "action_space")
+    assert len(dist) == 2 * 7
+
+
+def test_timings_and_filters():
+    tim = timings_table(DATA).set_index("participant")
+    assert tim.loc["A", "active_s"] == 10.0
+    assert tim.loc["B", "active_s"] == 6.0 and tim.loc["B", "paused_s"] == 3.0
+    iv = timer_intervals(DATA)
+    assert list(iv[iv["participant"] == "B"]["duration_s"]) == [5.0, 1.0]
+    parts = (participant("A", 1), participant("S", 2, simulated=True),
+             participant("F", 3, flagged=True))
+    data = StudyData(parts, ())
+    assert filter_data(data).ids == ["A"]
+    assert filter_data(data, include_simulated=True, include_flagged=True).ids == ["A", "S", "F"]

@@ -1,0 +1,83 @@
+"""Replay reproduces the workspace at every step of a recorded session; mismatches are shown."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core.prepare import default_pool_dir, load_prepared
+from core.session import RepairSession
+from core.taskbank import load_task_bank
+from study.analysis.replay import mismatches, replay
+from study.store import REPO_ROOT, open_store
+from study.trace import log_event, read_events
+
+BANK = REPO_ROOT / "studies" / "film" / "tasks.jsonl"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    tasks, _ = load_task_bank(BANK)
+    task = next(t for t in tasks if t.id == "film-dicaprio-rating")
+    return load_prepared(task, default_pool_dir(BANK))
+
+
+def test_replay_reproduces_every_step(tmp_path, pool):
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}", sqlite_synchronous="OFF")
+    s = RepairSession(pool)
+    expected: list[tuple[int, ...]] = []
+
+    def log(type: str, **payload) -> None:
+        log_event(store, session_id="s1", participant="p1", type=type, payload=payload,
+                  study="film", task=pool.task_id, subtask="3")
+
+    def decided(type: str, before: int, **payload) -> None:
+        log(type, survivors_before=before, survivors_after=len(s.survivors), **payload)
+        expected.append(tuple(int(i) for i in s.survivors))
+
+    log("space.hover", candidate_id=0)  # not a decision: no step
+    v = s.next_variable()
+    before = len(s.survivors)
+    s.answer(v.keys, True)
+    decided("dv.accept", before, features=list(v.keys))
+    before = len(s.survivors)
+    s.undo()
+    decided("undo", before)
+    before = len(s.survivors)
+    s.answer(v.keys, False)
+    decided("dv.reject", before, features=list(v.keys))
+    key = next(b.feature.key for b in s.predicted_query() if not b.determined)
+    before = len(s.survivors)
+    s.answer_feature(key, True)
+    decided("clause.accept", before, feature=key)
+    ids = s.survivors.tolist()[: max(1, len(s.survivors) // 2)]
+    before = len(s.survivors)
+    s.restrict(ids, "lasso")
+    decided("space.lasso", before, candidates=ids)
+
+    events = read_events(store)
+    steps = replay(events, pool)
+    assert len(steps) == 1 + len(expected)
+    assert steps[0].survivors == tuple(range(pool.n))
+    assert [st.survivors for st in steps[1:]] == expected
+    assert [st.type for st in steps[1:]] == ["dv.accept", "undo", "dv.reject", "clause.accept",
+                                             "space.lasso"]
+    assert mismatches(steps) == []
+    assert steps[-1].history_len == s.step and steps[-1].best_candidate == s.best_candidate()
+    assert replay(events, pool) == steps  # deterministic
+
+    i = next(k for k, e in enumerate(events) if e.type == "dv.reject")
+    tampered = list(events)
+    tampered[i] = replace(events[i], payload={**events[i].payload, "survivors_after": 999})
+    bad = mismatches(replay(tampered, pool))
+    assert len(bad) == 1 and "recorded 999 survivors after" in bad[0].mismatch
+
+
+def test_impossible_decision_is_reported(pool):
+    from study.trace import Event
+    ev = Event("e1", "s", "p", "dv.accept", {"features": ["SELECT no.such_column"]})
+    steps = replay([ev], pool)
+    assert "cannot apply dv.accept" in steps[-1].mismatch
+    assert np.array_equal(np.array(steps[-1].survivors), np.arange(pool.n))
