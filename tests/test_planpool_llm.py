@@ -1,0 +1,127 @@
+"""The LLM agent's tool loop with the real anthropic SDK against a loopback tool_use server."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from core.agents import SimulatedChatUser
+from core.execute import open_database
+from core.llm_agent import LLMAgent, MatchingUser, tools_for
+from core.pool import prepare_pool
+from core.session import RepairSession
+from core.taskbank import load_tasks
+from tests.anthropic_tools_server import ToolScriptServer
+
+FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"
+KEY = "sk-test-planpool-secret"
+
+
+def use(name, **args):
+    return {"type": "tool_use", "name": name, "input": args}
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_tasks(FILM)[1]  # film-pulp-review
+
+
+def agent(server):
+    clock = itertools.count(0)
+    return LLMAgent(model="claude-test", api_key=KEY, base_url=server.base_url, max_turns=10,
+                    clock=lambda: float(next(clock)))
+
+
+def test_early_submit_is_refused_with_pending_questions_then_finishes(task):
+    script = [
+        [{"type": "text", "text": "Let me look."}, use("get_schema")],
+        [use("probe_values", table="films", column="title")],
+        [use("init_pool", questions=["Should the result include the review's text?",
+                                     "Should the result include the review's score?"])],
+        [use("submit", sql="SELECT review_text FROM reviews")],  # too early
+        [use("ask_next")],
+        [use("drop_question", id="q2", reason="resolved by earlier answers")],
+        [use("submit", sql="SELECT review_text FROM reviews WHERE film_id = 1")],
+    ]
+    answers = []
+
+    def user(q):
+        answers.append(q)
+        return "yes"
+
+    db = open_database(task.database)
+    try:
+        with ToolScriptServer(script) as server:
+            ep = agent(server).run(task.question, db, user, "planpool")
+    finally:
+        db.close()
+    assert ep.stop == "submitted"
+    assert ep.submitted_sql == "SELECT review_text FROM reviews WHERE film_id = 1"
+    assert ep.refused == 1
+    schema = server.tool_results(1)[0]
+    assert "CREATE TABLE films" in schema["content"] and not schema["is_error"]
+    assert "Pulp Fiction" in server.tool_results(2)[0]["content"]
+    refusal = server.tool_results(4)[0]
+    assert refusal["is_error"]
+    assert "q1 [pending]" in refusal["content"]
+    assert "Should the result include the review's text?" in refusal["content"]
+    assert "q2" in refusal["content"] and "drop_question" in refusal["content"]
+    assert "user: yes" in server.tool_results(5)[0]["content"]
+    assert answers == ["Should the result include the review's text?"]
+    assert [e.op for e in ep.pool.history] == ["init", "refused", "next", "answer", "drop",
+                                               "submit"]
+    assert len(server.bodies) == 7
+    names = {t["name"] for t in server.bodies[0]["tools"]}
+    assert {"init_pool", "ask_next", "submit"} <= names and "ask" not in names
+    assert server.bodies[0]["model"] == "claude-test"
+    assert KEY not in repr(agent(server))
+
+
+def test_naive_variant_asks_freely_and_submits_without_a_pool(task):
+    script = [[use("ask", question="Do you want the review text?")],
+              [use("run_sql", sql="DELETE FROM reviews")],
+              [use("submit", sql="SELECT 1")]]
+    db = open_database(task.database)
+    try:
+        with ToolScriptServer(script) as server:
+            ep = agent(server).run(task.question, db, lambda q: "no", "naive")
+    finally:
+        db.close()
+    assert ep.pool is None and ep.submitted_sql == "SELECT 1"
+    assert ep.asked == [{"text": "Do you want the review text?", "answer": "no"}]
+    assert "error" in server.tool_results(2)[0]["content"].lower()  # read-only: DELETE refused
+    names = {t["name"] for t in server.bodies[0]["tools"]}
+    assert "ask" in names and "init_pool" not in names
+    assert "ranked plan" not in server.bodies[0]["system"]
+
+
+def test_turn_budget_bounds_the_loop(task):
+    db = open_database(task.database)
+    try:
+        with ToolScriptServer([[use("show_pool")]] * 20) as server:
+            a = agent(server)
+            a.max_turns = 3
+            ep = a.run(task.question, db, lambda q: "yes", "planpool")
+    finally:
+        db.close()
+    assert ep.stop == "turn budget" and ep.submitted_sql is None and len(server.bodies) == 3
+
+
+def test_matching_user_answers_only_matched_questions(task):
+    session = RepairSession(prepare_pool(task, layout=False))
+    user = MatchingUser(SimulatedChatUser(session, 0))
+    assert user("What is the weather like on Mars today?") == "not specified"
+    top = session.next_variable()
+    from core.questions import render_question
+
+    reply = user(render_question(top.features))
+    assert reply in ("yes", "no", "not specified")
+    assert user.matched == [None, top.keys]
+
+
+def test_tools_per_variant():
+    assert "ask" in {t["name"] for t in tools_for("plan-prompt")}
+    with pytest.raises(ValueError, match="unknown variant"):
+        tools_for("reflect")
