@@ -136,7 +136,7 @@ class QuestionPool:
                 raise PoolError("a planned question needs non-empty text")
         ids = [self._new(it["text"], it["priority"], "plan", it["payload"]).id for it in items]
         self.initialised = True
-        self._record("init", None, plan=items)
+        self._record("init", None, plan=items, ids=ids)
         return ids
 
     def add(self, text: str, priority: float = 0.0, payload: dict[str, Any] | None = None) -> str:

@@ -85,7 +85,7 @@ def test_every_asked_or_dropped_question_was_once_pending(ops):
     became_pending: set[str] = set()
     for e in pool.history:
         if e.op == "init":
-            became_pending |= {f"q{i + 1}" for i in range(len(e.data["plan"]))}
+            became_pending |= set(e.data["ids"])
         if e.op == "add":
             became_pending.add(e.qid)
         if e.op in ("next", "drop"):
