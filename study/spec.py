@@ -156,8 +156,11 @@ class Checker:
 
     def _line(self, where: str) -> int:
         while where and where not in self.lines:
-            where = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", where)
-        return self.lines.get(where, 0)
+            shorter = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", where)
+            if shorter == where:  # a missing top-level key: no line to point at
+                return 0
+            where = shorter
+        return self.lines.get(where, 0) if where else 0
 
     def err(self, where: str, message: str, fix: str = "") -> None:
         self.errors.append(SpecProblem(self.file, where, message, fix, self._line(where)))

@@ -1,0 +1,46 @@
+"""Optional think-aloud recordings: stored locally under logs/audio/<participant>/<task>.wav.
+
+Recordings never leave the machine the study server runs on; the trace gets an ``audio`` event
+with the path (relative to the audio root), the size and the duration read from the WAV header.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import wave
+from pathlib import Path
+
+from study.store import REPO_ROOT
+
+AUDIO_ENV = "PLEASQLARIFY_AUDIO_DIR"
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def audio_root() -> Path:
+    """``$PLEASQLARIFY_AUDIO_DIR`` or logs/audio in the repository."""
+    return Path(os.environ.get(AUDIO_ENV) or REPO_ROOT / "logs" / "audio")
+
+
+def wav_duration_ms(data: bytes) -> int | None:
+    """The duration of a WAV recording in ms (None when it is not a readable WAV)."""
+    try:
+        with wave.open(io.BytesIO(data)) as w:
+            rate = w.getframerate()
+            return int(w.getnframes() * 1000 / rate) if rate else None
+    except (wave.Error, EOFError):
+        return None
+
+
+def save_recording(participant: str, task: str, data: bytes,
+                   root: Path | None = None) -> tuple[Path, int | None]:
+    """Write the recording atomically to ``<root>/<participant>/<task>.wav``; (path, ms)."""
+    root = root or audio_root()
+    folder = root / _SAFE.sub("_", participant)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{_SAFE.sub('_', task)}.wav"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return path, wav_duration_ms(data)

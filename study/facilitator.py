@@ -1,0 +1,86 @@
+"""The facilitator console's logic: live sessions, timer control, advance, markers and notes.
+
+Facilitator actions are ordinary trace events of the participant they concern (same table, same
+``server_ts`` clock as the participant's own events) written under a researcher session id;
+``payload.by == "facilitator"`` tells them apart. The participant page reads progress and timers
+from the store on every rerun, so it honours a pause or an advance on its next rerun.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from study.flow import Step
+from study.runner import Clock, Runner
+from study.spec import StudySpec
+from study.store import Store
+from study.trace import Event
+
+MARKERS = ("confused", "insight", "question", "error", "help given")
+
+
+def facilitator_session() -> str:
+    """A fresh session id for one facilitator's browser session."""
+    return f"facilitator-{secrets.token_urlsafe(9)}"
+
+
+def overview(store: Store, spec: StudySpec, *, now: int) -> list[dict[str, Any]]:
+    """One row per participant of the study: number, status, condition, step, idle time."""
+    rows = []
+    for p in store.participants(spec.id):
+        if p["simulated"]:
+            continue
+        prog = store.get_progress(p["participant"]) or {}
+        rows.append({"number": p["number"], "participant": p["participant"],
+                     "status": p["status"], "condition": p["condition"],
+                     "step": prog.get("step", "consent"),
+                     "idle_s": max(0, (now - p["last_active"]) // 1000),
+                     "flagged": bool(p["flagged"])})
+    return rows
+
+
+class Console:
+    """Facilitator actions on one participant, logged under the facilitator's session."""
+
+    def __init__(self, store: Store, spec: StudySpec, participant: str, session_id: str, *,
+                 clock: Clock = time.time):
+        self.runner = Runner(store, spec, participant, session_id=session_id, clock=clock)
+
+    def step(self) -> Step:
+        """The participant's current step."""
+        return self.runner.current()
+
+    def timer(self, action: str) -> Event | None:
+        """Pause or resume the current subtask's timer (``action``: pause | resume)."""
+        if action not in ("pause", "resume"):
+            raise ValueError(f"timer action must be pause or resume, not {action!r}")
+        step = self.step()
+        if step.kind != "task":
+            return None
+        running = self.runner.timers().get((step.task, step.subtask))
+        if running is None or (action == "pause") != running.running:
+            return None  # nothing to pause / already running
+        return self.runner.log(f"timer.{action}", {"by": "facilitator"})
+
+    def start(self) -> Event | None:
+        """Start the current subtask's timer if it has not been started (e.g. after a break)."""
+        step = self.step()
+        if step.kind != "task" or (step.task, step.subtask) in self.runner.timers():
+            return None
+        return self.runner.log("timer.start", {"by": "facilitator"})
+
+    def advance(self) -> Step | None:
+        """Move the participant to the next step (required answers are not enforced)."""
+        return self.runner.advance(self.step().id, by="facilitator")
+
+    def marker(self, label: str) -> Event:
+        """A one-click timestamped marker at the participant's current step."""
+        return self.runner.log("marker", {"label": label, "by": "facilitator"})
+
+    def note(self, text: str) -> Event:
+        """A free-text note at the participant's current step (ValueError if empty)."""
+        if not text.strip():
+            raise ValueError("the note is empty; write something first")
+        return self.runner.log("note", {"text": text.strip(), "by": "facilitator"})

@@ -1,0 +1,233 @@
+"""One participant's session against the store: join, answers, step transitions, workspace.
+
+The progress row (``progress`` table) is the single source of truth for where a participant is:
+``{"step", "index", "workspace": {task: RepairSession.to_dict()}, "submitted": {task: id}}``.
+Moves are compare-and-set (``BEGIN IMMEDIATE`` on SQLite, a row lock on PostgreSQL), so a
+double click, a second tab or a facilitator's advance never skips a step twice. Every write is
+committed before the call returns, so a refresh (or a killed server) resumes at the exact step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from study import flow
+from study import schema as S
+from study.assignment import Assignment, Override, assign_participant, load_assignment
+from study.spec import StudySpec, load_study
+from study.store import REPO_ROOT, Store
+from study.timing import TimerSummary, compute_timers
+from study.trace import Event, log_event, read_events
+
+STUDIES_ENV = "PLEASQLARIFY_STUDIES_DIR"
+FACILITATOR = "__facilitator__"
+OVERRIDE_ITEM = "override/next"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+Clock = Callable[[], float]
+
+
+def studies_dir() -> Path:
+    """Where studies live: ``$PLEASQLARIFY_STUDIES_DIR`` or the repository's studies/."""
+    import os
+
+    return Path(os.environ.get(STUDIES_ENV) or REPO_ROOT / "studies")
+
+
+def study_file(name: str) -> Path:
+    """``<studies>/<name>/study.yaml`` for a study name taken from a URL (validated)."""
+    if not _NAME.match(name or ""):
+        raise ValueError(f"'{name}' is not a study name (letters, digits, '-', '_', '.')")
+    return studies_dir() / name / "study.yaml"
+
+
+def load_named_study(name: str) -> StudySpec:
+    """The validated study ``name`` (StudySpecError when its file is broken)."""
+    return load_study(study_file(name))
+
+
+def _ms(clock: Clock) -> int:
+    return int(clock() * 1000)
+
+
+def pending_override(store: Store, study: str) -> Override | None:
+    """The facilitator's override for the next participant of ``study``, if one is set."""
+    raw = store.answers(f"{FACILITATOR}:{study}").get(OVERRIDE_ITEM)
+    return Override(**raw) if raw else None
+
+
+def set_override(store: Store, study: str, override: Override | None, now: int) -> None:
+    """Set (or clear with None) the override the next joining participant receives."""
+    store.put_answer(f"{FACILITATOR}:{study}", OVERRIDE_ITEM,
+                     override.__dict__ if override else None, now, study=study)
+
+
+def join(store: Store, spec: StudySpec, *, clock: Clock = time.time) -> Runner:
+    """Assign a new participant (consuming a pending override) who has just consented."""
+    now = _ms(clock)
+    override = pending_override(store, spec.id)
+    a = assign_participant(store, spec, now=now, override=override)
+    if override is not None:
+        set_override(store, spec.id, None, now)
+    runner = Runner(store, spec, a.participant, clock=clock)
+    runner.log("session.start", {"resumed": False})
+    runner.log("consent", {"given": True}, task="", subtask="")
+    first = runner.steps[1]
+    store.set_progress(a.participant, {"step": first.id, "index": 1, "workspace": {},
+                                       "submitted": {}}, now)
+    for ev in flow.transition_events(a.participant, runner.steps[0], first):
+        runner.log(ev.pop("type"), **ev)
+    return runner
+
+
+def decline(store: Store, spec: StudySpec, *, clock: Clock = time.time) -> str:
+    """Record a declined consent as one event under a throw-away pseudonym; nothing else."""
+    pid = f"declined-{secrets.token_urlsafe(9)}"
+    log_event(store, session_id=pid, participant=pid, type="consent", study=spec.id,
+              payload={"given": False}, clock=clock)
+    return pid
+
+
+class Runner:
+    """A participant's flow bound to the store, one per browser session (not shared)."""
+
+    def __init__(self, store: Store, spec: StudySpec, participant: str, *,
+                 session_id: str | None = None, clock: Clock = time.time):
+        assignment = load_assignment(store, participant)
+        if assignment is None or assignment.study != spec.id:
+            raise KeyError(f"no participant '{participant}' in study '{spec.id}'")
+        self.store, self.spec, self.participant, self.clock = store, spec, participant, clock
+        self.assignment: Assignment = assignment
+        self.steps = flow.plan(spec, assignment)
+        self.session_id = session_id or store.start_session(participant, spec.id, _ms(clock))
+
+    # -- reading ------------------------------------------------------------------------------
+    def progress(self) -> dict[str, Any]:
+        """The stored progress object (step id, workspace sessions, submissions)."""
+        return self.store.get_progress(self.participant) or {"step": flow.CONSENT, "index": 0}
+
+    def current(self) -> flow.Step:
+        """The step the participant is on now (as stored)."""
+        return self.steps[flow.index_of(self.steps, self.progress()["step"])]
+
+    def answers(self) -> dict[str, Any]:
+        """Every stored answer of this participant."""
+        return self.store.answers(self.participant)
+
+    def events(self) -> list[Event]:
+        """This participant's trace so far."""
+        return read_events(self.store, participant=self.participant)
+
+    def timers(self) -> dict[tuple[str, str], TimerSummary]:
+        """Task and subtask timers computed from the trace, measured up to now."""
+        return compute_timers(self.events(), now=_ms(self.clock))
+
+    def paused(self) -> bool:
+        """Whether the current subtask's timer is paused (by the facilitator or a break)."""
+        step = self.current()
+        if step.kind != "task":
+            return False
+        t = self.timers().get((step.task, step.subtask))
+        return t is not None and not t.running and t.stopped is None and t.started is not None
+
+    def workspace(self, task: str) -> dict[str, Any] | None:
+        """The stored repair session (``RepairSession.to_dict``) of ``task``, if any."""
+        return self.progress().get("workspace", {}).get(task)
+
+    def submitted(self, task: str) -> int | None:
+        """The candidate submitted for ``task``, if any."""
+        return self.progress().get("submitted", {}).get(task)
+
+    # -- writing ------------------------------------------------------------------------------
+    def log(self, type: str, payload: dict[str, Any] | None = None, *, task: str | None = None,
+            subtask: str | None = None, condition: str | None = None,
+            event_id: str | None = None, client_ts: int | None = None) -> Event:
+        """One trace event; task/subtask/condition default to the current step's."""
+        step = self.current() if None in (task, subtask, condition) else None
+        return log_event(self.store, session_id=self.session_id, participant=self.participant,
+                         type=type, payload=payload, study=self.spec.id,
+                         condition=condition if condition is not None else (
+                             step.condition or self.assignment.condition),
+                         task=task if task is not None else step.task,
+                         subtask=subtask if subtask is not None else step.subtask,
+                         event_id=event_id, client_ts=client_ts, clock=self.clock)
+
+    def answer(self, item: str, value: Any) -> bool:
+        """Upsert one answer and log it; False (nothing written) when it is unchanged."""
+        if self.answers().get(item, object()) == value:
+            return False
+        self.store.put_answer(self.participant, item, value, _ms(self.clock),
+                              study=self.spec.id)
+        self.log("answer", {"item": item, "value": value})
+        self.store.touch(self.participant, _ms(self.clock))
+        return True
+
+    def _update(self, change: Callable[[dict[str, Any]], bool]) -> bool:
+        """Read-modify-write the progress row in one write transaction."""
+        with self.store.write() as conn:
+            self.store.lock_study(conn, f"progress:{self.participant}")
+            raw = conn.execute(select(S.progress.c.step).where(
+                S.progress.c.participant == self.participant)).scalar()
+            prog = json.loads(raw) if raw else {"step": flow.CONSENT, "index": 0}
+            if not change(prog):
+                return False
+            stmt = self.store.insert(S.progress).values(
+                participant=self.participant, step=json.dumps(prog), updated=_ms(self.clock))
+            conn.execute(stmt.on_conflict_do_update(
+                index_elements=["participant"],
+                set_={"step": stmt.excluded.step, "updated": stmt.excluded.updated}))
+        return True
+
+    def save_workspace(self, task: str, session: dict[str, Any]) -> None:
+        """Store the task's repair session (its decision history) with the progress."""
+        def change(prog: dict[str, Any]) -> bool:
+            prog.setdefault("workspace", {})[task] = session
+            return True
+        self._update(change)
+
+    def submit(self, task: str, candidate: int, sql: str, subtask: str = "3") -> None:
+        """Record a task's submitted query (answer ``task:<task>/<subtask>`` and progress)."""
+        def change(prog: dict[str, Any]) -> bool:
+            prog.setdefault("submitted", {})[task] = candidate
+            return True
+        self._update(change)
+        self.answer(flow.task_step_id(task, subtask), {"candidate": candidate, "sql": sql})
+
+    def advance(self, expected: str, *, by: str = "participant") -> flow.Step | None:
+        """Move from step ``expected`` to the next one; None if the participant had moved on."""
+        prev = self.steps[flow.index_of(self.steps, expected)]
+        new = flow.next_step(self.steps, expected)
+        if new is None:
+            return None
+
+        def change(prog: dict[str, Any]) -> bool:
+            if prog.get("step") != expected:
+                return False
+            prog["step"], prog["index"] = new.id, flow.index_of(self.steps, new.id)
+            return True
+
+        if not self._update(change):
+            return None
+        for ev in flow.transition_events(self.participant, prev, new, by=by):
+            self.log(ev.pop("type"), **ev)
+        self.store.touch(self.participant, _ms(self.clock))
+        if new.kind == "done":
+            self.finish()
+        return new
+
+    def finish(self) -> str:
+        """Issue (or return) the completion code and mark the participant completed."""
+        now = _ms(self.clock)
+        code = self.store.completion_code(self.participant, now)
+        if self.store.participant(self.participant)["status"] != "completed":
+            self.store.set_status(self.participant, "completed", now)
+            self.log("session.end", {"status": "completed"}, task="", subtask="",
+                     event_id=f"{self.participant}:session.end")
+        return code

@@ -1,0 +1,92 @@
+"""Setup-page logic: pool status of a study's tasks, preparing missing pools, candidate pools.
+
+Pure of Streamlit: progress is reported through a ``(done, total, label)`` callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.generate import pool_line, variant_pool
+from core.pool import prepare_pool
+from core.poolcache import GeneratedPool, open_pool_cache
+from core.prepare import _read, default_pool_dir, pool_fingerprint, write_prepared
+from core.sampler import AnthropicSampler, SamplerConfig, generate_pool
+from core.taskbank import Task, load_task_bank
+from study.spec import StudySpec
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class PoolStatus:
+    """One study task (or the practice task) and whether its prepared pool is up to date."""
+
+    task: str
+    role: str  # task | practice
+    in_bank: bool
+    prepared: bool
+    candidates: int
+    path: Path | None
+
+
+def study_tasks(spec: StudySpec) -> dict[str, Task]:
+    """The bank's tasks by id ({} when the study names no readable bank)."""
+    if spec.task_bank is None or not spec.task_bank.is_file():
+        return {}
+    tasks, _ = load_task_bank(spec.task_bank, lenient=True)
+    return {t.id: t for t in tasks}
+
+
+def pool_status(spec: StudySpec) -> list[PoolStatus]:
+    """Every task of the study (practice first) with its prepared-pool status."""
+    bank = study_tasks(spec)
+    folder = default_pool_dir(spec.task_bank) if spec.task_bank else None
+    ids = ([(spec.onboarding.practice_task, "practice")] if spec.onboarding.practice_task
+           else []) + [(t, "task") for t in spec.task_ids]
+    out = []
+    for tid, role in ids:
+        task = bank.get(tid)
+        path = folder / f"{tid}.json" if folder else None
+        ok = bool(task and path and _read(path, pool_fingerprint(task)) is not None)
+        out.append(PoolStatus(tid, role, task is not None, ok,
+                              len(task.candidates) if task else 0, path))
+    return out
+
+
+def prepare_missing(spec: StudySpec, on_progress: Progress | None = None) -> list[str]:
+    """Prepare (and write beside the bank) every missing pool; returns the task ids done."""
+    bank = study_tasks(spec)
+    todo = [s for s in pool_status(spec) if s.in_bank and not s.prepared and s.path]
+    done = []
+    for i, s in enumerate(todo):
+        if on_progress:
+            on_progress(i, len(todo), s.task)
+        s.path.parent.mkdir(parents=True, exist_ok=True)
+        write_prepared(prepare_pool(bank[s.task]), bank[s.task], s.path)
+        done.append(s.task)
+    if on_progress:
+        on_progress(len(todo), len(todo), "done")
+    return done
+
+
+def generate_candidates(task: Task, *, n: int, offline: bool, study_db: Any = None,
+                        model: str | None = None,
+                        on_progress: Progress | None = None) -> tuple[GeneratedPool, dict]:
+    """A candidate pool for ``task`` (LLM samples, or offline variants); (pool, bank line)."""
+    if offline:
+        pool = variant_pool(task, n)
+    else:
+        config = SamplerConfig(n=n, **({"model": model} if model else {}))
+        cache = open_pool_cache(study_db)
+
+        def progress(done: int, total: int, info: dict[str, Any]) -> None:
+            if on_progress:
+                on_progress(done, total, "cached" if info.get("cached") else "sampling")
+
+        pool = generate_pool(AnthropicSampler(config), task.question, task.database, cache,
+                             on_progress=progress)
+    return pool, pool_line(task, pool)
