@@ -1,11 +1,15 @@
 """PleaSQLarify Studio entry point: the router only (st.navigation with explicit pages).
 
 Add a page by appending an ``st.Page`` to :data:`PAGES` (or a new section); pages hold no logic.
+Researcher pages (:data:`RESEARCH`) are only part of the navigation once this browser session
+has unlocked them; participant links (``?study=`` / ``?p=``) get no navigation at all.
 """
 
 from __future__ import annotations
 
 import streamlit as st
+
+from ui.access import is_researcher
 
 PAGES: dict[str, list[st.Page]] = {
     "Explore": [
@@ -13,7 +17,24 @@ PAGES: dict[str, list[st.Page]] = {
         st.Page("pages/workspace.py", title="Repair workspace", icon=":material/hub:",
                 url_path="workspace"),
     ],
+    "Study": [
+        st.Page("pages/participant.py", title="Participant session", icon=":material/person:",
+                url_path="participant"),
+        st.Page("pages/researcher.py", title="Researcher access", icon=":material/lock:",
+                url_path="researcher"),
+    ],
 }
+RESEARCH: list[st.Page] = [
+    st.Page("pages/setup.py", title="Setup", icon=":material/tune:", url_path="setup"),
+    st.Page("pages/facilitator.py", title="Facilitator", icon=":material/record_voice_over:",
+            url_path="facilitator"),
+    st.Page("pages/analysis.py", title="Analysis", icon=":material/analytics:",
+            url_path="analysis"),
+]
 
 st.set_page_config(page_title="PleaSQLarify Studio", page_icon=":material/hub:", layout="wide")
-st.navigation(PAGES).run()
+researcher = is_researcher()
+pages = {**PAGES, "Research": RESEARCH} if researcher else PAGES
+participant_link = "p" in st.query_params or "study" in st.query_params
+st.navigation(pages, position="hidden" if participant_link and not researcher
+              else "sidebar").run()

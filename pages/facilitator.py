@@ -1,0 +1,97 @@
+"""Researcher-only facilitator console: live sessions, timer control, advance, markers, notes."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from study import facilitator as F
+from study.assignment import Override, condition_sequences, task_sequences
+from study.runner import pending_override, set_override, studies_dir
+from ui import study_data as data
+from ui.access import require_researcher
+from ui.router import ensure_router
+
+ensure_router()
+st.title("Facilitator")
+require_researcher("facilitator_login")
+store = data.store()
+names = sorted(p.parent.name for p in studies_dir().glob("*/study.yaml"))
+if not names:
+    st.info(f"No study files under {studies_dir()}.")
+    st.stop()
+name = st.selectbox("Study", names, index=names.index("film") if "film" in names else 0,
+                    key="fac_study")
+spec = data.spec(studies_dir() / name / "study.yaml")
+if "fac_session" not in st.session_state:
+    st.session_state["fac_session"] = F.facilitator_session()
+session_id = st.session_state["fac_session"]
+
+
+@st.fragment(run_every=3)
+def live() -> None:
+    """The session list, refreshed every few seconds."""
+    rows = F.overview(store, spec, now=int(time.time() * 1000))
+    st.caption(f"{len(rows)} participant(s) · refreshed {time.strftime('%H:%M:%S')}")
+    if rows:
+        frame = pd.DataFrame(rows)
+        frame["participant"] = frame["participant"].str[:8] + "…"
+        st.dataframe(frame, hide_index=True, key="fac_table")
+
+
+live()
+rows = F.overview(store, spec, now=int(time.time() * 1000))
+active = [r for r in rows if r["status"] == "active"]
+st.subheader("Participant", anchor=False)
+if not active:
+    st.info("No active participant. Share the link `/participant?study=" + spec.id + "`.")
+else:
+    labels = {f"P{r['number']} · {r['step']}": r["participant"] for r in active}
+    who = labels[st.selectbox("Active participant", list(labels), key="fac_who")]
+    console = F.Console(store, spec, who, session_id)
+    step = console.step()
+    st.write(f"Current step: **{step.id}**")
+    c = st.columns(4)
+    if c[0].button("Start timer", key="fac_start", disabled=step.kind != "task"):
+        st.toast("Timer started." if console.start() else "The timer was already started.")
+    if c[1].button("Pause", key="fac_pause", disabled=step.kind != "task"):
+        st.toast("Paused." if console.timer("pause") else "The timer was not running.")
+    if c[2].button("Resume", key="fac_resume", disabled=step.kind != "task"):
+        st.toast("Resumed." if console.timer("resume") else "The timer was not paused.")
+    if c[3].button("Advance to next step", key="fac_advance", type="primary"):
+        new = console.advance()
+        st.toast(f"Moved to {new.id}." if new else "The participant had already moved on.")
+    st.markdown("**Markers**")
+    row = st.container(horizontal=True)
+    for label in F.MARKERS:
+        if row.button(label, key=f"fac_marker_{label}"):
+            ev = console.marker(label)
+            st.toast(f"Marker '{label}' at {time.strftime('%H:%M:%S', time.localtime(ev.server_ts / 1000))}")
+    with st.form("fac_note", clear_on_submit=True):
+        text = st.text_area("Note", key="fac_note_text", height=80)
+        if st.form_submit_button("Save note"):
+            try:
+                console.note(text)
+                st.toast("Note saved.")
+            except ValueError as exc:
+                st.error(str(exc))
+
+st.subheader("Next participant's assignment", anchor=False)
+current = pending_override(store, spec.id)
+st.caption(f"Pending override: {current}" if current else "No override: balancing decides.")
+with st.form("fac_override"):
+    tseqs, cseqs = task_sequences(spec), condition_sequences(spec)
+    t = st.selectbox("Task order", [None, *range(len(tseqs))], key="fac_ov_t",
+                     format_func=lambda i: "balanced" if i is None else " → ".join(tseqs[i]))
+    cond = st.selectbox("Condition", [None, *range(len(cseqs))], key="fac_ov_c",
+                        format_func=lambda i: "balanced" if i is None else " → ".join(cseqs[i]))
+    a, b = st.columns(2)
+    if a.form_submit_button("Set override"):
+        ov = Override(task_sequence=t, condition_sequence=cond)
+        set_override(store, spec.id, ov, int(time.time() * 1000))
+        st.rerun()
+    if b.form_submit_button("Clear override"):
+        set_override(store, spec.id, None, int(time.time() * 1000))
+        st.rerun()

@@ -1,0 +1,161 @@
+"""AppTest of the participant flow: decline, the full path, required fields, resume after refresh."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from study import flow
+from study.store import open_store
+from study.timing import compute_timers
+from study.trace import read_events
+from tests.study_flow_fixtures import PRACTICE, ROOT, TASK, write_mini
+
+PAGE = str(ROOT / "pages" / "participant.py")
+
+
+@pytest.fixture()
+def env(tmp_path, monkeypatch):
+    """A tmp studies dir with the mini study, a tmp SQLite store and audio folder."""
+    write_mini(tmp_path / "studies")
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    monkeypatch.setenv("PLEASQLARIFY_STUDIES_DIR", str(tmp_path / "studies"))
+    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
+    monkeypatch.setenv("PLEASQLARIFY_AUDIO_DIR", str(tmp_path / "audio"))
+    return open_store(url)
+
+
+def _open(pid: str | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    at.query_params["study"] = "mini"
+    if pid:
+        at.query_params["p"] = pid
+    return at.run()
+
+
+def _step(store, pid: str) -> str:
+    return store.get_progress(pid)["step"]
+
+
+def _next(at: AppTest, step: str) -> AppTest:
+    at.button(key=f"pq.next.{step}").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def _agree(at: AppTest) -> str:
+    at.button(key="pq.consent.yes").click().run()
+    return at.query_params["p"][0] if isinstance(at.query_params["p"], list) \
+        else at.query_params["p"]
+
+
+def _demographics(at: AppTest, pid: str) -> None:
+    at.radio(key=f"pq.{pid}.demographics/sql_expertise").set_value("intermediate")
+    at.radio(key=f"pq.{pid}.demographics/llm_code").set_value("weekly")
+    _next(at, "questionnaire:demographics")
+
+
+def _text(at: AppTest, pid: str, sub: str, value: str) -> None:
+    item = flow.task_step_id(TASK, sub)
+    at.text_area(key=f"pq.{pid}.{item}").input(value).run()
+
+
+def test_decline_ends_politely_and_records_nothing_else(env) -> None:
+    at = _open()
+    assert "Please read this" in at.markdown[0].value
+    at.button(key="pq.consent.no").click().run()
+    assert any("Thank you for your interest" in h.value for h in at.header)
+    assert "p" not in at.query_params
+    assert env.participants("mini") == []
+    events = read_events(env)
+    assert [(e.type, e.payload) for e in events] == [("consent", {"given": False})]
+    assert env.answers(events[0].participant) == {}
+    assert env.get_progress(events[0].participant) is None
+
+
+def test_full_flow_with_required_fields_to_the_completion_code(env) -> None:
+    at = _open()
+    pid = _agree(at)
+    assert _step(env, pid) == "questionnaire:demographics"
+    _next(at, "questionnaire:demographics")  # nothing answered: blocked, per-item messages
+    assert _step(env, pid) == "questionnaire:demographics"
+    assert _errors(at).count("This question is required.") == 2
+    _demographics(at, pid)
+    assert _step(env, pid) == "onboarding"
+    assert any("Welcome to the mini study" in m.value for m in at.markdown)
+    _next(at, "onboarding")
+    assert _step(env, pid) == "practice"
+    at.button(key=f"pleasqlarify.{PRACTICE}.dv.yes").click().run()
+    _next(at, "practice")
+    for sub in ("1", "2a", "2b"):
+        step = flow.task_step_id(TASK, sub)
+        assert _step(env, pid) == step
+        _next(at, step)  # empty answer: blocked
+        assert _step(env, pid) == step and "Please write your answer" in _errors(at)[0]
+        _text(at, pid, sub, f"my answer to {sub}")
+        _next(at, step)
+    step3 = flow.task_step_id(TASK, "3")
+    assert _step(env, pid) == step3
+    _next(at, step3)  # not submitted yet: blocked
+    assert _step(env, pid) == step3 and "Submit a query" in _errors(at)[0]
+    at.button(key=f"pleasqlarify.{TASK}.dv.yes").click().run()
+    at.button(key=f"pleasqlarify.{TASK}.submit").click().run()
+    _next(at, step3)
+    assert _step(env, pid) == "questionnaire:end"
+    at.radio(key=f"pq.{pid}.end/useful").set_value(6)
+    _next(at, "questionnaire:end")
+    assert _step(env, pid) == "done"
+    code = env.completion_code(pid, 0)
+    assert any(c.value == code for c in at.code)
+    answers = env.answers(pid)
+    assert answers[f"task:{TASK}/2a"] == "my answer to 2a"
+    assert answers[f"task:{TASK}/3"]["candidate"] >= 0
+    assert answers["demographics/sql_expertise"] == "intermediate"
+    assert answers["end/useful"] == 6
+    assert env.participant(pid)["status"] == "completed"
+    events = read_events(env, participant=pid)
+    types = [e.type for e in events]
+    assert types.count("submit") == 1 and "dv.accept" in types and "consent" in types
+    timers = compute_timers(events)
+    assert {k for k in timers if k[0] == TASK} == {(TASK, ""), (TASK, "1"), (TASK, "2a"),
+                                                    (TASK, "2b"), (TASK, "3")}
+    assert all(t.stopped is not None and not t.anomalies for t in timers.values())
+
+
+def test_refresh_resumes_at_the_same_step_with_answers_and_decisions(env) -> None:
+    at = _open()
+    pid = _agree(at)
+    _demographics(at, pid)
+    _next(at, "onboarding")
+    _next(at, "practice")
+    _text(at, pid, "1", "the review text")
+    _next(at, flow.task_step_id(TASK, "1"))
+    at.button(key=f"pleasqlarify.{TASK}.dv.yes").click().run()
+    _text(at, pid, "2a", "half-written answ")
+    key = f"pleasqlarify.workspace.study-{pid}.{TASK}"
+    before = [d.to_dict() for d in at.session_state[key].session.history]
+    assert len(before) == 1
+
+    again = _open(pid)  # a browser refresh: a new Streamlit session, same ?p=
+    assert not again.exception
+    assert _step(env, pid) == flow.task_step_id(TASK, "2a")
+    assert again.text_area(key=f"pq.{pid}.task:{TASK}/2a").value == "half-written answ"
+    assert [d.to_dict() for d in again.session_state[key].session.history] == before
+    assert again.button(key=f"pq.next.task:{TASK}/2a")
+    sessions = {e.session_id for e in read_events(env, participant=pid)
+                if e.type == "session.start"}
+    assert len(sessions) == 2
+    progress = env.get_progress(pid)
+    assert json.loads(json.dumps(progress["workspace"][TASK]))["history"] == before
+
+
+def test_unknown_participant_link_is_refused(env) -> None:
+    at = _open("not-a-participant")
+    assert "not valid" in _errors(at)[0]
+    assert env.participants("mini") == []

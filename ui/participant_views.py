@@ -1,0 +1,295 @@
+"""The participant flow's views: consent, questionnaires, onboarding, practice, tasks, the end.
+
+Every view reads the current step and answers from the store (through :class:`Runner`) on each
+rerun, saves answers in widget callbacks as they are given, and moves on only through
+``Runner.advance`` after the step's required fields pass (messages shown per item). The repair
+workspace's decision history is saved with the progress after every decision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import partial
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from core.session import RepairSession
+from study import flow
+from study.audio import save_recording
+from study.questionnaires import Item, Questionnaire
+from study.runner import Runner, decline, join
+from study.spec import StudySpec
+from study.store import Store
+from ui import study_data as data
+from ui.state import workspace_state
+from ui.visibility import tab_visibility
+from ui.workspace import render_workspace
+
+RUNNER, ERRORS, DECLINED, TAB_SEQ = "pq.runner", "pq.errors", "pq.declined", "pq.tab_seq"
+NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view", "dv.dismiss"}
+
+
+def runner_for(store: Store, spec: StudySpec, participant: str) -> Runner | None:
+    """This browser session's runner for ``participant`` (a reconnect logs session.start)."""
+    r = st.session_state.get(RUNNER)
+    if isinstance(r, Runner) and r.participant == participant and r.spec.id == spec.id:
+        return r
+    try:
+        r = Runner(store, spec, participant)
+    except KeyError:
+        return None
+    r.log("session.start", {"resumed": True}, task="", subtask="")
+    store.touch(participant, int(r.clock() * 1000))
+    st.session_state[RUNNER] = r
+    st.session_state.pop(ERRORS, None)
+    return r
+
+
+def _errors() -> dict[str, str]:
+    return st.session_state.setdefault(ERRORS, {})
+
+
+def _show_error(item: str) -> None:
+    msg = _errors().get(item)
+    if msg:
+        st.error(msg, icon=":material/error:")
+
+
+def _leave(runner: Runner, step: flow.Step, questionnaire: Questionnaire | None = None,
+           collect: dict[str, str] | None = None) -> None:
+    """Next-button callback: save pending widget values, check required fields, advance."""
+    for item, key in (collect or {}).items():
+        value = st.session_state.get(key)
+        if value is not None:
+            runner.answer(item, value)
+    problems = flow.step_problems(step, runner.answers(), questionnaire,
+                                  submitted=runner.submitted(step.task) is not None)
+    st.session_state[ERRORS] = problems
+    if not problems:
+        runner.advance(step.id)
+
+
+def _save(runner: Runner, item: str, key: str) -> None:
+    """Widget callback: upsert the answer as it is given."""
+    value = st.session_state.get(key)
+    if value is not None:
+        runner.answer(item, value)
+        _errors().pop(item.rpartition("/")[2], None)
+        _errors().pop(item, None)
+
+
+def _next_button(runner: Runner, step: flow.Step, label: str = "Continue", **kw: Any) -> None:
+    if _errors():
+        st.warning("Some answers are missing; see the messages above.", icon=":material/info:")
+    st.button(label, type="primary", key=f"pq.next.{step.id}", disabled=runner.paused(),
+              on_click=partial(_leave, runner, step, **kw))
+
+
+# -- consent and the end ----------------------------------------------------------------------
+def consent(store: Store, spec: StudySpec) -> str | None:
+    """The consent page for a visitor without an id; returns the new pseudonym on agreement."""
+    if st.session_state.get(DECLINED):
+        st.header("Thank you for your interest")
+        st.write("You chose not to take part, so the study ends here. Nothing about you was "
+                 "stored. You can close this tab now.")
+        return None
+    st.header("Information and consent")
+    with st.container(border=True):
+        st.markdown(spec.consent)
+    left, right = st.columns([1, 4])
+    if left.button("I agree", type="primary", key="pq.consent.yes"):
+        runner = join(store, spec)
+        st.session_state[RUNNER] = runner
+        return runner.participant
+    if right.button("I do not agree", key="pq.consent.no"):
+        decline(store, spec)
+        st.session_state[DECLINED] = True
+        st.rerun()
+    return None
+
+
+def done(runner: Runner) -> None:
+    """The completion code."""
+    code = runner.finish()
+    st.header("Thank you!")
+    st.write("You have completed the study. Please copy your completion code and give it to "
+             "the facilitator (or paste it where the study asks for it):")
+    st.code(code, language=None)
+    st.caption("You can close this tab now.")
+
+
+# -- questionnaires ---------------------------------------------------------------------------
+def _item_widget(runner: Runner, q: Questionnaire, it: Item, value: Any) -> str:
+    """One questionnaire item's widget (initialised from the stored answer); returns its key."""
+    item = f"{q.id}/{it.id}"
+    key = f"pq.{runner.participant}.{item}"
+    label = it.text + ("" if it.required else " (optional)")
+    save = partial(_save, runner, item, key)
+    if it.kind == "likert":
+        options = list(range(1, it.points + 1))
+        ends = {1: f"1 · {it.anchors[0]}", it.points: f"{it.points} · {it.anchors[1]}"}
+        st.radio(label, options, index=options.index(value) if value in options else None,
+                 horizontal=True, format_func=lambda v: ends.get(v, str(v)), key=key,
+                 on_change=save)
+    elif it.kind == "choice":
+        opts = list(it.options)
+        st.radio(label, opts, index=opts.index(value) if value in opts else None,
+                 horizontal=True, key=key, on_change=save)
+    elif it.kind == "number":
+        st.number_input(label, value=value, min_value=it.minimum, max_value=it.maximum,
+                        step=1, key=key, on_change=save)
+    else:
+        st.text_area(label, value=value or "", key=key, on_change=save, height=90)
+    _show_error(it.id)
+    return key
+
+
+def questionnaire(runner: Runner, step: flow.Step) -> None:
+    """One questionnaire page; all its items must pass before Continue."""
+    q = next(q for q in runner.spec.questionnaires if q.id == step.questionnaire)
+    st.header(q.title)
+    if q.instructions:
+        st.markdown(q.instructions)
+    answers = runner.answers()
+    keys = {}
+    for it in q.items:
+        with st.container(border=True):
+            keys[f"{q.id}/{it.id}"] = _item_widget(runner, q, it, answers.get(f"{q.id}/{it.id}"))
+    _next_button(runner, step, questionnaire=q, collect=keys)
+
+
+# -- onboarding, practice, tasks --------------------------------------------------------------
+def onboarding(runner: Runner, step: flow.Step) -> None:
+    """Intro text and the optional video."""
+    st.header("Introduction")
+    ob = runner.spec.onboarding
+    if ob.intro:
+        st.markdown(ob.intro)
+    if ob.video_url:
+        st.video(ob.video_url)
+    _next_button(runner, step, "Continue to the practice task"
+                 if runner.spec.onboarding.practice_task else "Continue to the tasks")
+
+
+def _workspace(runner: Runner, step: flow.Step, namespace: str) -> None:
+    """The repair workspace in study mode, restored from and saved to the progress row."""
+    pool = data.pool(runner.spec, step.task)
+    ws = workspace_state(pool, namespace)
+    if not ws.extra.get("restored"):
+        saved = runner.workspace(step.task)
+        if saved:
+            ws.session = RepairSession.from_dict(saved, pool)
+        ws.submitted = runner.submitted(step.task)
+        ws.extra["restored"] = True
+        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task},
+                   event_id=f"{runner.participant}:pool.init:{step.task}")
+
+    def log(event_type: str, payload: dict[str, Any]) -> None:
+        runner.log(event_type, payload)
+        if event_type not in NO_STATE_CHANGE:
+            runner.save_workspace(step.task, ws.session.to_dict())
+
+    def on_submit(candidate: int, sql: str) -> None:
+        runner.submit(step.task, candidate, sql, step.subtask or "practice")
+        _errors().clear()
+
+    render_workspace(pool, log=log, mode="study", on_submit=on_submit, namespace=namespace)
+
+
+def practice(runner: Runner, step: flow.Step) -> None:
+    """The practice task in the workspace (nothing here is evaluated)."""
+    st.header("Practice task")
+    st.info("Try every part of the interface on this practice question: click or lasso points "
+            "in the Action Space, answer Yes/No in the Decision Space, accept or reject clauses "
+            "in the Predicted Query, and use Back. Nothing here is evaluated. Continue when you "
+            "feel comfortable.", icon=":material/school:")
+    _workspace(runner, step, "practice")
+    _next_button(runner, step, "I feel comfortable: start the tasks")
+
+
+def _database(runner: Runner, task: str) -> None:
+    """The task database's tables (first rows), one tab per table."""
+    tables = data.database_preview(runner.spec, task)
+    tabs = st.tabs(list(tables))
+    for tab, (cols, rows) in zip(tabs, tables.values(), strict=True):
+        tab.dataframe(pd.DataFrame(rows, columns=cols), hide_index=True)
+
+
+def _audio(runner: Runner, step: flow.Step) -> None:
+    """Optional think-aloud recording of this task, stored locally."""
+    with st.expander("Think-aloud recording (optional)", icon=":material/mic:"):
+        st.caption("Only if the facilitator asks you to. The recording is stored on the study "
+                   "computer under a random code, never sent anywhere.")
+        key = f"pq.audio.{runner.participant}.{step.task}"
+        rec = st.audio_input("Record your thoughts on this task", key=key)
+        if rec is None:
+            return
+        blob = rec.getvalue()
+        digest = hashlib.sha256(blob).hexdigest()
+        if st.session_state.get(f"{key}.saved") != digest:
+            path, ms = save_recording(runner.participant, step.task, blob)
+            runner.log("audio", {"path": str(path), "bytes": len(blob), "duration_ms": ms,
+                                 "sha256": digest})
+            st.session_state[f"{key}.saved"] = digest
+        st.caption("Saved.")
+
+
+def task(runner: Runner, step: flow.Step) -> None:
+    """One subtask: its prompt, the workspace (2a/2b/3) and the answer field."""
+    k, n = flow.task_progress(runner.steps, step.id)
+    subs = [s for s, _ in next(t for t in runner.spec.tasks if t.id == step.task).subtasks]
+    st.caption(f"Task {k} of {n} · part {subs.index(step.subtask) + 1} of {len(subs)} "
+               f"(subtask {step.subtask})")
+    if runner.paused():
+        st.warning("The facilitator has paused this task. Please wait until they resume it.",
+                   icon=":material/pause_circle:")
+    st.info(step.prompt, icon=":material/assignment:")
+    item = flow.task_step_id(step.task, step.subtask)
+    keys: dict[str, str] = {}
+    if step.subtask not in flow.SUBMIT_SUBTASKS:
+        key = f"pq.{runner.participant}.{item}"
+        label = ("Your interpretation: what would the answer look like?"
+                 if step.subtask == "1" else "Your answer")
+        st.text_area(label, value=runner.answers().get(item) or "", key=key, height=100,
+                     on_change=partial(_save, runner, item, key))
+        _show_error(item)
+        keys[item] = key
+    else:
+        _show_error(item)
+    _next_button(runner, step, "Next", collect=keys)
+    if step.subtask == "1":
+        st.markdown(f"#### {data.pool(runner.spec, step.task).question}")
+        st.caption("The task's database:")
+        _database(runner, step.task)
+    else:
+        _workspace(runner, step, f"study-{runner.participant}")
+    _audio(runner, step)
+
+
+def visibility(runner: Runner) -> None:
+    """Log tab hidden/visible transitions the browser reports (once each)."""
+    def log(kind: str, seq: int, client_ts: int) -> None:
+        if seq <= st.session_state.get(TAB_SEQ, 0):
+            return
+        runner.log(kind, {"seq": seq}, client_ts=client_ts,
+                   event_id=f"{runner.session_id}:tab:{seq}")
+        st.session_state[TAB_SEQ] = seq
+    tab_visibility(log)
+
+
+VIEWS = {"questionnaire": questionnaire, "onboarding": onboarding, "practice": practice,
+         "task": task}
+
+
+def render(runner: Runner) -> None:
+    """The participant's current step."""
+    step = runner.current()
+    visibility(runner)
+    i = flow.index_of(runner.steps, step.id)
+    st.progress(i / (len(runner.steps) - 1), text=f"Step {i} of {len(runner.steps) - 1}")
+    if step.kind == "done":
+        done(runner)
+    else:
+        VIEWS[step.kind](runner, step)

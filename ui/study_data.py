@@ -1,0 +1,88 @@
+"""Per-process caches for the study pages: the store, study files, task pools, database previews.
+
+Only read-only or thread-safe objects live here (shared between participants); each user's
+flow state is in ``st.session_state`` (see ui/participant_views.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+from streamlit.errors import StreamlitSecretNotFoundError
+
+from core.execute import open_database
+from core.pool import PreparedPool
+from core.prepare import default_pool_dir, load_prepared
+from core.taskbank import Task, load_task_bank
+from study.spec import StudySpec, load_study
+from study.store import Store, default_url, open_store
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str) -> Store:
+    return open_store(url)
+
+
+def store() -> Store:
+    """The study store of ``$PLEASQLARIFY_DB_URL`` (default logs/study.sqlite)."""
+    return _store(default_url())
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _spec(path: str, mtime: float) -> StudySpec:
+    return load_study(path)
+
+
+def spec(path: Path) -> StudySpec:
+    """The validated study file (reloaded when it changes on disk)."""
+    return _spec(str(path), path.stat().st_mtime if path.is_file() else 0.0)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _tasks(bank: str) -> dict[str, Task]:
+    tasks, _ = load_task_bank(bank, lenient=True)
+    return {t.id: t for t in tasks}
+
+
+def task(spec: StudySpec, task_id: str) -> Task:
+    """A task of the study's bank."""
+    return _tasks(str(spec.task_bank))[task_id]
+
+
+@st.cache_resource(show_spinner="Loading the candidate pool…", max_entries=64)
+def _pool(bank: str, task_id: str) -> PreparedPool:
+    return load_prepared(_tasks(bank)[task_id], default_pool_dir(bank))
+
+
+def pool(spec: StudySpec, task_id: str) -> PreparedPool:
+    """The prepared pool of a study task (shared, never mutated)."""
+    return _pool(str(spec.task_bank), task_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _preview(bank: str, task_id: str, rows: int) -> dict[str, tuple[list[str], list[list[Any]]]]:
+    db = open_database(_tasks(bank)[task_id].database)
+    try:
+        out = {}
+        for table in db.schema():
+            res = db.sample_rows(table, rows)
+            out[table] = (list(res.columns), [list(r) for r in res.rows])
+        return out
+    finally:
+        db.close()
+
+
+def database_preview(spec: StudySpec, task_id: str, rows: int = 20
+                     ) -> dict[str, tuple[list[str], list[list[Any]]]]:
+    """Columns and first rows of every table of the task's database."""
+    return _preview(str(spec.task_bank), task_id, rows)
+
+
+def secret(name: str) -> str | None:
+    """A value from .streamlit/secrets.toml, if there is one."""
+    try:
+        return st.secrets.get(name)
+    except StreamlitSecretNotFoundError:
+        return None
