@@ -31,7 +31,7 @@ try:
     spec = load_study(path)
 except StudySpecError as exc:
     st.error(f"{len(exc.problems)} problem(s) in the study file; nothing was loaded.")
-    st.dataframe(pd.DataFrame([{"file": p.file, "line": p.line or "", "path": p.where,
+    st.dataframe(pd.DataFrame([{"file": p.file, "line": p.line or None, "path": p.where,
                                 "problem": p.message, "fix": p.fix} for p in exc.problems]),
                  hide_index=True, key="setup_errors")
     st.stop()
