@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import secrets
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,14 +86,21 @@ class Store:
         self.engine = engine
         self.dialect = engine.dialect.name
         self.url = engine.url.render_as_string(hide_password=True)
+        self._write_lock = threading.Lock()
+        self._insert_event_stmt = self._build_insert_event()
 
     # -- transactions -------------------------------------------------------------------------
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """A committed-on-exit write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
-        with self.engine.connect() as conn:
-            if self.dialect == "sqlite":
-                conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+        if self.dialect != "sqlite":
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+            return
+        # One writer at a time inside this process: SQLite's busy handler sleeps in steps of
+        # up to 100 ms, so threads queue on a lock and only other processes meet the handler.
+        with self._write_lock, self.engine.connect() as conn:
+            conn = conn.execution_options(sqlite_begin="IMMEDIATE")
             with conn.begin():
                 yield conn
 
@@ -154,14 +162,17 @@ class Store:
     # -- events -------------------------------------------------------------------------------
     def insert_event(self, row: dict[str, Any]) -> bool:
         """Insert one trace row, committed before returning; False if its event_id existed."""
-        values = dict(row)
-        if self.dialect == "sqlite":  # PostgreSQL fills seq from its identity column
-            values["seq"] = select(func.coalesce(func.max(S.events.c.seq), 0) + 1) \
-                .scalar_subquery()
-        stmt = self.insert(S.events).values(**values).on_conflict_do_nothing(
-            index_elements=["event_id"]).returning(S.events.c.event_id)
         with self.write() as conn:
-            return conn.execute(stmt).first() is not None
+            return conn.execute(self._insert_event_stmt, row).first() is not None
+
+    def _build_insert_event(self) -> Any:
+        """The prepared INSERT … ON CONFLICT DO NOTHING RETURNING for events (built once)."""
+        stmt = self.insert(S.events)
+        if self.dialect == "sqlite":  # PostgreSQL fills seq from its identity column
+            stmt = stmt.values(seq=select(func.coalesce(func.max(S.events.c.seq), 0) + 1)
+                               .scalar_subquery())
+        return stmt.on_conflict_do_nothing(index_elements=["event_id"]).returning(
+            S.events.c.event_id)
 
     def events(self, *, participant: str | None = None, session_id: str | None = None,
                study: str | None = None, types: list[str] | None = None) -> list[dict[str, Any]]:
