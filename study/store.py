@@ -87,6 +87,7 @@ class Store:
         self.dialect = engine.dialect.name
         self.url = engine.url.render_as_string(hide_password=True)
         self._write_lock = threading.Lock()
+        self._local = threading.local()
         self._insert_event_stmt = self._build_insert_event()
 
     # -- transactions -------------------------------------------------------------------------
@@ -97,12 +98,20 @@ class Store:
             with self.engine.connect() as conn, conn.begin():
                 yield conn
             return
+        if getattr(self._local, "writing", False):
+            raise StoreError("a write transaction is already open in this thread; SQLite "
+                             "allows one writer, so do all writes inside the outer "
+                             "'with store.write() as conn' block")
         # One writer at a time inside this process: SQLite's busy handler sleeps in steps of
         # up to 100 ms, so threads queue on a lock and only other processes meet the handler.
         with self._write_lock, self.engine.connect() as conn:
-            conn = conn.execution_options(sqlite_begin="IMMEDIATE")
-            with conn.begin():
-                yield conn
+            self._local.writing = True
+            try:
+                conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+                with conn.begin():
+                    yield conn
+            finally:
+                self._local.writing = False
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

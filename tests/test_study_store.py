@@ -95,6 +95,14 @@ def test_default_url_uses_environment_and_in_memory_is_refused(tmp_path, monkeyp
         open_store("sqlite://")
 
 
+def test_nested_sqlite_write_fails_fast_instead_of_deadlocking(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    with store.write(), pytest.raises(StoreError, match="already open in this thread"):
+        store.put_answer("p", "i", 1, now=0)
+    store.put_answer("p", "i", 2, now=1)  # the guard was released
+    assert store.answers("p") == {"i": 2}
+
+
 def test_answers_progress_pools_codes(store_url):
     store = open_store(store_url)
     store.put_answer("p1", "sus7/sus1", 5, now=1)
