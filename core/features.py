@@ -21,7 +21,7 @@ from sqlglot import exp
 
 # Feature keywords in display order (the Predicted Query lists features in this order).
 KEYWORD_ORDER = (
-    "SELECT", "DISTINCT", "FROM", "JOIN", "LEFT JOIN", "ON", "WHERE", "WHERE …", "GROUP BY",
+    "SELECT", "SELECT ONLY", "DISTINCT", "FROM", "JOIN", "LEFT JOIN", "ON", "WHERE", "WHERE …", "GROUP BY",
     "HAVING", "ORDER BY", "LIMIT", "UNION", "UNION ALL", "INTERSECT", "EXCEPT", "WITH",
 )
 
@@ -144,6 +144,98 @@ def _normalise_tree(node: exp.Expression, scope: _Scope) -> exp.Expression:
     return tree.transform(fix, copy=False)
 
 
+_FLIP = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}
+
+
+def _unparen(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _canonical(node: exp.Expression) -> exp.Expression:
+    """One spelling per predicate: AND/OR operands sorted, parentheses implied by structure,
+    ``x = 'a' OR x = 'b'`` and ``x IN ('b', 'a')`` both ``x IN ('a', 'b')``, literals on the
+    right of comparisons. Only rewrites that keep the meaning."""
+    node = _unparen(node)
+    if isinstance(node, (exp.And, exp.Or)):
+        kind = type(node)
+        parts = [_canonical(p) for p in node.flatten()]
+        flat: list[exp.Expression] = []
+        for p in parts:  # re-flatten: canonical children may be of the same connective
+            flat.extend(_operands(p, kind))
+        if kind is exp.Or:
+            flat = _merge_in_lists(flat)
+        flat.sort(key=lambda e: e.sql())
+        wrapped = [exp.Paren(this=p) if isinstance(p, exp.Connector) else p for p in flat]
+        out = wrapped[0]
+        for p in wrapped[1:]:
+            out = kind(this=out, expression=p)
+        return out
+    if isinstance(node, exp.Not):
+        return exp.not_(_canonical(node.this), copy=False)
+    if isinstance(node, exp.In) and node.expressions and all(
+            isinstance(v, exp.Literal) for v in node.expressions):
+        values = sorted({v.sql(): v for v in node.expressions}.items())
+        if len(values) == 1:
+            return exp.EQ(this=node.this, expression=values[0][1])
+        return exp.In(this=node.this, expressions=[v for _, v in values])
+    if isinstance(node, (exp.EQ, exp.NEQ)) and isinstance(node.this, exp.Literal) \
+            and not isinstance(node.expression, exp.Literal):
+        return type(node)(this=node.expression, expression=node.this)
+    if type(node) in _FLIP and isinstance(node.this, exp.Literal) \
+            and not isinstance(node.expression, exp.Literal):
+        return _FLIP[type(node)](this=node.expression, expression=node.this)
+    return node
+
+
+def _operands(node: exp.Expression, kind: type) -> list[exp.Expression]:
+    """Operands of a chain of ``kind`` (And/Or), looking through parentheses."""
+    node = _unparen(node)
+    if isinstance(node, kind):
+        return _operands(node.this, kind) + _operands(node.expression, kind)
+    return [node]
+
+
+def _merge_in_lists(parts: list[exp.Expression]) -> list[exp.Expression]:
+    """Inside an OR, equalities and IN lists on one column become one IN list."""
+    by_column: dict[str, list[exp.Expression]] = {}
+    others: list[exp.Expression] = []
+    columns: dict[str, exp.Expression] = {}
+    for p in parts:
+        if isinstance(p, exp.EQ) and isinstance(p.expression, exp.Literal):
+            key = p.this.sql()
+            by_column.setdefault(key, []).append(p.expression)
+            columns[key] = p.this
+        elif isinstance(p, exp.In) and p.expressions and all(
+                isinstance(v, exp.Literal) for v in p.expressions):
+            key = p.this.sql()
+            by_column.setdefault(key, []).extend(p.expressions)
+            columns[key] = p.this
+        else:
+            others.append(p)
+    for key, values in by_column.items():
+        merged = _canonical(exp.In(this=columns[key], expressions=values))
+        others.append(merged)
+    return others
+
+
+def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    """Top-level AND operands (through the parentheses the builders add)."""
+    node = _unparen(node)
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def _predicate(node: exp.Expression, scope: _Scope, dialect: str) -> tuple[str, list[str]]:
+    """A predicate's canonical text and its canonical top-level conjuncts."""
+    tree = _canonical(_normalise_tree(node, scope))
+    parts = _conjuncts(tree)
+    render = {"dialect": dialect, "normalize_functions": "upper"}
+    return tree.sql(**render), [p.sql(**render) for p in parts]
+
+
 def _normalise(node: exp.Expression, scope: _Scope, dialect: str) -> str:
     """Render an expression canonically (see :func:`_normalise_tree`)."""
     return _normalise_tree(node, scope).sql(dialect=dialect, normalize_functions="upper")
@@ -163,15 +255,21 @@ def _comparison_key(node: exp.Expression, scope: _Scope, dialect: str) -> str:
 def _select_features(select: exp.Select, schema: dict[str, list[str]], dialect: str,
                      conjuncts: bool, ctes: set[str]) -> Iterable[Feature]:
     scope = _scope_of(select, schema, ctes)
+    columns: list[str] = []
     for item in select.expressions:
         target = item.this if isinstance(item, exp.Alias) else item
         if isinstance(target, exp.Star):
-            yield Feature("SELECT", "*")
+            columns.append("*")
         elif isinstance(target, exp.Column) and isinstance(target.this, exp.Star):
             table = scope.aliases.get(target.table.lower(), target.table.lower())
-            yield Feature("SELECT", f"{table}.*")
+            columns.append(f"{table}.*")
         else:
-            yield Feature("SELECT", _normalise(target, scope, dialect))
+            columns.append(_normalise(target, scope, dialect))
+    for column in columns:
+        yield Feature("SELECT", column)
+    # The whole column list as one atom ("exactly these columns"), like WHERE's whole predicate:
+    # one question can then rule out every reading that adds or drops a column.
+    yield Feature("SELECT ONLY", ", ".join(sorted(set(columns))))
     if select.args.get("distinct"):
         yield Feature("DISTINCT")
     from_ = select.args.get("from_") or select.args.get("from")
@@ -187,17 +285,18 @@ def _select_features(select: exp.Select, schema: dict[str, list[str]], dialect: 
             yield Feature("ON", _comparison_key(join.args["on"], scope, dialect))
     where = select.args.get("where")
     if where is not None:
-        yield Feature("WHERE", _normalise(where.this, scope, dialect))
-        if conjuncts and isinstance(where.this, exp.And):
-            for part in where.this.flatten():
-                yield Feature("WHERE …", _normalise(part, scope, dialect))
+        whole, parts = _predicate(where.this, scope, dialect)
+        yield Feature("WHERE", whole)
+        if conjuncts and len(parts) > 1:
+            for part in parts:
+                yield Feature("WHERE …", part)
     group = select.args.get("group")
     if group is not None:
         for g in group.expressions:
             yield Feature("GROUP BY", _normalise(g, scope, dialect))
     having = select.args.get("having")
     if having is not None:
-        yield Feature("HAVING", _normalise(having.this, scope, dialect))
+        yield Feature("HAVING", _predicate(having.this, scope, dialect)[0])
     order = select.args.get("order")
     if order is not None:
         outputs = {item.alias.lower(): item.this for item in select.expressions

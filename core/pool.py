@@ -27,6 +27,9 @@ from core.similarity import functional_classes, output_key
 from core.taskbank import Task
 
 FORMAT_VERSION = 1
+# Bump when features, similarity or layout change what a prepared pool contains: stored pools
+# with another engine version are recomputed instead of silently reused.
+ENGINE_VERSION = 2
 
 
 @dataclass

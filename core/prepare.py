@@ -17,14 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.pool import PreparedPool, prepare_pool
+from core.pool import ENGINE_VERSION, PreparedPool, prepare_pool
 from core.taskbank import Task, load_task_bank
 
 
 def pool_fingerprint(task: Task) -> str:
-    """Hash of what a prepared pool depends on: candidates, counts, golds and database."""
+    """Hash of what a prepared pool depends on: candidates, counts, golds, database, engine."""
     payload = json.dumps([[c.sql, c.count] for c in task.candidates] + [task.gold,
-                         task.database.fingerprint()])
+                         task.database.fingerprint(), ENGINE_VERSION])
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

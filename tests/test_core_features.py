@@ -95,12 +95,13 @@ def test_literal_case_is_kept_where_it_changes_rows():
 def test_double_quoted_string_without_schema_is_a_column():
     # without a schema the loader cannot know "Lobby" is not a column: it stays an identifier
     plain = keys('SELECT name FROM room WHERE kind = "Lobby"', schema=None)
-    assert plain == ["SELECT room.name", "FROM room", "WHERE room.kind = room.lobby"]
+    assert plain == ["SELECT room.name", "SELECT ONLY room.name", "FROM room",
+                     "WHERE room.kind = room.lobby"]
 
 
 def test_double_quoted_existing_column_stays_a_column():
     assert keys('SELECT id FROM room WHERE "name" = "size"') == [
-        "SELECT room.id", "FROM room", "WHERE room.name = room.size"]
+        "SELECT room.id", "SELECT ONLY room.id", "FROM room", "WHERE room.name = room.size"]
 
 
 def test_conjuncts_option_adds_parts_besides_the_whole():
