@@ -112,13 +112,14 @@ def test_clause_yes_and_no_filter_on_one_feature(bank: Path) -> None:
     assert len(ws.session.survivors) == with_it
     assert at.session_state["events"][-1][0] == "clause.accept"
     assert at.session_state["events"][-1][1]["feature"] == key
-    assert at.button(key=_key(task, f"pq.yes.{key}")).disabled  # now confirmed
+    assert not [b for b in at.button if b.key == _key(task, f"pq.yes.{key}")]  # determined now
+    assert any(key.split(" ", 1)[1] in str(h.proto) and "Determined" in m.value
+               for h in at.get("html") for m in at.markdown)
     at.button(key=_key(task, "dv.back")).click().run()
     at.button(key=_key(task, f"pq.no.{key}")).click().run()
     assert len(ws.session.survivors) == ws.session.pool.n - with_it
     assert at.session_state["events"][-1][0] == "clause.reject"
-    assert any("No to" in h.body for h in at.get("html")
-               if hasattr(h, "body") and "left" in str(getattr(h, "body", "")))
+    assert any("No to" in str(h.proto) and "left" in str(h.proto) for h in at.get("html"))
 
 
 def test_keep_cluster_restricts_to_its_members(bank: Path) -> None:

@@ -23,10 +23,12 @@ ROLES = ("plain", "decision", "implicit", "confirmed")
 CSS = f"""
 <style>
 .pq-chips {{ display: flex; flex-wrap: wrap; gap: 4px 6px; line-height: 1.25; }}
+.pq-chips.inline {{ display: inline-flex; vertical-align: middle; }}
 .pq-chip {{ display: inline-flex; border-radius: 4px; overflow: hidden; font-size: 0.82rem;
-  font-family: ui-monospace, SFMono-Regular, Menlo, monospace; border: 2px solid transparent; }}
+  font-family: ui-monospace, SFMono-Regular, Menlo, monospace; border: 2px solid transparent; max-width: 100%; }}
 .pq-chip .kw {{ background: {BLACK}; color: #fff; padding: 1px 5px; font-weight: 600; }}
-.pq-chip .val {{ background: {GREY}; color: {BLACK}; padding: 1px 5px; overflow-wrap: anywhere; }}
+.pq-chip .val {{ background: {GREY}; color: {BLACK}; padding: 1px 5px; overflow-wrap: break-word;
+  min-width: 0; }}
 .pq-chip .badge {{ background: #fff; color: #444; padding: 1px 5px; font-size: 0.75rem;
   white-space: nowrap; align-self: center; }}
 .pq-chip.decision .val {{ background: {RED}; color: #fff; }}
@@ -51,14 +53,17 @@ def chip(feature: Feature, role: str = "plain", *, bordered: bool = False,
 
 
 def chip_row(features: Iterable[Feature], *, decision: Iterable[str] = (),
-             implicit: Iterable[str] = ()) -> str:
+             implicit: Iterable[str] = (), confirmed: Iterable[str] = (),
+             bordered: Iterable[str] = (), inline: bool = False) -> str:
     """A wrapped row of chips; features whose key is in ``decision``/``implicit`` get that role."""
-    red, overlay = set(decision), set(implicit)
+    red, overlay, yes, border = set(decision), set(implicit), set(confirmed), set(bordered)
     parts = []
     for f in features:
-        role = "decision" if f.key in red else "implicit" if f.key in overlay else "plain"
-        parts.append(chip(f, role))
-    return f'<div class="pq-chips">{"".join(parts)}</div>'
+        role = ("decision" if f.key in red else "implicit" if f.key in overlay
+                else "confirmed" if f.key in yes else "plain")
+        parts.append(chip(f, role, bordered=f.key in border))
+    tag = "span" if inline else "div"
+    return f'<{tag} class="pq-chips{" inline" if inline else ""}">{"".join(parts)}</{tag}>'
 
 
 def legend() -> str:

@@ -97,21 +97,28 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     beliefs = session.predicted_query()
     if not beliefs:
         st.info("No valid query remains.")
-    box = st.container(height=330, border=True)
-    for b in beliefs:
-        determined = b.determined
+    fixed = [b for b in beliefs if b.determined]
+    if fixed:
+        st.markdown("<small>Determined (in every remaining query):</small>",
+                    unsafe_allow_html=True)
+        st.html(chip_row([b.feature for b in fixed],
+                         confirmed=[b.feature.key for b in fixed if b.confirmed],
+                         bordered=[b.feature.key for b in fixed if not b.confirmed]))
+    open_beliefs = [b for b in beliefs if not b.determined]
+    if open_beliefs:
+        st.markdown("<small>Still open (bordered: likely). Answer any clause:</small>",
+                    unsafe_allow_html=True)
+        box = st.container(height=min(330, 22 + 44 * len(open_beliefs)), border=True)
+    for b in open_beliefs:
         bordered = not b.confirmed and b.probability >= LIKELY
         role = "confirmed" if b.confirmed else "plain"
         cols = box.columns([6, 1, 1], gap=None, vertical_alignment="center")
-        label = "determined" if determined else f"{b.probability:.0%}"
-        cols[0].html(chip(b.feature, role, bordered=bordered,
-                          badge=f"{'✓ ' if b.confirmed else ''}{label}"))
-        fixed = determined or b.confirmed
+        cols[0].html(chip(b.feature, role, bordered=bordered, badge=f"{b.probability:.0%}"))
         cols[1].button("Yes", key=key(f"pq.yes.{b.feature.key}"), type="tertiary",
-                       disabled=fixed, help=f"Keep queries with {b.feature.key}",
+                       disabled=b.confirmed, help=f"Keep queries with {b.feature.key}",
                        on_click=partial(actions.answer_clause, ws, b.feature.key, True, log))
         cols[2].button("No", key=key(f"pq.no.{b.feature.key}"), type="tertiary",
-                       disabled=fixed, help=f"Remove queries with {b.feature.key}",
+                       disabled=b.confirmed, help=f"Remove queries with {b.feature.key}",
                        on_click=partial(actions.answer_clause, ws, b.feature.key, False, log))
     st.markdown("**Decisions**")
     if not session.history:
@@ -122,7 +129,8 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     lines = []
     for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
         chips = "" if d.kind == "restrict" else chip_row(
-            [_feature(session, k) for k in d.features], decision=d.features if d.answer else ())
+            [_feature(session, k) for k in d.features], inline=True,
+            confirmed=d.features if d.answer else ())
         lines.append(f'<div style="margin:2px 0"><small>{i}. {_describe(d)}</small> {chips}'
                      f'<small>→ <b>{n}</b> left</small></div>')
     st.html("".join(lines))
@@ -143,8 +151,8 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     result, share, count = session.predicted_output()
     n = len(session.survivors)
     if session.is_done:
-        st.success(f"**Done:** all {n} remaining quer{'y' if n == 1 else 'ies'} return this "
-                   "output.")
+        st.success("**Done:** " + ("the one remaining query returns this output." if n == 1
+                                   else f"all {n} remaining queries return this output."))
     elif session.is_stuck:
         st.warning("No clause separates the remaining queries: pick the queries you mean in "
                    "the Action Space.")

@@ -1,0 +1,143 @@
+"""Real Chromium against `streamlit run app.py`: lasso, Yes/No/Back by mouse and keyboard."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from core.prepare import default_pool_dir, load_prepared
+from core.session import RepairSession
+from core.taskbank import load_task_bank
+from tests.browser.conftest import ARTIFACTS
+from ui.data import bank_path
+
+pytestmark = pytest.mark.browser
+COUNT = re.compile(r"(\d+) of (\d+) queries remain")
+
+
+@pytest.fixture(scope="module")
+def pool():
+    """The pool the app shows first (first task of the built-in bank), read as the app reads it."""
+    tasks, _ = load_task_bank(bank_path(), lenient=True)
+    return load_prepared(tasks[0], default_pool_dir(bank_path()))
+
+
+def _key(pool, name: str) -> str:
+    return f".st-key-pleasqlarify-{pool.task_id}-{name} button"
+
+
+def _click(page, selector: str) -> None:
+    """Click the visible copy of a keyed button (Streamlit keeps a hidden one for measuring)."""
+    page.locator(f"{selector} >> visible=true").first.click()
+
+
+def _press(page, pool, key: str, button: str) -> None:
+    """Press a shortcut once its button has re-rendered enabled (the count renders earlier)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator(f"{_key(pool, button)} >> visible=true").first).to_be_enabled()
+    page.keyboard.press(key)
+
+
+def _open(page, server: str) -> None:
+    page.goto(f"{server}/workspace")
+    page.get_by_text("queries remain").wait_for()
+    page.locator(".nsewdrag").first.wait_for()
+
+
+def _count(page) -> int:
+    text = page.locator('[data-testid="pq-survivors"]').inner_text()
+    return int(COUNT.search(text + " queries remain").group(1)) if "of" in text else -1
+
+
+def _wait_count(page, n: int) -> None:
+    page.wait_for_function(
+        """n => { const e = document.querySelector('[data-testid="pq-survivors"]');
+                 return e && e.innerText.trim().startsWith(n + ' of'); }""", arg=n)
+
+
+def _lasso_region(pool) -> tuple[float, float, float, float]:
+    """A rectangle (data coords) holding some but not all candidates, with clear margins."""
+    pos = pool.positions
+    xs = np.sort(pos[:, 0])
+    gaps = np.diff(xs)
+    k = int(np.argmax(gaps * (np.arange(len(gaps)) > 0) * (np.arange(len(gaps)) < len(gaps) - 1)))
+    split = float((xs[k] + xs[k + 1]) / 2)
+    left = int((pos[:, 0] < split).sum())
+    if left <= len(xs) - left:
+        return 0.005, 0.005, split, 0.995
+    return split, 0.005, 0.995, 0.995
+
+
+def test_real_lasso_keeps_exactly_the_lassoed_glyphs(page, server: str, pool) -> None:
+    _open(page, server)
+    assert _count(page) == pool.n
+    x0, y0, x1, y1 = _lasso_region(pool)
+    inside = np.flatnonzero((pool.positions[:, 0] > x0) & (pool.positions[:, 0] < x1)
+                            & (pool.positions[:, 1] > y0) & (pool.positions[:, 1] < y1))
+    assert 0 < len(inside) < pool.n
+    box = page.locator(".nsewdrag").first.bounding_box()
+
+    def px(x: float, y: float) -> tuple[float, float]:
+        return box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"]
+
+    corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)]
+    page.mouse.move(*px(*corners[0]))
+    page.mouse.down()
+    for (ax, ay), (bx, by) in zip(corners, corners[1:], strict=False):
+        for t in np.linspace(0, 1, 8)[1:]:
+            page.mouse.move(*px(ax + t * (bx - ax), ay + t * (by - ay)))
+    page.mouse.up()
+    _wait_count(page, len(inside))
+    assert _count(page) == len(inside)
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+
+def test_yes_no_back_buttons(page, server: str, pool) -> None:
+    session = RepairSession(pool)
+    first = session.next_variable()
+    _open(page, server)
+    _click(page, _key(pool, "dv-yes"))
+    _wait_count(page, first.yes_count)
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+    _click(page, _key(pool, "dv-no"))
+    _wait_count(page, first.no_count)
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+
+def test_keyboard_yes_no_back_and_browse(page, server: str, pool) -> None:
+    session = RepairSession(pool)
+    ranked = session.variables()
+    _open(page, server)
+    page.locator("h3", has_text="Decision Space").click()  # focus the page, not an input
+    _press(page, pool, "y", "dv-yes")
+    _wait_count(page, ranked[0].yes_count)
+    _press(page, pool, "b", "dv-back")
+    _wait_count(page, pool.n)
+    _press(page, pool, "ArrowDown", "dv-down")
+    page.get_by_text(re.compile(r"Variable 2 of")).wait_for()
+    _press(page, pool, "n", "dv-no")
+    _wait_count(page, ranked[1].no_count)
+    _press(page, pool, "b", "dv-back")
+    _wait_count(page, pool.n)
+
+
+def test_finished_view_screenshot(page, server: str, pool) -> None:
+    session = RepairSession(pool)
+    _open(page, server)
+    for _ in range(10):
+        if session.is_done or session.next_variable() is None:
+            break
+        session.answer(session.next_variable().keys, True)
+        _click(page, _key(pool, "dv-yes"))
+        _wait_count(page, len(session.survivors))
+    page.get_by_text("Every remaining query returns the same output").wait_for()
+    page.wait_for_timeout(600)  # let Plotly finish drawing
+    path = ARTIFACTS / "workspace-done.png"
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
