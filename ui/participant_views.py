@@ -98,12 +98,12 @@ def consent(store: Store, spec: StudySpec) -> str | None:
     st.header("Information and consent")
     with st.container(border=True):
         st.markdown(spec.consent)
-    left, right = st.columns([1, 4])
-    if left.button("I agree", type="primary", key="pq.consent.yes"):
+    row = st.container(horizontal=True)
+    if row.button("I agree", type="primary", key="pq.consent.yes"):
         runner = join(store, spec)
         st.session_state[RUNNER] = runner
         return runner.participant
-    if right.button("I do not agree", key="pq.consent.no"):
+    if row.button("I do not agree", key="pq.consent.no"):
         decline(store, spec)
         st.session_state[DECLINED] = True
         st.rerun()
@@ -236,36 +236,46 @@ def _audio(runner: Runner, step: flow.Step) -> None:
         st.caption("Saved.")
 
 
+def _continue_label(runner: Runner, step: flow.Step) -> str:
+    """'Continue to part k' inside a task, 'Finish this task' on its last subtask."""
+    nxt = flow.next_step(runner.steps, step.id)
+    if nxt is not None and nxt.kind == "task" and nxt.task == step.task:
+        return "Continue to the next part"
+    return "Finish this task"
+
+
 def task(runner: Runner, step: flow.Step) -> None:
-    """One subtask: its prompt, the workspace (2a/2b/3) and the answer field."""
+    """One subtask: question and prompt on top, then the database or workspace, then answer."""
     k, n = flow.task_progress(runner.steps, step.id)
     subs = [s for s, _ in next(t for t in runner.spec.tasks if t.id == step.task).subtasks]
-    st.caption(f"Task {k} of {n} · part {subs.index(step.subtask) + 1} of {len(subs)} "
-               f"(subtask {step.subtask})")
+    st.caption(f"Task {k} of {n} · part {subs.index(step.subtask) + 1} of {len(subs)}")
     if runner.paused():
         st.warning("The facilitator has paused this task. Please wait until they resume it.",
                    icon=":material/pause_circle:")
-    st.info(step.prompt, icon=":material/assignment:")
     item = flow.task_step_id(step.task, step.subtask)
-    keys: dict[str, str] = {}
-    if step.subtask not in flow.SUBMIT_SUBTASKS:
-        key = f"pq.{runner.participant}.{item}"
-        label = ("Your interpretation: what would the answer look like?"
-                 if step.subtask == "1" else "Your answer")
-        st.text_area(label, value=runner.answers().get(item) or "", key=key, height=100,
-                     on_change=partial(_save, runner, item, key))
-        _show_error(item)
-        keys[item] = key
-    else:
-        _show_error(item)
-    _next_button(runner, step, "Next", collect=keys)
+    writes = step.subtask not in flow.SUBMIT_SUBTASKS
     if step.subtask == "1":
-        st.markdown(f"#### {data.pool(runner.spec, step.task).question}")
-        st.caption("The task's database:")
-        _database(runner, step.task)
+        st.markdown(f"### {data.pool(runner.spec, step.task).question}")
+    where = ("Write your answer in the box below." if step.subtask == "1" else
+             "Write your answer in the box below the workspace." if writes else
+             "Submit with the button under the Predicted Output, then continue at the bottom.")
+    st.info(f"{step.prompt}\n\n*{where}*", icon=":material/assignment:")
+    keys: dict[str, str] = {}
+    if step.subtask == "1":
+        with st.expander("The task's database (first rows of every table)", expanded=True):
+            _database(runner, step.task)
     else:
         _workspace(runner, step, f"study-{runner.participant}")
+    if writes:
+        key = f"pq.{runner.participant}.{item}"
+        label = ("Your interpretation: what would the answer (output table) look like?"
+                 if step.subtask == "1" else "Your answer")
+        st.text_area(label, value=runner.answers().get(item) or "", key=key, height=110,
+                     on_change=partial(_save, runner, item, key))
+        keys[item] = key
+    _show_error(item)
     _audio(runner, step)
+    _next_button(runner, step, _continue_label(runner, step), collect=keys)
 
 
 def visibility(runner: Runner) -> None:

@@ -1,0 +1,192 @@
+"""Real Chromium through the whole participant flow, a reload mid-task, and kill -9 of the server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from study.store import open_store
+from study.trace import read_events
+from tests.browser.conftest import ARTIFACTS, ROOT, _free_port
+from tests.study_flow_fixtures import TASK, write_mini
+
+pytestmark = pytest.mark.browser
+
+
+def _start(tmp: Path, url: str) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on a free loopback port with the tmp store and studies."""
+    port = _free_port()
+    env = dict(os.environ, PLEASQLARIFY_DB_URL=url,
+               PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
+               PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"),
+               NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
+    log = open(tmp / f"streamlit-{port}.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/_stcore/health", timeout=1)
+            return proc, base
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start; see {log.name}") from None
+            time.sleep(0.2)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture()
+def study(tmp_path):
+    """The mini study (film bank, one task) and a tmp SQLite URL."""
+    write_mini(tmp_path / "studies")
+    return tmp_path, f"sqlite:///{tmp_path / 'study.sqlite'}"
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(ARTIFACTS / f"participant-{name}.png"), full_page=True)
+
+
+def _click(page, name: str) -> None:
+    page.get_by_role("button", name=name).locator("visible=true").first.click()
+
+
+def _wait(page, text: str) -> None:
+    page.get_by_text(text).first.wait_for()
+
+
+def _pid(page) -> str:
+    page.wait_for_url("**p=*")
+    return page.url.split("p=")[1].split("&")[0]
+
+
+def _wait_step(store, pid: str, step: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while (store.get_progress(pid) or {}).get("step") != step:
+        assert time.monotonic() < deadline, f"{store.get_progress(pid)} != {step}"
+        time.sleep(0.1)
+
+
+def _answer(page, store, pid: str, sub: str, text: str) -> None:
+    box = page.locator("textarea[aria-label^=Your] >> visible=true").first
+    box.fill(text)
+    page.get_by_text("Task 1 of 1").click()  # blur commits the text area
+    deadline = time.monotonic() + 20
+    while store.answers(pid).get(f"task:{TASK}/{sub}") != text:
+        assert time.monotonic() < deadline, "answer was not saved"
+        time.sleep(0.1)
+
+
+def _consent_and_demographics(page, base: str, store) -> str:
+    page.goto(f"{base}/participant?study=mini")
+    _wait(page, "Information and consent")
+    _shot(page, "1-consent")
+    _click(page, "I agree")
+    _wait(page, "About you")
+    pid = _pid(page)
+    _click(page, "Continue")
+    _wait(page, "This question is required.")
+    _shot(page, "2-demographics-required")
+    page.get_by_text("intermediate", exact=True).click()
+    page.get_by_text("weekly", exact=True).click()
+    _click(page, "Continue")
+    _wait_step(store, pid, "onboarding")
+    return pid
+
+
+def test_whole_participant_flow_with_reload(browser, study) -> None:
+    tmp, url = study
+    proc, base = _start(tmp, url)
+    store = open_store(url)
+    page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page()
+    page.set_default_timeout(60_000)
+    try:
+        pid = _consent_and_demographics(page, base, store)
+        _wait(page, "Welcome to the mini study")
+        _shot(page, "3-onboarding")
+        _click(page, "Continue to the practice task")
+        _wait(page, "queries remain")
+        _shot(page, "4-practice")
+        _click(page, "I feel comfortable: start the tasks")
+        _wait(page, "Describe one interpretation.")
+        _shot(page, "5-task-1")
+        _answer(page, store, pid, "1", "the text of the review of Pulp Fiction")
+        _click(page, "Continue to the next part")
+        _wait(page, "Which clusters do you see?")
+        page.get_by_text("queries remain").wait_for()
+        _answer(page, store, pid, "2a", "two clusters: review text vs rating")
+        _shot(page, "6-task-2a")
+        page.reload()  # mid-task refresh: same step, answer kept
+        _wait(page, "Which clusters do you see?")
+        expect(page.locator("textarea[aria-label^=Your] >> visible=true").first).to_have_value(
+            "two clusters: review text vs rating")
+        _shot(page, "7-task-2a-after-reload")
+        _click(page, "Continue to the next part")
+        _wait(page, "Explain the differences")
+        _answer(page, store, pid, "2b", "one selects the rating column")
+        _click(page, "Continue to the next part")
+        _wait(page, "Navigate to your interpretation")
+        _click(page, "Finish this task")
+        _wait(page, "Submit a query in the workspace")
+        _shot(page, "8-task-3-required")
+        _click(page, "Submit this query")
+        _wait(page, "Submitted query")
+        _click(page, "Finish this task")
+        _wait(page, "Your opinion")
+        _shot(page, "9-end-questionnaire")
+        page.get_by_text("6", exact=True).click()
+        _click(page, "Continue")
+        _wait(page, "completion code")
+        _shot(page, "10-done")
+        code = store.completion_code(pid, 0)
+        assert page.get_by_text(code).count() >= 1
+        types = [e.type for e in read_events(store, participant=pid)]
+        assert types.count("session.start") == 2 and types.count("submit") == 1
+        assert store.participant(pid)["status"] == "completed"
+    finally:
+        page.context.close()
+        _stop(proc)
+
+
+def test_kill_9_loses_no_committed_event_and_resumes(browser, study) -> None:
+    tmp, url = study
+    proc, base = _start(tmp, url)
+    store = open_store(url)
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.set_default_timeout(60_000)
+    try:
+        pid = _consent_and_demographics(page, base, store)
+        before = {e.event_id for e in read_events(store, participant=pid)}
+        assert {"consent", "answer", "step"} <= {e.type for e in read_events(store)}
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        proc, base = _start(tmp, url)
+        page.goto(f"{base}/participant?study=mini&p={pid}")
+        _wait(page, "Welcome to the mini study")  # resumed at onboarding
+        after = read_events(store, participant=pid)
+        assert before <= {e.event_id for e in after}
+        assert store.answers(pid)["demographics/sql_expertise"] == "intermediate"
+        assert store.get_progress(pid)["step"] == "onboarding"
+    finally:
+        page.context.close()
+        _stop(proc)
