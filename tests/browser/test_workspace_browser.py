@@ -137,7 +137,11 @@ def test_finished_view_screenshot(page, server: str, pool) -> None:
         _click(page, _key(pool, "dv-yes"))
         _wait_count(page, len(session.survivors))
     page.get_by_text("Every remaining query returns the same output").wait_for()
-    page.wait_for_timeout(600)  # let Plotly finish drawing
+    page.wait_for_function(  # the rerun has finished: no running indicator, no stale copy
+        """() => !document.querySelector('[data-testid="stStatusWidget"] button')
+                 && document.querySelector('[data-testid="pq-survivors"]').innerText
+                    .startsWith('""" + str(len(session.survivors)) + """ of')""")
+    page.wait_for_timeout(800)  # let Plotly finish drawing
     path = ARTIFACTS / "workspace-done.png"
     page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
