@@ -87,6 +87,13 @@ def _wait_step(store, pid: str, step: str, timeout: float = 30) -> None:
         time.sleep(0.1)
 
 
+def _wait_event(store, pid: str, type: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while type not in {e.type for e in read_events(store, participant=pid)}:
+        assert time.monotonic() < deadline, f"no {type} event"
+        time.sleep(0.1)
+
+
 def _answer(page, store, pid: str, sub: str, text: str) -> None:
     box = page.locator("textarea[aria-label^=Your] >> visible=true").first
     box.fill(text)
@@ -136,6 +143,11 @@ def test_whole_participant_flow_with_reload(browser, study) -> None:
         page.get_by_text("queries remain").wait_for()
         _answer(page, store, pid, "2a", "two clusters: review text vs rating")
         _shot(page, "6-task-2a")
+        for state in ("hidden", "visible"):  # the browser reports the tab hidden, then back
+            page.evaluate("""s => { Object.defineProperty(document, 'visibilityState',
+                {value: s, configurable: true});
+                document.dispatchEvent(new Event('visibilitychange')); }""", state)
+            _wait_event(store, pid, f"tab.{state}")
         page.reload()  # mid-task refresh: same step, answer kept
         _wait(page, "Which clusters do you see?")
         expect(page.locator("textarea[aria-label^=Your] >> visible=true").first).to_have_value(
