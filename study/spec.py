@@ -18,16 +18,11 @@ from typing import Any
 import yaml
 
 from core.errors import StudioError
+from study.conditions import Condition, parse_conditions
 from study.designs import ORDER_DESIGNS, design_sequences
 from study.questionnaires import BUILTINS, Questionnaire
 from study.spec_items import parse_questionnaires
 
-KNOWN_CONDITIONS = {
-    "pleasqlarify": "full interface: Action Space, Decision Space, Predicted Query",
-    "atomic-only": "Predicted Query clause list only, no grouped decision variables",
-    "planpool-chat": "clarification questions from an explicit pool, in a chat",
-    "single-shot": "one LLM query, standard LLM querying",
-}
 STANDARD_SUBTASKS = ("1", "2a", "2b", "3")
 CONDITION_MODES = ("within", "between")
 TOP_KEYS = ("id", "title", "consent", "conditions", "task_bank", "subtasks", "tasks",
@@ -57,14 +52,6 @@ class StudySpecError(StudioError):
     def __init__(self, problems: list[SpecProblem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One experimental condition (an interface variant)."""
-
-    id: str
-    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,6 +109,10 @@ class StudySpec:
     @property
     def condition_ids(self) -> list[str]:
         return [c.id for c in self.conditions]
+
+    def condition(self, cid: str) -> Condition:
+        """The condition ``cid`` with its settings (defaults for one the study does not list)."""
+        return next((c for c in self.conditions if c.id == cid), Condition(cid))
 
 
 def _line_map(text: str) -> dict[str, int]:
@@ -258,33 +249,6 @@ def _tasks(ck: Checker, data: dict[str, Any], defaults: tuple) -> list[TaskEntry
     return out
 
 
-def _conditions(ck: Checker, data: dict[str, Any]) -> list[Condition]:
-    """The study's conditions (names from KNOWN_CONDITIONS)."""
-    raw = data.get("conditions")
-    if not isinstance(raw, list) or not raw:
-        ck.err("conditions", "is required and must be a non-empty list",
-               f"e.g. 'conditions: [pleasqlarify]'; known: {', '.join(KNOWN_CONDITIONS)}")
-        return []
-    out = []
-    for i, item in enumerate(raw):
-        where = f"conditions[{i}]"
-        cid, label = (item, "") if isinstance(item, str) else (None, "")
-        if isinstance(item, dict):
-            cid, label = item.get("id"), ck.text(item, "label", where)
-            where += ".id"
-        if cid not in KNOWN_CONDITIONS:
-            close = difflib.get_close_matches(str(cid), KNOWN_CONDITIONS, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            ck.err(where, f"unknown condition '{cid}'",
-                   f"{hint}use one of: {', '.join(KNOWN_CONDITIONS)}")
-            continue
-        if cid in [c.id for c in out]:
-            ck.err(where, f"condition '{cid}' is listed twice", "list each condition once")
-            continue
-        out.append(Condition(cid, label or KNOWN_CONDITIONS[cid]))
-    return out
-
-
 def _assignment(ck: Checker, data: dict[str, Any], n_tasks: int,
                 n_conditions: int) -> AssignmentDesign:
     """The assignment design, with warnings for suspicious combinations."""
@@ -376,7 +340,7 @@ def parse_study(text: str, path: str | Path) -> StudySpec:
                     f"did you mean '{close[0]}'?" if close else "remove it")
     title = ck.text(data, "title", "", required=True)
     consent = ck.text(data, "consent", "", required=True)
-    conditions = _conditions(ck, data)
+    conditions = parse_conditions(ck, data.get("conditions"))
     defaults = _subtasks(ck, data.get("subtasks"), "subtasks") or ()
     tasks = _tasks(ck, data, defaults)
     ob = ck.mapping(data.get("onboarding"), "onboarding")

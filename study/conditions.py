@@ -1,0 +1,151 @@
+"""The study's conditions and their per-condition settings, parsed from ``conditions:``.
+
+Each condition is a known interface variant with its own settings (all optional):
+
+* ``pleasqlarify`` — the full workspace. ``pool_accounting: true`` keeps Submit disabled while
+  a decision variable with information gain above ``ig_threshold`` bits (default 0.1) has been
+  neither answered nor dismissed.
+* ``atomic-only`` — the paper's internal baseline: no grouped Decision Space.
+  ``show_action_space`` (default true).
+* ``planpool-chat`` — the structured agent asks its pool's questions in a chat.
+  ``show_pool`` (default true) shows pending / asked / dropped questions; ``max_questions``
+  (default 5) is the initial plan size; ``ig_threshold`` (default 0.05 bits) the least gain of
+  a question worth asking; ``free_text`` (default false) adds a typed answer box.
+* ``single-shot`` — the most probable query only. ``show_sql`` (default true).
+
+Every condition may carry a ``label`` and ``instructions`` (shown above its interface). A
+setting of another condition, an unknown key or a wrong type is an error naming the path.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from study.spec import Checker
+
+KNOWN_CONDITIONS = {
+    "pleasqlarify": "full interface: Action Space, Decision Space, Predicted Query",
+    "atomic-only": "Predicted Query clause list only, no grouped decision variables",
+    "planpool-chat": "clarification questions from an explicit pool, in a chat",
+    "single-shot": "one LLM query, standard LLM querying",
+}
+COMMON_KEYS = ("id", "label", "instructions")
+SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
+    "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1},
+    "atomic-only": {"show_action_space": True},
+    "planpool-chat": {"show_pool": True, "max_questions": 5, "ig_threshold": 0.05,
+                      "free_text": False},
+    "single-shot": {"show_sql": True},
+}
+MAX_QUESTIONS = 20
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One experimental condition (an interface variant) with its settings."""
+
+    id: str
+    label: str = ""
+    instructions: str = ""
+    pool_accounting: bool = False
+    ig_threshold: float = 0.1
+    show_action_space: bool = True
+    show_pool: bool = True
+    max_questions: int = 5
+    free_text: bool = False
+    show_sql: bool = True
+
+
+def _owner(key: str) -> list[str]:
+    return [c for c, keys in SETTINGS.items() if key in keys]
+
+
+def _check_value(ck: Checker, key: str, value: Any, where: str) -> Any:
+    """The value of one setting, or None after reporting a wrong type or range."""
+    if key == "ig_threshold":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10:
+            ck.err(where, f"must be a number of bits in [0, 10), got {value!r}",
+                   "e.g. 'ig_threshold: 0.1'")
+            return None
+        return float(value)
+    if key == "max_questions":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_QUESTIONS:
+            ck.err(where, f"must be an integer 1..{MAX_QUESTIONS}, got {value!r}",
+                   "e.g. 'max_questions: 5'")
+            return None
+        return value
+    if not isinstance(value, bool):
+        ck.err(where, f"must be true or false, got {value!r}", f"write '{key}: true'")
+        return None
+    return value
+
+
+def parse_condition(ck: Checker, item: Any, where: str) -> Condition | None:
+    """One ``conditions:`` entry (a name or a mapping with id and settings), or None."""
+    raw: dict[str, Any] = item if isinstance(item, dict) else {"id": item}
+    cid = raw.get("id")
+    id_where = f"{where}.id" if isinstance(item, dict) else where
+    if cid not in KNOWN_CONDITIONS:
+        close = difflib.get_close_matches(str(cid), KNOWN_CONDITIONS, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        ck.err(id_where, f"unknown condition '{cid}'",
+               f"{hint}use one of: {', '.join(KNOWN_CONDITIONS)}")
+        return None
+    own = SETTINGS[cid]
+    values: dict[str, Any] = dict(own)
+    for key, value in raw.items():
+        key = str(key)
+        path = f"{where}.{key}"
+        if key in COMMON_KEYS:
+            continue
+        if key not in own:
+            others = _owner(key)
+            if others:
+                ck.err(path, f"'{key}' is a setting of {' and '.join(others)}, not of {cid}",
+                       f"remove it here or move it to the {others[0]} condition")
+            else:
+                allowed = [*own, *COMMON_KEYS[1:]]
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                ck.err(path, f"unknown setting '{key}' for condition {cid}",
+                       f"{hint}settings of {cid}: {', '.join(allowed)}")
+            continue
+        checked = _check_value(ck, key, value, path)
+        if checked is not None:
+            values[key] = checked
+    if cid == "pleasqlarify" and "ig_threshold" in raw and not values["pool_accounting"]:
+        ck.warn(f"{where}.ig_threshold", "has no effect without 'pool_accounting: true'",
+                "add 'pool_accounting: true' or remove ig_threshold")
+    label = ck.text(raw, "label", where) or KNOWN_CONDITIONS[cid]
+    return Condition(cid, label, ck.text(raw, "instructions", where), **values)
+
+
+def parse_conditions(ck: Checker, raw: Any) -> list[Condition]:
+    """The study's conditions in order, each listed once."""
+    if not isinstance(raw, list) or not raw:
+        ck.err("conditions", "is required and must be a non-empty list",
+               f"e.g. 'conditions: [pleasqlarify]'; known: {', '.join(KNOWN_CONDITIONS)}")
+        return []
+    out: list[Condition] = []
+    for i, item in enumerate(raw):
+        where = f"conditions[{i}]"
+        if not isinstance(item, str | dict):
+            ck.err(where, "must be a condition name or a mapping with 'id'",
+                   "write '- id: pleasqlarify'")
+            continue
+        cond = parse_condition(ck, item, where)
+        if cond is None:
+            continue
+        if cond.id in [c.id for c in out]:
+            ck.err(f"{where}.id" if isinstance(item, dict) else where,
+                   f"condition '{cond.id}' is listed twice", "list each condition once")
+            continue
+        out.append(cond)
+    return out
+
+
+__all__ = ["COMMON_KEYS", "KNOWN_CONDITIONS", "SETTINGS", "Condition", "parse_condition",
+           "parse_conditions"]
