@@ -86,7 +86,7 @@ def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
         first = exc.errors[0]["description"] if exc.errors else str(exc)
         raise UnsafeQueryError(f"SQL does not parse ({first})") from None
     except sqlglot.errors.TokenError as exc:
-        raise UnsafeQueryError(f"SQL does not tokenize ({exc})") from None
+        raise UnsafeQueryError(f"SQL does not parse ({exc})") from None
     if len(statements) != 1:
         raise UnsafeQueryError(
             f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")

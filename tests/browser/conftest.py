@@ -35,7 +35,8 @@ def server() -> Iterator[str]:
     """Base URL of a headless Streamlit server running app.py (stopped after the session)."""
     port = _free_port()
     env = dict(os.environ, NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
-    log = open(ARTIFACTS.parent / ".pytest_cache" / "streamlit-browser.log", "w")  # noqa: SIM115
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit-browser.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -51,7 +52,7 @@ def server() -> Iterator[str]:
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("streamlit did not start; see "
-                                       ".pytest_cache/streamlit-browser.log") from None
+                                       "test-artifacts/streamlit-browser.log") from None
                 time.sleep(0.2)
         yield url
     finally:

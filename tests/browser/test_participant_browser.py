@@ -97,8 +97,9 @@ def _wait_event(store, pid: str, type: str, timeout: float = 20) -> None:
 def _answer(page, store, pid: str, sub: str, text: str) -> None:
     box = page.locator("textarea[aria-label^=Your] >> visible=true").first
     box.fill(text)
-    page.get_by_text("Task 1 of 1").click()  # blur commits the text area
-    deadline = time.monotonic() + 20
+    box.press("Control+Enter")  # Streamlit's text area commits on Ctrl+Enter …
+    page.get_by_text("Task 1 of 1").click()  # … and on blur
+    deadline = time.monotonic() + 30
     while store.answers(pid).get(f"task:{TASK}/{sub}") != text:
         assert time.monotonic() < deadline, "answer was not saved"
         time.sleep(0.1)
