@@ -27,6 +27,15 @@ CONSENT, ONBOARDING, PRACTICE, DONE, DECLINED = ("consent", "onboarding", "pract
 TEXT_SUBTASKS = ("1", "2a", "2b")
 SUBMIT_SUBTASKS = ("3",)
 MIN_TEXT = 3
+_WORKSPACE_HINT = ("Submit a query in the workspace before continuing (the Submit button under "
+                   "the Predicted Output).")
+SUBMIT_HINTS = {  # what a submit subtask asks for, per condition
+    "pleasqlarify": _WORKSPACE_HINT,
+    "atomic-only": _WORKSPACE_HINT,
+    "planpool-chat": ("Answer the assistant's questions, then confirm its query (or tell it "
+                      "that it is not what you meant) before continuing."),
+    "single-shot": "Accept the query, or say that it is not what you meant, before continuing.",
+}
 
 
 @dataclass(frozen=True)
@@ -138,9 +147,8 @@ def step_problems(step: Step, answers: Mapping[str, Any],
     if step.kind == "task":
         item = task_step_id(step.task, step.subtask)
         if step.subtask in SUBMIT_SUBTASKS:
-            return {} if submitted else {item: "Submit a query in the workspace before "
-                                               "continuing (the Submit button under the "
-                                               "Predicted Output)."}
+            return {} if submitted else {
+                item: SUBMIT_HINTS.get(step.condition, _WORKSPACE_HINT)}
         msg = text_problem(answers.get(item))
         return {item: msg} if msg else {}
     return {}

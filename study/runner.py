@@ -1,7 +1,9 @@
 """One participant's session against the store: join, answers, step transitions, workspace.
 
 The progress row (``progress`` table) is the single source of truth for where a participant is:
-``{"step", "index", "workspace": {task: RepairSession.to_dict()}, "submitted": {task: id}}``.
+``{"step", "index", "workspace": {task: RepairSession.to_dict()}, "submitted": {task: id},
+"chat": {task: ChatAgent.to_dict()}, "rejected": {task: id}}`` (chat: the planpool-chat
+condition's agent and question pool; rejected: a proposed query the participant refused).
 Moves are compare-and-set (``BEGIN IMMEDIATE`` on SQLite, a row lock on PostgreSQL), so a
 double click, a second tab or a facilitator's advance never skips a step twice. Every write is
 committed before the call returns, so a refresh (or a killed server) resumes at the exact step.
@@ -145,6 +147,19 @@ class Runner:
         """The candidate submitted for ``task``, if any."""
         return self.progress().get("submitted", {}).get(task)
 
+    def chat(self, task: str) -> dict[str, Any] | None:
+        """The stored chat agent state (``ChatAgent.to_dict``) of ``task``, if any."""
+        return self.progress().get("chat", {}).get(task)
+
+    def rejected(self, task: str) -> int | None:
+        """The proposed candidate the participant said was not what they meant, if any."""
+        return self.progress().get("rejected", {}).get(task)
+
+    def finished(self, task: str) -> bool:
+        """Whether ``task`` has a submitted query or a rejected proposal (either ends it)."""
+        prog = self.progress()
+        return task in prog.get("submitted", {}) or task in prog.get("rejected", {})
+
     # -- writing ------------------------------------------------------------------------------
     def log(self, type: str, payload: dict[str, Any] | None = None, *, task: str | None = None,
             subtask: str | None = None, condition: str | None = None,
@@ -191,6 +206,24 @@ class Runner:
             prog.setdefault("workspace", {})[task] = session
             return True
         self._update(change)
+
+    def save_chat(self, task: str, chat: dict[str, Any], session: dict[str, Any]) -> None:
+        """Store a chat's agent state and its repair session together, in one write."""
+        def change(prog: dict[str, Any]) -> bool:
+            prog.setdefault("chat", {})[task] = chat
+            prog.setdefault("workspace", {})[task] = session
+            return True
+        self._update(change)
+
+    def reject(self, task: str, candidate: int | None, sql: str, subtask: str = "3") -> None:
+        """Record that the proposed query is not what the participant meant (ends the task)."""
+        def change(prog: dict[str, Any]) -> bool:
+            prog.setdefault("rejected", {})[task] = candidate
+            return True
+        self._update(change)
+        if self.submitted(task) is None:
+            self.answer(flow.task_step_id(task, subtask),
+                        {"candidate": candidate, "sql": sql, "accepted": False})
 
     def submit(self, task: str, candidate: int, sql: str, subtask: str = "3") -> None:
         """Record a task's submitted query (answer ``task:<task>/<subtask>`` and progress)."""

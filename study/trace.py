@@ -51,13 +51,16 @@ EVENT_TYPES: dict[str, str] = {
     "consent": "consent given or declined; {given: bool}",
     "answer": "a questionnaire/demographics/subtask answer was saved; {item, value}",
     "submit": "the participant submitted a task's final query; {candidate_id, sql}",
+    "result.reject": "the participant said a proposed query is not what they meant "
+                     "(planpool-chat, single-shot); {candidate, sql}",
     "audio": "a think-aloud recording was stored under logs/; {path, duration_ms}",
     "session.start": "a browser session (re)connected; {resumed: bool}",
     "session.end": "the session ended (completed, withdrawn)",
     # candidate pools and the comparison conditions
-    "pool.init": "the candidate pool for a task was loaded; {n_candidates, key}",
-    "pool.add": "candidates were added to the pool; {n_added}",
-    "pool.drop": "candidates were dropped from the pool; {n_dropped, reason}",
+    "pool.init": "the candidate pool for a task was loaded; {n_candidates, key} — or, with "
+                 "pool: questions, the chat's question pool was planned; {questions}",
+    "pool.add": "a question was added to the chat's question pool; {qid, question, priority}",
+    "pool.drop": "a question was dropped from the question pool; {qid, question, reason}",
     "pool.ask": "a clarification question from the pool was shown (planpool-chat); {question}",
     "pool.answer": "the participant answered a pool question; {question, answer}",
     "chat.message": "a chat message in a chat condition; {role, text}",

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from core.accounting import open_variables
 from core.errors import SessionError
-from core.session import RepairSession
-from ui.state import WorkspaceState
+from core.session import RankedVariable, RepairSession
+from ui.state import WorkspaceOptions, WorkspaceState
 
 Log = Callable[[str, dict[str, Any]], None]
 OnSubmit = Callable[[int, str], None]
@@ -117,11 +118,38 @@ def undo(ws: WorkspaceState, log: Log) -> bool:
     return True
 
 
-def submit(ws: WorkspaceState, log: Log, on_submit: OnSubmit | None = None) -> int | None:
+def blocking(ws: WorkspaceState, options: WorkspaceOptions | None) -> list[RankedVariable]:
+    """Variables that keep Submit disabled under pool accounting (none without it)."""
+    if options is None or not options.pool_accounting:
+        return []
+    return open_variables(ws.session, ws.dismissed, options.ig_threshold)
+
+
+def dismiss(ws: WorkspaceState, keys: tuple[str, ...], log: Log) -> bool:
+    """Explicitly leave a decision variable unanswered (pool accounting); logs dv.dismiss."""
+    keys = tuple(keys)
+    if keys in ws.dismissed:
+        return False
+    ranked = ws.session.variables()
+    rank = next((i for i, v in enumerate(ranked) if v.keys == keys), None)
+    ws.dismissed.append(keys)
+    log("dv.dismiss", {"features": list(keys), "rank": rank, "step": ws.session.step,
+                       "gain": None if rank is None else round(ranked[rank].gain, 6),
+                       "dismissed": len(ws.dismissed)})
+    return True
+
+
+def submit(ws: WorkspaceState, log: Log, on_submit: OnSubmit | None = None,
+           options: WorkspaceOptions | None = None) -> int | None:
     """Submit the query the session would choose now (study mode); returns its pool index."""
     session: RepairSession = ws.session
     chosen = session.best_candidate()
     if chosen is None:
+        return None
+    still_open = blocking(ws, options)
+    if still_open:
+        ws.flash = (f"{len(still_open)} decision(s) are still open: answer or dismiss them in "
+                    "the Decision Space before submitting.")
         return None
     sql = session.pool.sqls[chosen]
     ws.submitted = chosen

@@ -7,6 +7,7 @@ same rerun.
 
 from __future__ import annotations
 
+import hashlib
 from functools import partial
 
 import pandas as pd
@@ -16,7 +17,8 @@ from core.session import Decision, RankedVariable
 from ui import actions
 from ui.actions import Log, OnSubmit
 from ui.chips import chip, chip_row, legend
-from ui.state import WorkspaceState
+from ui.result import unique_columns
+from ui.state import WorkspaceOptions, WorkspaceState
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
 
@@ -30,7 +32,31 @@ def current_variable(ws: WorkspaceState) -> RankedVariable | None:
     return ranked[ws.browse]
 
 
-def decision_space(ws: WorkspaceState, log: Log) -> None:
+def dismiss_key(keys: tuple[str, ...]) -> str:
+    """The widget-key suffix of a variable's Dismiss button (stable across reruns)."""
+    return "dv.dismiss." + hashlib.sha1("|".join(keys).encode()).hexdigest()[:10]
+
+
+def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> None:
+    """Pool accounting: every informative variable not yet answered, each with Dismiss."""
+    still_open = actions.blocking(ws, options)
+    if not still_open:
+        st.caption(f"Open decisions: none above {options.ig_threshold:g} bits — you may submit.")
+        return
+    st.markdown(f"**Open decisions ({len(still_open)})** — answer each (Yes/No above) or "
+                "dismiss it if it does not matter to you:")
+    box = st.container(height=min(300, 30 + 58 * len(still_open)), border=True)
+    for v in still_open:
+        cols = box.columns([5, 2], gap="small", vertical_alignment="center")
+        cols[0].html(chip_row(v.features, decision=v.keys)
+                     + f"<small>{v.gain:.2f} bits</small>")
+        cols[1].button("Dismiss", key=ws.widget_key(dismiss_key(v.keys)), type="tertiary",
+                       icon=":material/close:", on_click=partial(actions.dismiss, ws, v.keys, log),
+                       help="Leave this decision open on purpose (it is logged)")
+
+
+def decision_space(ws: WorkspaceState, log: Log,
+                   options: WorkspaceOptions | None = None) -> None:
     """One grouped decision variable at a time: gain, example query, Up/Down, Yes/No, Back."""
     session = ws.session
     key = ws.widget_key
@@ -76,6 +102,8 @@ def decision_space(ws: WorkspaceState, log: Log) -> None:
                disabled=not has_var or ws.browse >= len(ranked) - 1,
                on_click=partial(actions.browse, ws, +1, log),
                help="Show the next decision variable (skips this one)")
+    if options is not None and options.pool_accounting:
+        open_decisions(ws, log, options)
     st.html(legend())
 
 
@@ -144,7 +172,8 @@ def _feature(session, key: str):
 
 
 def predicted_output(ws: WorkspaceState, log: Log, mode: str,
-                     on_submit: OnSubmit | None) -> None:
+                     on_submit: OnSubmit | None, options: WorkspaceOptions | None = None
+                     ) -> None:
     """Output of the most probable functional class, agreement, done/stuck notices, Submit."""
     session = ws.session
     st.subheader("Predicted Output", anchor=False)
@@ -161,25 +190,24 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     else:
         st.caption(f"{count} of {n} remaining queries ({share:.0%} of the samples) return "
                    f"this output · {len(result.rows)} rows × {len(result.columns)} columns")
-        frame = pd.DataFrame([list(r) for r in result.rows], columns=_unique(result.columns))
+        frame = pd.DataFrame([list(r) for r in result.rows],
+                             columns=unique_columns(result.columns))
         st.dataframe(frame, hide_index=True, height=min(38 + 35 * max(1, len(frame)), 300))
     chosen = session.best_candidate()
     if mode == "study":
         if ws.submitted is not None:
             st.success(f"Submitted query #{ws.submitted}.")
+        still_open = actions.blocking(ws, options)
         st.button("Submit this query", key=ws.widget_key("submit"), type="primary",
-                  disabled=chosen is None,
-                  on_click=partial(actions.submit, ws, log, on_submit),
+                  disabled=chosen is None or bool(still_open),
+                  on_click=partial(actions.submit, ws, log, on_submit, options),
                   help="Record the predicted query as your answer to this task")
+        if still_open:
+            names = "; ".join(v.label for v in still_open[:5])
+            more = f" and {len(still_open) - 5} more" if len(still_open) > 5 else ""
+            st.caption(f"Submit is disabled while {len(still_open)} decision(s) are open: "
+                       f"{names}{more}. Answer or dismiss each in the Decision Space.")
     elif chosen is not None:
         with st.expander(f"SQL of the predicted query (#{chosen})"):
             st.code(session.pool.sqls[chosen], language="sql")
 
-
-def _unique(columns: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for c in columns:
-        seen[c] = seen.get(c, 0) + 1
-        out.append(c if seen[c] == 1 else f"{c} ({seen[c]})")
-    return out

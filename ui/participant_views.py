@@ -15,7 +15,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.session import RepairSession
 from study import flow
 from study.audio import save_recording
 from study.questionnaires import Item, Questionnaire
@@ -23,12 +22,10 @@ from study.runner import Runner, decline, join
 from study.spec import StudySpec
 from study.store import Store
 from ui import study_data as data
-from ui.state import workspace_state
+from ui.condition_views import PRACTICE_HINTS, WHERE_SUBMIT, condition_of, render_condition
 from ui.visibility import tab_visibility
-from ui.workspace import render_workspace
 
 RUNNER, ERRORS, DECLINED, TAB_SEQ = "pq.runner", "pq.errors", "pq.declined", "pq.tab_seq"
-NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view", "dv.dismiss"}
 
 
 def runner_for(store: Store, spec: StudySpec, participant: str) -> Runner | None:
@@ -65,7 +62,7 @@ def _leave(runner: Runner, step: flow.Step, questionnaire: Questionnaire | None 
         if value is not None:
             runner.answer(item, value)
     problems = flow.step_problems(step, runner.answers(), questionnaire,
-                                  submitted=runner.submitted(step.task) is not None)
+                                  submitted=runner.finished(step.task))
     st.session_state[ERRORS] = problems
     if not problems:
         runner.advance(step.id)
@@ -173,39 +170,13 @@ def onboarding(runner: Runner, step: flow.Step) -> None:
                  if runner.spec.onboarding.practice_task else "Continue to the tasks")
 
 
-def _workspace(runner: Runner, step: flow.Step, namespace: str) -> None:
-    """The repair workspace in study mode, restored from and saved to the progress row."""
-    pool = data.pool(runner.spec, step.task)
-    ws = workspace_state(pool, namespace)
-    if not ws.extra.get("restored"):
-        saved = runner.workspace(step.task)
-        if saved:
-            ws.session = RepairSession.from_dict(saved, pool)
-        ws.submitted = runner.submitted(step.task)
-        ws.extra["restored"] = True
-        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task},
-                   event_id=f"{runner.participant}:pool.init:{step.task}")
-
-    def log(event_type: str, payload: dict[str, Any]) -> None:
-        runner.log(event_type, payload)
-        if event_type not in NO_STATE_CHANGE:
-            runner.save_workspace(step.task, ws.session.to_dict())
-
-    def on_submit(candidate: int, sql: str) -> None:
-        runner.submit(step.task, candidate, sql, step.subtask or "practice")
-        _errors().clear()
-
-    render_workspace(pool, log=log, mode="study", on_submit=on_submit, namespace=namespace)
-
-
 def practice(runner: Runner, step: flow.Step) -> None:
     """The practice task in the workspace (nothing here is evaluated)."""
     st.header("Practice task")
-    st.info("Try every part of the interface on this practice question: click or lasso points "
-            "in the Action Space, answer Yes/No in the Decision Space, accept or reject clauses "
-            "in the Predicted Query, and use Back. Nothing here is evaluated. Continue when you "
-            "feel comfortable.", icon=":material/school:")
-    _workspace(runner, step, "practice")
+    hint = PRACTICE_HINTS[condition_of(runner, step).id]
+    st.info(f"Try every part of the interface on this practice question: {hint} Nothing here "
+            "is evaluated. Continue when you feel comfortable.", icon=":material/school:")
+    render_condition(runner, step, "practice", lambda: _errors().clear())
     _next_button(runner, step, "I feel comfortable: start the tasks")
 
 
@@ -258,14 +229,15 @@ def task(runner: Runner, step: flow.Step) -> None:
         st.markdown(f"### {data.pool(runner.spec, step.task).question}")
     where = ("Write your answer in the box below." if step.subtask == "1" else
              "Write your answer in the box below the workspace." if writes else
-             "Submit with the button under the Predicted Output, then continue at the bottom.")
+             WHERE_SUBMIT[condition_of(runner, step).id])
     st.info(f"{step.prompt}\n\n*{where}*", icon=":material/assignment:")
     keys: dict[str, str] = {}
     if step.subtask == "1":
         with st.expander("The task's database (first rows of every table)", expanded=True):
             _database(runner, step.task)
     else:
-        _workspace(runner, step, f"study-{runner.participant}")
+        render_condition(runner, step, f"study-{runner.participant}",
+                         lambda: _errors().clear())
     if writes:
         key = f"pq.{runner.participant}.{item}"
         label = ("Your interpretation: what would the answer (output table) look like?"

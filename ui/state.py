@@ -18,6 +18,16 @@ from core.session import RepairSession
 PREFIX = "pleasqlarify"
 
 
+@dataclass(frozen=True)
+class WorkspaceOptions:
+    """Which panels a study condition shows, and whether pool accounting gates Submit."""
+
+    show_action_space: bool = True
+    show_decision_space: bool = True
+    pool_accounting: bool = False  # Submit waits until informative variables are settled
+    ig_threshold: float = 0.1  # bits: variables above this gain must be answered or dismissed
+
+
 @dataclass
 class WorkspaceState:
     """One user's repair workspace for one task: the session plus view-only UI state."""
@@ -29,6 +39,7 @@ class WorkspaceState:
     flash: str | None = None  # a one-rerun notice (e.g. an impossible decision)
     submitted: int | None = None  # pool index submitted in study mode
     extra: dict[str, Any] = field(default_factory=dict)
+    dismissed: list[tuple[str, ...]] = field(default_factory=list)  # pool accounting
 
     def widget_key(self, name: str) -> str:
         """A widget key unique to this workspace."""
@@ -53,7 +64,8 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
     if not isinstance(ws, WorkspaceState) or ws.session.pool is not pool:
         if isinstance(ws, WorkspaceState):  # pool object was reloaded: replay onto it
             session = RepairSession.from_dict(ws.session.to_dict(), pool)
-            ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra)
+            ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra,
+                                ws.dismissed)
         else:
             ws = WorkspaceState(factory(pool), pool.question)
         state[key] = ws

@@ -1,7 +1,8 @@
 """The repair workspace (the paper's Figure 6) for one prepared pool, free or study mode.
 
 Question on top; Action Space | Decision Space | Predicted Query side by side; Predicted Output
-below. Gestures become :mod:`ui.actions` calls in widget callbacks (which run before the
+below. :class:`WorkspaceOptions` hides panels (the atomic-only baseline has no Decision Space)
+and switches on pool accounting (Submit waits for informative variables to be settled). Gestures become :mod:`ui.actions` calls in widget callbacks (which run before the
 script), so all four views show the same state in one rerun; every gesture is one trace event
 through the injected ``log``.
 """
@@ -20,7 +21,7 @@ from ui.action_space import build_figure, clusters, selected_ids, shade
 from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
 from ui.panels import current_variable, decision_space, predicted_output, predicted_query
-from ui.state import WorkspaceState, workspace_state
+from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
 
 MODES = ("free", "study")
 CHART_CONFIG = {"displaylogo": False, "scrollZoom": False,
@@ -42,7 +43,7 @@ def _on_select(ws: WorkspaceState, log: Log, key: str) -> None:
         ws.last_selection = f"{ws.session.step}:{raw}"
 
 
-def action_space(ws: WorkspaceState, log: Log) -> None:
+def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) -> None:
     """The Action Space: glyph scatter with Voronoi cells, lasso/box/click, keep-a-cluster."""
     session = ws.session
     pool = session.pool
@@ -54,12 +55,13 @@ def action_space(ws: WorkspaceState, log: Log) -> None:
                 f"{session.n_classes} distinct output{'s' if session.n_classes != 1 else ''}",
                 unsafe_allow_html=True)
     key = ws.widget_key("space")
-    fig = build_figure(session, current_variable(ws))
+    fig = build_figure(session, current_variable(ws) if colour_by_variable else None)
     st.plotly_chart(fig, key=key, on_select=partial(_on_select, ws, log, key),
                     selection_mode=("points", "box", "lasso"), config=CHART_CONFIG,
                     width="stretch")
     st.caption("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
-               "keep only those queries. Red: contains the decision variable; blue: does not.")
+               "keep only those queries." + (" Red: contains the decision variable; blue: does "
+                                             "not." if colour_by_variable else ""))
     if len(infos) > 1:
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         row.markdown("<small>Keep cluster:</small>", unsafe_allow_html=True)
@@ -87,23 +89,28 @@ def question(ws: WorkspaceState, mode: str) -> None:
 
 
 def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free",
-                     on_submit: OnSubmit | None = None, namespace: str | None = None
-                     ) -> WorkspaceState:
-    """Draw the whole workspace for ``pool`` and wire its gestures to the session and ``log``."""
+                     on_submit: OnSubmit | None = None, namespace: str | None = None,
+                     options: WorkspaceOptions | None = None) -> WorkspaceState:
+    """Draw the workspace for ``pool`` (panels per ``options``) and wire it to ``log``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    options = options or WorkspaceOptions()
+    if options.pool_accounting and not options.show_decision_space:
+        raise ValueError("pool accounting needs the Decision Space (dismissing happens there)")
     ws = workspace_state(pool, namespace or mode)
     st.html(CSS)
     question(ws, mode)
     if ws.flash:
         st.warning(ws.flash)
         ws.flash = None
-    left, middle, right = st.columns([1.35, 1, 1], gap="medium")
-    with left:
-        action_space(ws, log)
-    with middle:
-        decision_space(ws, log)
-    with right:
-        predicted_query(ws, log)
-    predicted_output(ws, log, mode, on_submit)
+    panels = [(1.35, partial(action_space, ws, log, options.show_decision_space))
+              ] if options.show_action_space else []
+    if options.show_decision_space:
+        panels.append((1.0, partial(decision_space, ws, log, options)))
+    panels.append((1.0, partial(predicted_query, ws, log)))
+    for column, (_, draw) in zip(st.columns([w for w, _ in panels], gap="medium"), panels,
+                                 strict=True):
+        with column:
+            draw()
+    predicted_output(ws, log, mode, on_submit, options)
     return ws

@@ -1,0 +1,181 @@
+"""The planpool-chat condition: the structured agent asks its pool's questions in a chat.
+
+The agent (:class:`core.chat_agent.ChatAgent`) lives in ``st.session_state`` per task and is
+restored from the saved state after a refresh. Each button runs in a callback: one agent step,
+then every new pool operation and message becomes a trace event through ``log`` and the state
+is saved through ``save``, before the script draws the chat again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import streamlit as st
+
+from core.agents import NO, NOT_SPECIFIED, YES
+from core.chat_agent import ASKING, CONFIRM, CONFIRMED, NEW, REJECTED, ChatAgent, parse_reply
+from core.planpool import ANSWERED, ASKED, DROPPED
+from core.pool import PreparedPool
+from core.session import RepairSession
+from ui.actions import Log, OnSubmit
+from ui.result import show_result
+from ui.state import PREFIX
+
+Save = Callable[[ChatAgent], None]
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """Per-condition settings of the chat (see study/conditions.py)."""
+
+    show_pool: bool = True
+    max_questions: int = 5
+    ig_threshold: float = 0.05
+    free_text: bool = False
+    show_sql: bool = True
+
+
+def chat_agent(pool: PreparedPool, namespace: str, options: ChatOptions, *,
+               saved: dict[str, Any] | None = None,
+               saved_session: dict[str, Any] | None = None) -> ChatAgent:
+    """This browser session's agent for ``pool``, restored from ``saved`` on first use."""
+    key = f"{PREFIX}.chat.{namespace}.{pool.task_id}"
+    agent = st.session_state.get(key)
+    if not isinstance(agent, ChatAgent) or agent.session.pool is not pool:
+        if saved:
+            session = (RepairSession.from_dict(saved_session, pool) if saved_session
+                       else RepairSession(pool))
+            agent = ChatAgent.from_dict(saved, session)
+        else:
+            agent = ChatAgent(RepairSession(pool), k=options.max_questions,
+                              gain_threshold=options.ig_threshold)
+        st.session_state[key] = agent
+    return agent
+
+
+def step(agent: ChatAgent, log: Log, save: Save, action: Callable[[], None]) -> None:
+    """Run one agent action, log what it changed and save the chat."""
+    mark = agent.mark()
+    action()
+    for event_type, payload in agent.events_since(mark):
+        log(event_type, payload)
+    save(agent)
+
+
+def _typed(agent: ChatAgent, log: Log, save: Save, key: str) -> None:
+    text = (st.session_state.get(key) or "").strip()
+    if not text or agent.status_ != ASKING:
+        return
+    answer = parse_reply(text)
+    if answer is None:
+        step(agent, log, save, partial(agent.not_understood, text))
+    else:
+        step(agent, log, save, partial(agent.reply, answer, text))
+
+
+def _confirm(agent: ChatAgent, log: Log, save: Save, on_submit: OnSubmit | None) -> None:
+    step(agent, log, save, agent.confirm)
+    sql = agent.sql or ""
+    log("submit", {"candidate": agent.candidate_, "sql": sql, "attempt": agent.attempt_,
+                   "via": "chat", "pool": agent.pool_.stats(), "step": agent.session.step,
+                   "history": [d.to_dict() for d in agent.session.history]})
+    if on_submit is not None and agent.candidate_ is not None:
+        on_submit(agent.candidate_, sql)
+
+
+def _reject(agent: ChatAgent, log: Log, save: Save, on_reject: OnSubmit | None) -> None:
+    step(agent, log, save, agent.reject)
+    log("result.reject", {"candidate": agent.candidate_, "sql": agent.sql or "",
+                          "attempt": agent.attempt_, "via": "chat"})
+    if on_reject is not None and agent.candidate_ is not None:
+        on_reject(agent.candidate_, agent.sql or "")
+
+
+def pool_panel(agent: ChatAgent) -> None:
+    """The question pool: pending (by priority), asked with answers, dropped with reasons."""
+    st.subheader("Question pool", anchor=False)
+    pool = agent.pool_
+    qs = list(pool.questions.values())
+    rows = {"Pending": [f"{q.text} <small>({q.priority:.2f} bits)</small>" for q in pool.pending],
+            "Asked": [f"{q.text} → **{q.answer or 'waiting…'}**" for q in qs
+                      if q.status in (ASKED, ANSWERED)],
+            "Dropped": [f"~~{q.text}~~ <small>— {q.reason}</small>" for q in qs
+                        if q.status == DROPPED]}
+    for title, lines in rows.items():
+        st.markdown(f"**{title}** ({len(lines)})")
+        if lines:
+            st.markdown("\n".join(f"- {line}" for line in lines), unsafe_allow_html=True)
+    stats = pool.stats()
+    st.caption(f"{stats['planned']} planned · {stats['added']} added · {stats['dropped']} "
+               f"dropped · {stats['asked']} asked")
+
+
+def _controls(agent: ChatAgent, log: Log, save: Save, key: Callable[[str], str],
+              options: ChatOptions, on_submit: OnSubmit | None,
+              on_reject: OnSubmit | None) -> None:
+    pool = agent.session.pool
+    if agent.status_ == ASKING:
+        row = st.container(horizontal=True, gap="small")
+        for label, answer in (("Yes", YES), ("No", NO), ("Not specified", NOT_SPECIFIED)):
+            row.button(label, key=key(f"chat.{answer.replace(' ', '-')}"),
+                       type="primary" if answer == YES else "secondary",
+                       on_click=partial(step, agent, log, save,
+                                        partial(agent.reply, answer)))
+        if options.free_text:
+            st.chat_input("Or type your answer", key=key("chat.text"),
+                          on_submit=partial(_typed, agent, log, save, key("chat.text")))
+        return
+    with st.chat_message("assistant"):
+        show_result(pool, agent.candidate_, show_sql=options.show_sql)
+    if agent.status_ == CONFIRM:
+        row = st.container(horizontal=True, gap="small")
+        row.button("Confirm", key=key("chat.confirm"), type="primary",
+                   on_click=partial(_confirm, agent, log, save, on_submit),
+                   help="This is what I meant: submit it as my answer")
+        row.button("Not what I meant", key=key("chat.reject"),
+                   on_click=partial(_reject, agent, log, save, on_reject))
+    elif agent.status_ == CONFIRMED:
+        st.success("Confirmed: this query is your answer to the task.")
+    elif agent.status_ == REJECTED:
+        st.info("You said this is not what you meant. You may start over and answer the "
+                "questions again, or continue.")
+        st.button("Start over", key=key("chat.restart"), icon=":material/restart_alt:",
+                  on_click=partial(step, agent, log, save, agent.restart))
+
+
+def render_chat(pool: PreparedPool, agent: ChatAgent, *, log: Log, save: Save,
+                options: ChatOptions = ChatOptions(), on_submit: OnSubmit | None = None,
+                on_reject: OnSubmit | None = None) -> ChatAgent:
+    """Draw the chat (and the pool when shown) and wire its buttons to the agent."""
+    if agent.status_ == NEW:
+        step(agent, log, save, agent.start)
+
+    def key(name: str) -> str:
+        return f"{PREFIX}.{pool.task_id}.{name}"
+
+    st.markdown(f"#### {pool.question}")
+    if options.show_pool:
+        main, side = st.columns([2, 1], gap="medium")
+    else:
+        main, side = st.container(), None
+    with main:
+        with st.chat_message("user"):
+            st.markdown(pool.question)
+        attempt = 1
+        for m in agent.messages_:
+            if m.get("attempt", 1) != attempt:
+                attempt = m["attempt"]
+                st.caption(f"— Started over (attempt {attempt}) —")
+            with st.chat_message("assistant" if m["role"] == "agent" else "user"):
+                st.markdown(m["text"])
+        _controls(agent, log, save, key, options, on_submit, on_reject)
+    if side is not None:
+        with side, st.container(border=True):
+            pool_panel(agent)
+    return agent
+
+
+__all__ = ["ChatOptions", "chat_agent", "pool_panel", "render_chat", "step"]

@@ -1,0 +1,154 @@
+"""The interface of a task step, per study condition, restored from and saved to the progress.
+
+``pleasqlarify`` and ``atomic-only`` are the workspace with different :class:`WorkspaceOptions`
+(atomic-only: no Decision Space; pleasqlarify may add pool accounting), ``planpool-chat`` the
+chat of :mod:`ui.chat`, ``single-shot`` the one query of :mod:`ui.single_shot`. Every state
+change is saved with the participant's progress, so a refresh resumes where they were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from core.chat_agent import ChatAgent
+from core.session import RepairSession
+from study import flow
+from study.conditions import Condition
+from study.runner import Runner
+from ui import study_data as data
+from ui.chat import ChatOptions, chat_agent, render_chat
+from ui.single_shot import render_single_shot
+from ui.state import WorkspaceOptions, workspace_state
+from ui.workspace import render_workspace
+
+NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view"}
+WHERE_SUBMIT = {
+    "pleasqlarify": "Submit with the button under the Predicted Output, then continue at the "
+                    "bottom.",
+    "atomic-only": "Submit with the button under the Predicted Output, then continue at the "
+                   "bottom.",
+    "planpool-chat": "Answer the assistant's questions, confirm its query (or tell it that it "
+                     "is not what you meant), then continue at the bottom.",
+    "single-shot": "Accept the answer or say it is not what you meant, then continue at the "
+                   "bottom.",
+}
+PRACTICE_HINTS = {
+    "pleasqlarify": "click or lasso points in the Action Space, answer Yes/No in the Decision "
+                    "Space, accept or reject clauses in the Predicted Query, and use Back.",
+    "atomic-only": "click or lasso points in the Action Space, accept or reject clauses in the "
+                   "Predicted Query, and use Back.",
+    "planpool-chat": "answer the assistant's questions with Yes, No or Not specified and look "
+                     "at the query it proposes.",
+    "single-shot": "look at the proposed query and its output, and accept it or say it is not "
+                   "what you meant.",
+}
+Done = Callable[[], None]
+
+
+def condition_of(runner: Runner, step: flow.Step) -> Condition:
+    """The settings of the step's condition (the participant's first one if unset)."""
+    return runner.spec.condition(step.condition or runner.assignment.condition)
+
+
+def workspace_options(cond: Condition) -> WorkspaceOptions:
+    """The workspace panels and accounting of a workspace condition."""
+    if cond.id == "atomic-only":
+        return WorkspaceOptions(show_action_space=cond.show_action_space,
+                                show_decision_space=False)
+    return WorkspaceOptions(pool_accounting=cond.pool_accounting,
+                            ig_threshold=cond.ig_threshold)
+
+
+def _subtask(step: flow.Step) -> str:
+    return step.subtask or "practice"
+
+
+def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
+              done: Done) -> None:
+    """The repair workspace in study mode (decisions and dismissals saved with progress)."""
+    pool = data.pool(runner.spec, step.task)
+    ws = workspace_state(pool, namespace)
+    if not ws.extra.get("restored"):
+        saved = runner.workspace(step.task)
+        if saved:
+            ws.session = RepairSession.from_dict(saved, pool)
+            ws.dismissed = [tuple(k) for k in saved.get("dismissed", [])]
+        ws.submitted = runner.submitted(step.task)
+        ws.extra["restored"] = True
+        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task},
+                   event_id=f"{runner.participant}:pool.init:{step.task}")
+
+    def log(event_type: str, payload: dict[str, Any]) -> None:
+        runner.log(event_type, payload)
+        if event_type not in NO_STATE_CHANGE:
+            runner.save_workspace(step.task, {**ws.session.to_dict(),
+                                              "dismissed": [list(k) for k in ws.dismissed]})
+
+    def on_submit(candidate: int, sql: str) -> None:
+        runner.submit(step.task, candidate, sql, _subtask(step))
+        done()
+
+    render_workspace(pool, log=log, mode="study", on_submit=on_submit, namespace=namespace,
+                     options=workspace_options(cond))
+
+
+def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done: Done) -> None:
+    """The planpool-chat condition (agent and question pool saved with progress)."""
+    pool = data.pool(runner.spec, step.task)
+    options = ChatOptions(show_pool=cond.show_pool, max_questions=cond.max_questions,
+                          ig_threshold=cond.ig_threshold, free_text=cond.free_text)
+    agent = chat_agent(pool, namespace, options, saved=runner.chat(step.task),
+                       saved_session=runner.workspace(step.task))
+
+    def save(a: ChatAgent) -> None:
+        runner.save_chat(step.task, a.to_dict(), a.session.to_dict())
+
+    def on_submit(candidate: int, sql: str) -> None:
+        runner.submit(step.task, candidate, sql, _subtask(step))
+        done()
+
+    def on_reject(candidate: int, sql: str) -> None:
+        runner.reject(step.task, candidate, sql, _subtask(step))
+        done()
+
+    render_chat(pool, agent, log=lambda t, p: runner.log(t, p), save=save, options=options,
+                on_submit=on_submit, on_reject=on_reject)
+
+
+def single_shot(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
+                done: Done) -> None:
+    """The single-shot condition: the prior mode's query, accepted or rejected."""
+    pool = data.pool(runner.spec, step.task)
+    runner.log("pool.init", {"n_candidates": pool.n, "key": step.task},
+               event_id=f"{runner.participant}:pool.init:{step.task}")
+
+    def on_submit(candidate: int, sql: str) -> None:
+        runner.submit(step.task, candidate, sql, _subtask(step))
+        done()
+
+    def on_reject(candidate: int, sql: str) -> None:
+        runner.reject(step.task, candidate, sql, _subtask(step))
+        done()
+
+    render_single_shot(pool, log=lambda t, p: runner.log(t, p),
+                       submitted=runner.submitted(step.task), rejected=runner.rejected(step.task),
+                       on_submit=on_submit, on_reject=on_reject, show_sql=cond.show_sql)
+
+
+VIEWS = {"pleasqlarify": workspace, "atomic-only": workspace, "planpool-chat": chat,
+         "single-shot": single_shot}
+
+
+def render_condition(runner: Runner, step: flow.Step, namespace: str, done: Done) -> None:
+    """The step's condition interface, with the condition's instructions above it."""
+    cond = condition_of(runner, step)
+    if cond.instructions:
+        st.caption(cond.instructions)
+    VIEWS[cond.id](runner, step, namespace, cond, done)
+
+
+__all__ = ["PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "render_condition",
+           "workspace_options"]
