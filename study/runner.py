@@ -2,8 +2,9 @@
 
 The progress row (``progress`` table) is the single source of truth for where a participant is:
 ``{"step", "index", "workspace": {task: RepairSession.to_dict()}, "submitted": {task: id},
-"chat": {task: ChatAgent.to_dict()}, "rejected": {task: id}}`` (chat: the planpool-chat
-condition's agent and question pool; rejected: a proposed query the participant refused).
+"chat": {task: {"agent": ChatAgent.to_dict(), "session": RepairSession.to_dict()}},
+"rejected": {task: id}}`` (chat: the planpool-chat condition's agent, question pool and
+session; rejected: a proposed query the participant said was not what they meant).
 Moves are compare-and-set (``BEGIN IMMEDIATE`` on SQLite, a row lock on PostgreSQL), so a
 double click, a second tab or a facilitator's advance never skips a step twice. Every write is
 committed before the call returns, so a refresh (or a killed server) resumes at the exact step.
@@ -148,7 +149,7 @@ class Runner:
         return self.progress().get("submitted", {}).get(task)
 
     def chat(self, task: str) -> dict[str, Any] | None:
-        """The stored chat agent state (``ChatAgent.to_dict``) of ``task``, if any."""
+        """The stored chat of ``task`` (``{"agent": ChatAgent.to_dict(), "session": ...}``)."""
         return self.progress().get("chat", {}).get(task)
 
     def rejected(self, task: str) -> int | None:
@@ -210,8 +211,7 @@ class Runner:
     def save_chat(self, task: str, chat: dict[str, Any], session: dict[str, Any]) -> None:
         """Store a chat's agent state and its repair session together, in one write."""
         def change(prog: dict[str, Any]) -> bool:
-            prog.setdefault("chat", {})[task] = chat
-            prog.setdefault("workspace", {})[task] = session
+            prog.setdefault("chat", {})[task] = {"agent": chat, "session": session}
             return True
         self._update(change)
 

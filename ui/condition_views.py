@@ -100,8 +100,9 @@ def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done:
     pool = data.pool(runner.spec, step.task)
     options = ChatOptions(show_pool=cond.show_pool, max_questions=cond.max_questions,
                           ig_threshold=cond.ig_threshold, free_text=cond.free_text)
-    agent = chat_agent(pool, namespace, options, saved=runner.chat(step.task),
-                       saved_session=runner.workspace(step.task))
+    saved = runner.chat(step.task) or {}
+    agent = chat_agent(pool, namespace, options, saved=saved.get("agent"),
+                       saved_session=saved.get("session"))
 
     def save(a: ChatAgent) -> None:
         runner.save_chat(step.task, a.to_dict(), a.session.to_dict())
@@ -142,13 +143,30 @@ VIEWS = {"pleasqlarify": workspace, "atomic-only": workspace, "planpool-chat": c
          "single-shot": single_shot}
 
 
-def render_condition(runner: Runner, step: flow.Step, namespace: str, done: Done) -> None:
-    """The step's condition interface, with the condition's instructions above it."""
-    cond = condition_of(runner, step)
+def render_condition(runner: Runner, step: flow.Step, namespace: str, done: Done,
+                     condition: str | None = None) -> None:
+    """The step's (or the given) condition's interface, its instructions above it."""
+    cond = runner.spec.condition(condition) if condition else condition_of(runner, step)
     if cond.instructions:
         st.caption(cond.instructions)
     VIEWS[cond.id](runner, step, namespace, cond, done)
 
 
-__all__ = ["PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "render_condition",
-           "workspace_options"]
+def practice_interfaces(runner: Runner, step: flow.Step, done: Done) -> None:
+    """The practice task in each of the participant's conditions (a switch when several)."""
+    order = list(dict.fromkeys(runner.assignment.condition_order)) or [condition_of(runner,
+                                                                                     step).id]
+    chosen = order[0]
+    if len(order) > 1:
+        labels = {c: runner.spec.condition(c).label or c for c in order}
+        chosen = st.segmented_control("Interface to try", order, default=order[0],
+                                      format_func=labels.get,
+                                      key=f"pq.practice.{runner.participant}") or order[0]
+    hint = PRACTICE_HINTS[chosen]
+    st.info(f"Try every part of the interface on this practice question: {hint} Nothing here "
+            "is evaluated. Continue when you feel comfortable.", icon=":material/school:")
+    render_condition(runner, step, f"practice-{chosen}", done, condition=chosen)
+
+
+__all__ = ["PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "practice_interfaces",
+           "render_condition", "workspace_options"]

@@ -22,7 +22,7 @@ from study.runner import Runner, decline, join
 from study.spec import StudySpec
 from study.store import Store
 from ui import study_data as data
-from ui.condition_views import PRACTICE_HINTS, WHERE_SUBMIT, condition_of, render_condition
+from ui.condition_views import WHERE_SUBMIT, condition_of, practice_interfaces, render_condition
 from ui.visibility import tab_visibility
 
 RUNNER, ERRORS, DECLINED, TAB_SEQ = "pq.runner", "pq.errors", "pq.declined", "pq.tab_seq"
@@ -173,10 +173,7 @@ def onboarding(runner: Runner, step: flow.Step) -> None:
 def practice(runner: Runner, step: flow.Step) -> None:
     """The practice task in the workspace (nothing here is evaluated)."""
     st.header("Practice task")
-    hint = PRACTICE_HINTS[condition_of(runner, step).id]
-    st.info(f"Try every part of the interface on this practice question: {hint} Nothing here "
-            "is evaluated. Continue when you feel comfortable.", icon=":material/school:")
-    render_condition(runner, step, "practice", lambda: _errors().clear())
+    practice_interfaces(runner, step, lambda: _errors().clear())
     _next_button(runner, step, "I feel comfortable: start the tasks")
 
 
