@@ -156,7 +156,6 @@ def render_chat(pool: PreparedPool, agent: ChatAgent, *, log: Log, save: Save,
     def key(name: str) -> str:
         return f"{PREFIX}.{pool.task_id}.{name}"
 
-    st.markdown(f"#### {pool.question}")
     if options.show_pool:
         main, side = st.columns([2, 1], gap="medium")
     else:
