@@ -94,15 +94,26 @@ def _wait_event(store, pid: str, type: str, timeout: float = 20) -> None:
         time.sleep(0.1)
 
 
+def _idle(page, timeout_ms: int = 30_000) -> None:
+    """Wait until Streamlit has finished its rerun (its 'Running…' status widget is gone)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+
+
 def _answer(page, store, pid: str, sub: str, text: str) -> None:
-    box = page.locator("textarea[aria-label^=Your] >> visible=true").first
-    box.fill(text)
-    box.press("Control+Enter")  # Streamlit's text area commits on Ctrl+Enter …
-    page.get_by_text("Task 1 of 1").click()  # … and on blur
-    deadline = time.monotonic() + 30
-    while store.answers(pid).get(f"task:{TASK}/{sub}") != text:
-        assert time.monotonic() < deadline, "answer was not saved"
-        time.sleep(0.1)
+    """Type an answer and wait until the store has it (typing during a rerun is retried)."""
+    for _attempt in range(3):
+        _idle(page)
+        box = page.locator("textarea[aria-label^=Your] >> visible=true").first
+        box.fill(text)
+        box.press("Control+Enter")  # Streamlit's text area commits on Ctrl+Enter …
+        page.get_by_text("Task 1 of 1").click()  # … and on blur
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if store.answers(pid).get(f"task:{TASK}/{sub}") == text:
+                return
+            time.sleep(0.1)
+    raise AssertionError(f"answer to {sub} was not saved after 3 attempts")
 
 
 def _consent_and_demographics(page, base: str, store) -> str:
