@@ -154,6 +154,19 @@ def _on_words(value: str, dialect: str) -> str:
     return f"rows be matched where {words(node)}"
 
 
+def _split_columns(value: str) -> list[str]:
+    """The columns of a SELECT ONLY value (commas inside parentheses do not split)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(value):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(value[start:i].strip())
+            start = i + 1
+    out.append(value[start:].strip())
+    return [c for c in out if c]
+
+
 def phrases(feature: Feature, dialect: str = "sqlite") -> tuple[str, str]:
     """(Yes/No question, clause fragment for conjunctions) of one atomic feature."""
     kw, value = feature.keyword, feature.value
@@ -162,6 +175,12 @@ def phrases(feature: Feature, dialect: str = "sqlite") -> tuple[str, str]:
         if value.endswith(".*"):
             what = f"every {singular(value[:-2])} column"
         return f"Should the result include {what}?", f"the result include {what}"
+    if kw == "SELECT ONLY":
+        cols = ["every column" if c == "*" else expression_words(c, dialect)
+                for c in _split_columns(value)]
+        listed = cols[0] if len(cols) == 1 else f"{', '.join(cols[:-1])} and {cols[-1]}"
+        return (f"Should the result show exactly {listed}, and no other columns?",
+                f"the result show exactly {listed}")
     if kw == "DISTINCT":
         return ("Should duplicate rows be removed from the result?",
                 "duplicate rows be removed")

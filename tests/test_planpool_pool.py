@@ -139,6 +139,9 @@ def test_next_takes_the_highest_priority_and_drop_needs_a_reason():
 
 @pytest.mark.parametrize(("features", "expected"), [
     ([Feature("SELECT", "reviews.review_text")], "Should the result include the review's text?"),
+    ([Feature("SELECT ONLY", "films.title, reviews.review_text")],
+     "Should the result show exactly the film's title and the review's text, and no other "
+     "columns?"),
     ([Feature("WHERE", "films.release_year > 2000")],
      "Should only rows where the film's release year is greater than 2000 be kept?"),
     ([Feature("WHERE", "films.title LIKE '%pulp%'")],
