@@ -15,6 +15,7 @@ A progress line goes to stderr, a final summary to stdout. Exit codes: 0 all poo
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -22,12 +23,15 @@ from typing import Any, TextIO
 
 from core.errors import GenerationError, StudioError
 from core.execute import open_database
+from core.pool import PreparedPool
 from core.poolcache import GeneratedPool, PoolCache, Sample, open_pool_cache
+from core.prepare import load_prepared
 from core.sampler import (
     DEFAULT_MODEL,
     PROMPT_VERSION,
     AnthropicSampler,
     Budget,
+    Progress,
     SamplerConfig,
     SamplingError,
     generate_pool,
@@ -58,6 +62,33 @@ def variant_pool(task: Task, n: int = 50, random_state: int = 0) -> GeneratedPoo
             pool.samples.append(Sample(len(pool.samples), cand.sql, cand.sql, origin=label))
     pool.complete = True
     return pool
+
+
+def question_task(task: Task, question: str, pool: GeneratedPool) -> Task:
+    """A task for a new question on ``task``'s database, carrying a generated pool (no golds)."""
+    digest = hashlib.sha256(question.strip().encode()).hexdigest()[:10]
+    return Task(id=f"{task.id}~q{digest}", question=question.strip(), database=task.database,
+                candidates=list(pool.candidates), ambiguity="unknown", source="generated",
+                title=f"{task.title or task.id}: own question")
+
+
+def question_pool(task: Task, question: str, *, n: int = 50, cache: PoolCache | None = None,
+                  sampler: AnthropicSampler | None = None,
+                  on_progress: Progress | None = None) -> PreparedPool:
+    """Sample candidates for a free-text ``question`` on ``task``'s database and prepare them.
+
+    Sampling goes through the pool cache (nothing is sampled twice) and the prepared pool
+    through the prepared-pool cache, so asking the same question again costs no request.
+    """
+    if not question.strip():
+        raise GenerationError("the question is empty: type a question first")
+    sampler = sampler or AnthropicSampler(SamplerConfig(n=n))
+    pool = generate_pool(sampler, question.strip(), task.database,
+                         cache if cache is not None else open_pool_cache(), on_progress=on_progress)
+    if not pool.candidates:
+        raise GenerationError("no sample contained a usable SQL query; rephrase the question "
+                              "or use the shipped pool")
+    return load_prepared(question_task(task, question, pool))
 
 
 def pool_line(task: Task, pool: GeneratedPool) -> dict[str, Any]:

@@ -1,10 +1,13 @@
-"""Free exploration: pick a built-in task and repair its candidate pool in the workspace."""
+"""Free exploration: pick a built-in task (or ask your own question on its database) and repair."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import streamlit as st
 
 from ui.data import bank, bank_path, task_pool
+from ui.generation import back_to_shipped, generated_pool, offer_generation
 from ui.router import ensure_router
 from ui.state import select_task, selected_task
 from ui.workspace import render_workspace
@@ -25,4 +28,7 @@ chosen = chosen if chosen in ids else ids[0]
 task_id = st.selectbox("Task", ids, index=ids.index(chosen), format_func=titles.get,
                        key="workspace.task")
 select_task(task_id)
-render_workspace(task_pool(str(path), task_id), mode="free")
+task = next(t for t in tasks if t.id == task_id)
+back_to_shipped(task)
+pool = generated_pool(task) or task_pool(str(path), task_id)
+render_workspace(pool, mode="free", on_new_question=partial(offer_generation, task))

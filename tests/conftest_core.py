@@ -14,7 +14,7 @@ from pathlib import Path
 from core.pool import PreparedPool, prepare_pool
 from core.taskbank import Candidate, DatabaseSpec, Task, load_task_bank
 
-AMBROSIA = Path("/work/shared/data/ambrosia")
+AMBROSIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ambrosia"
 DEV_BANK = AMBROSIA / "dev.jsonl"
 VAL_BANK = AMBROSIA / "val.jsonl"
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -15,7 +15,7 @@ from core.generate import main
 from core.taskbank import load_task_bank
 from tests.anthropic_stub_server import StubServer
 
-DEV = Path("/work/shared/data/ambrosia/dev.jsonl")
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ambrosia" / "dev.jsonl"
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-ant-cli-test-SECRET"
 pytestmark = pytest.mark.skipif(not DEV.is_file(), reason="AMBROSIA dev bank not present")

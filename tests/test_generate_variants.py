@@ -13,7 +13,7 @@ from core.extract import normalise_sql
 from core.taskbank import Candidate, load_task_bank
 from core.variants import RULES, generate_variants, schema_from_ddl, schema_info, scope
 
-DEV = Path("/work/shared/data/ambrosia/dev.jsonl")
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ambrosia" / "dev.jsonl"
 pytestmark = pytest.mark.skipif(not DEV.is_file(), reason="AMBROSIA dev bank not present")
 
 

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-AMBROSIA_DEV = Path("/work/shared/data/ambrosia/dev.jsonl")
+AMBROSIA_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ambrosia" / "dev.jsonl"
 
 
 def make_bank(dest: Path, lines: tuple[int, ...] = (0, 1, 8),

@@ -10,6 +10,7 @@ through the injected ``log``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -76,21 +77,31 @@ def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) 
                     "cluster.</small>", unsafe_allow_html=True)
 
 
-def question(ws: WorkspaceState, mode: str) -> None:
-    """The utterance: editable in free exploration, fixed in a study task."""
+def question(ws: WorkspaceState, mode: str,
+             on_new_question: Callable[[str], None] | None = None) -> None:
+    """The utterance: editable in free exploration, fixed in a study task.
+
+    When the free-exploration text differs from the pool's question, ``on_new_question``
+    (e.g. the page's candidate generation) is called with it; without one, a caption says the
+    candidates are the shipped pool.
+    """
     if mode == "study":
         st.markdown(f"#### {ws.question}")
         return
     text = st.text_input("Question", value=ws.question, key=ws.widget_key("question"))
     ws.question = text
     if text.strip() != ws.session.pool.question.strip():
-        st.caption("No query generator is configured here, so the candidates are the shipped "
-                   f"pool for: “{ws.session.pool.question}”.")
+        if on_new_question is not None:
+            on_new_question(text)
+        else:
+            st.caption("No query generator is configured here, so the candidates are the "
+                       f"shipped pool for: “{ws.session.pool.question}”.")
 
 
 def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free",
                      on_submit: OnSubmit | None = None, namespace: str | None = None,
-                     options: WorkspaceOptions | None = None) -> WorkspaceState:
+                     options: WorkspaceOptions | None = None,
+                     on_new_question: Callable[[str], None] | None = None) -> WorkspaceState:
     """Draw the workspace for ``pool`` (panels per ``options``) and wire it to ``log``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -99,7 +110,7 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
         raise ValueError("pool accounting needs the Decision Space (dismissing happens there)")
     ws = workspace_state(pool, namespace or mode)
     st.html(CSS)
-    question(ws, mode)
+    question(ws, mode, on_new_question)
     if ws.flash:
         st.warning(ws.flash)
         ws.flash = None

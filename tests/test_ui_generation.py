@@ -1,0 +1,73 @@
+"""AppTest: free exploration samples candidates for an edited question (real SDK, loopback API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.anthropic_stub_server import StubServer
+from ui.testing import make_bank, task_ids
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_bank(tmp_path_factory.mktemp("genbank"), lines=(0,))
+
+
+def _page(bank: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("PLEASQLARIFY_BANK", str(bank))
+    at = AppTest.from_file(str(ROOT / "pages" / "workspace.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _question_key(task: str) -> str:
+    return f"pleasqlarify.{task}.question"
+
+
+def test_without_a_key_the_page_says_so_and_keeps_the_shipped_pool(bank, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at = _page(bank, monkeypatch)
+    task = task_ids(bank)[0]
+    at.text_input(key=_question_key(task)).input("Which rooms are outdoors?").run()
+    assert not at.exception
+    assert any("No Anthropic API key" in i.value for i in at.info)
+    assert not [b for b in at.button if b.label == "Generate candidates for this question"]
+
+
+def test_generate_samples_once_and_the_workspace_switches_to_the_new_pool(
+        bank, monkeypatch, tmp_path):
+    replies = ["```sql\nSELECT Name FROM Room WHERE Indoor_Outdoor_Space = 'Terrace'\n```",
+               "SELECT Name, Size FROM Room WHERE Indoor_Outdoor_Space = 'Terrace'",
+               "Here you go:\n```\nSELECT * FROM Room WHERE Indoor_Outdoor_Space = 'Terrace'\n```"]
+    with StubServer(replies) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setattr("core.poolcache.DEFAULT_CACHE_DIR", tmp_path / "pool-cache")
+        at = _page(bank, monkeypatch)
+        task = task_ids(bank)[0]
+        at.text_input(key=_question_key(task)).input("Which rooms are terraces?").run()
+        go = next(b for b in at.button if b.label == "Generate candidates for this question")
+        go.click().run()
+        assert not at.exception, at.exception
+        first = server.count
+        assert first == 50  # N samples, one request each
+        caption = " ".join(c.value for c in at.caption)
+        assert "Which rooms are terraces?" in caption and "3 distinct queries" in caption
+        survivors = next(m.value for m in at.markdown if "queries remain" in m.value)
+        assert "of 3 queries remain" in survivors
+
+        # back to the shipped pool, then the same question again: served from the cache
+        next(b for b in at.button if b.label == "Back to the shipped pool").click().run()
+        assert "of 3 queries remain" not in next(
+            m.value for m in at.markdown if "queries remain" in m.value)
+        at.text_input(key=_question_key(task)).input("Which rooms are terraces?").run()
+        next(b for b in at.button if b.label == "Generate candidates for this question"
+             ).click().run()
+        assert not at.exception
+        assert server.count == first
