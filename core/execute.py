@@ -105,10 +105,11 @@ def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
 _DUMP_LOCK = threading.Lock()
 
 
-def _cache_dir() -> Path:
+def cache_dir(kind: str) -> Path:
+    """A folder for derived files (``$PLEASQLARIFY_CACHE_DIR`` or the system temp), created."""
     base = os.environ.get("PLEASQLARIFY_CACHE_DIR") or os.path.join(
         tempfile.gettempdir(), "pleasqlarify-cache")
-    path = Path(base) / "databases"
+    path = Path(base) / kind
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -116,7 +117,7 @@ def _cache_dir() -> Path:
 def materialise_dump(dump: str) -> Path:
     """Write an SQL dump to a cached SQLite file (once per content hash) and return its path."""
     digest = hashlib.sha256(dump.encode()).hexdigest()[:20]
-    target = _cache_dir() / f"{digest}.sqlite"
+    target = cache_dir("databases") / f"{digest}.sqlite"
     with _DUMP_LOCK:
         if target.is_file():
             return target

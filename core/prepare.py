@@ -13,10 +13,10 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from core.execute import cache_dir
 from core.pool import ENGINE_VERSION, PreparedPool, prepare_pool
 from core.taskbank import Task, load_task_bank
 
@@ -30,14 +30,6 @@ def pool_fingerprint(task: Task) -> str:
 
 def default_pool_dir(bank: str | Path) -> Path:
     return Path(bank).resolve().parent / "pools"
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("PLEASQLARIFY_CACHE_DIR") or os.path.join(
-        tempfile.gettempdir(), "pleasqlarify-cache")
-    path = Path(base) / "pools"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def _read(path: Path, fingerprint: str) -> PreparedPool | None:
@@ -66,7 +58,7 @@ def load_prepared(task: Task, pool_dir: str | Path | None = None) -> PreparedPoo
     candidates = []
     if pool_dir is not None:
         candidates.append(Path(pool_dir) / f"{task.id}.json")
-    cached = _cache_dir() / f"{task.id}-{fp}.json"
+    cached = cache_dir("pools") / f"{task.id}-{fp}.json"
     candidates.append(cached)
     for path in candidates:
         pool = _read(path, fp)
