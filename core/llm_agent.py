@@ -1,13 +1,16 @@
-"""The LLM clarification agent: a ReAct tool loop over the Anthropic Messages API (paper App. B).
+"""The LLM clarification agent: a resumable ReAct tool loop over the Anthropic Messages API.
 
-Tools: datasource (``get_schema``, ``describe_columns``, ``probe_values``, ``run_sql`` — all
-read-only through :mod:`core.execute`), clarification (``ask`` for ``naive`` and
-``plan-prompt``; for ``planpool`` it is masked and replaced by the pool tools ``init_pool``,
-``add_question``, ``drop_question``, ``ask_next``, ``show_pool``) and ``submit``. In
-``planpool`` a submit is refused while the :class:`QuestionPool` holds an open question, and the
-tool result names what is pending. The loop is bounded by ``max_turns``. Clients follow
-:mod:`core.sampler`: the key is resolved there, held privately, never logged; the SDK's own
-retries are off and transient failures are retried here with backoff.
+The agent is step-wise (paper App. B): :meth:`LLMAgent.start` makes a plain-JSON state (model,
+variant, message history, the pending ``tool_use`` when it waits for the user, the
+:class:`QuestionPool` as ``to_dict``, turn count, token usage) and :meth:`LLMAgent.advance` runs
+tool calls (:mod:`core.llm_tools`) until the model asks the user (``ask`` / ``ask_next``: status
+``asking``, the question in ``state["pending"]``), submits (status ``submitted``; in
+``planpool`` a submit is refused while the pool holds an open question, and the tool result
+names what is pending) or exhausts ``max_turns`` (status ``turn budget``). ``advance`` never
+mutates its input, so a state saved mid-conversation resumes identically. :meth:`LLMAgent.run`
+is the blocking loop over the steps for a callback user (the CLI and the simulated user).
+Clients follow :mod:`core.sampler`: the key is resolved there, held privately, never logged or
+stored in the state; the SDK's own retries are off and transient failures are retried here.
 """
 
 from __future__ import annotations
@@ -20,61 +23,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-from sqlglot import exp
 
 from core.agents import NOT_SPECIFIED, Episode, SimulatedChatUser
 from core.errors import GenerationError
 from core.execute import TaskDatabase, open_database
+from core.llm_tools import DATASOURCE, POOL_OPS, SYSTEM, block_dict, datasource, tools_for
 from core.planpool import Clock, PoolError, PoolNotEmptyError, QuestionPool, epoch_ms
 from core.questions import render_question
 from core.sampler import DEFAULT_MODEL, resolve_api_key
 from core.similarity import output_key
 
-_BASE = ("You are a data analyst agent answering a user's question over a {dialect} database. "
-         "Explore the database with the tools, clarify what the user means where the request "
-         "is underspecified, then call submit(sql) with exactly one SQL query.")
-SYSTEM = {
-    "naive": _BASE + " Ask the user with ask(question) whenever you need to.",
-    "plan-prompt": _BASE + " Before asking, write a ranked plan of the clarification "
-                   "questions you need, then ask them with ask(question).",
-    "planpool": _BASE + " Keep your clarification plan in the question pool: init_pool with "
-                "a ranked list of questions, add_question when you discover a new need, "
-                "drop_question(id, reason) when one becomes irrelevant, and ask_next to ask the "
-                "highest-priority one. submit is refused while any question is pending.",
-}
+NEW, ASKING, SUBMITTED, BUDGET = "new", "asking", "submitted", "turn budget"
+UNSPECIFIED_REASON = "not specified by the user"
+NUDGE = "Continue with the tools; finish by calling submit(sql)."
 _RETRY = (anthropic.RateLimitError, anthropic.InternalServerError, anthropic.APIConnectionError)
-
-
-def _tool(name: str, description: str, **props: Any) -> dict[str, Any]:
-    return {"name": name, "description": description,
-            "input_schema": {"type": "object", "properties": props, "required": list(props)}}
-
-
-_S = {"type": "string"}
-DATASOURCE_TOOLS = [
-    _tool("get_schema", "The CREATE TABLE statements of the database."),
-    _tool("describe_columns", "Columns of a table with a few sample rows.", table=_S),
-    _tool("probe_values", "Up to 20 distinct values of a column.", table=_S, column=_S),
-    _tool("run_sql", "Run one read-only SELECT and see up to 20 rows.", sql=_S),
-]
-ASK_TOOL = _tool("ask", "Ask the user one clarification question.", question=_S)
-POOL_TOOLS = [
-    _tool("init_pool", "Initialise the pool with a ranked list of questions (best first).",
-          questions={"type": "array", "items": _S}),
-    _tool("add_question", "Add a newly discovered clarification question.", question=_S),
-    _tool("drop_question", "Drop a pending question, stating why.", id=_S, reason=_S),
-    _tool("ask_next", "Ask the user the highest-priority pending question."),
-    _tool("show_pool", "Show the pool: pending, asked and dropped questions."),
-]
-SUBMIT_TOOL = _tool("submit", "Submit the final SQL query and end the task.", sql=_S)
-
-
-def tools_for(variant: str) -> list[dict[str, Any]]:
-    """The tool list of a variant (planpool masks ``ask`` behind the pool)."""
-    if variant not in SYSTEM:
-        raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(SYSTEM)}")
-    clarify = POOL_TOOLS if variant == "planpool" else [ASK_TOOL]
-    return [*DATASOURCE_TOOLS, *clarify, SUBMIT_TOOL]
+State = dict[str, Any]
 
 
 @dataclass
@@ -88,18 +51,28 @@ class LLMEpisode:
     refused: int = 0
     stop: str = ""
     pool: QuestionPool | None = None
+    usage: dict[str, int] = field(default_factory=dict)
 
 
-def _table(result: Any, limit: int = 20) -> str:
-    if not result.ok:
-        return f"error: {result.error}"
-    rows = "\n".join(repr(tuple(r)) for r in result.rows[:limit])
-    more = f"\n… ({len(result.rows)} rows)" if len(result.rows) > limit else ""
-    return f"columns: {', '.join(result.columns)}\n{rows or '(no rows)'}{more}"
+def restore_pool(state: State, clock: Clock = epoch_ms) -> QuestionPool | None:
+    """The state's question pool (replayed from its history), or None without a pool."""
+    if state.get("pool") is None:
+        return None
+    pool = QuestionPool.from_dict(state["pool"])
+    pool.clock = clock
+    return pool
+
+
+def episode(state: State, clock: Clock = epoch_ms) -> LLMEpisode:
+    """The transcript of a (finished or paused) state."""
+    stop = state["status"] if state["status"] in (SUBMITTED, BUDGET) else ""
+    return LLMEpisode(state["variant"], [dict(c) for c in state["calls"]],
+                      [dict(a) for a in state["asked"]], state["submitted_sql"],
+                      state["refused"], stop, restore_pool(state, clock), dict(state["usage"]))
 
 
 class LLMAgent:
-    """Runs the tool loop for one task; the API key is held privately, never shown."""
+    """Runs the tool loop step by step; the API key is held privately, never shown."""
 
     def __init__(self, *, model: str = DEFAULT_MODEL, max_turns: int = 20, max_tokens: int = 1024,
                  api_key: str | None = None, base_url: str | None = None,
@@ -129,121 +102,168 @@ class LLMAgent:
                                       f"{exc.status_code}: {detail})") from None
         raise AssertionError("unreachable")
 
+    # ----- the step API --------------------------------------------------------------------
+    def start(self, question: str, variant: str = "planpool", dialect: str = "sqlite") -> State:
+        """A fresh state for ``question`` (no API call yet; :meth:`advance` runs it)."""
+        tools_for(variant)  # validates the variant
+        pool = QuestionPool(self._clock) if variant == "planpool" else None
+        return {"model": self.model, "variant": variant, "dialect": dialect,
+                "request": question,
+                "messages": [{"role": "user", "content": f"Request: {question}"}],
+                "turn": None, "pending": None, "pool": pool.to_dict() if pool else None,
+                "turns": 0, "usage": {"input_tokens": 0, "output_tokens": 0}, "status": NEW,
+                "submitted_sql": None, "asked": [], "calls": [], "refused": 0}
+
+    def advance(self, state: State, db: TaskDatabase, user_answer: str | None = None) -> State:
+        """Resume ``state`` (with the answer to its pending question) until the next stop."""
+        state = json.loads(json.dumps(state))  # never mutate the caller's (saved) state
+        pool = restore_pool(state, self._clock)
+        if state["pending"] is not None:
+            if user_answer is None:
+                raise ValueError("the agent is waiting for the user's answer to "
+                                 f"{state['pending']['question']!r}")
+            self._answered(state, pool, str(user_answer))
+        elif user_answer is not None:
+            raise ValueError("no question is waiting for an answer")
+        if state["status"] in (SUBMITTED, BUDGET):
+            return state
+        client: anthropic.Anthropic | None = None
+        try:
+            while True:
+                if state["turn"] is not None:
+                    if not self._run_uses(state, pool, db):
+                        break  # asking the user
+                    state["messages"].append({"role": "user", "content": state["turn"]["results"]})
+                    state["turn"] = None
+                    if state["submitted_sql"] is not None:
+                        state["status"] = SUBMITTED
+                        break
+                if state["turns"] >= self.max_turns:
+                    state["status"] = BUDGET
+                    break
+                if client is None:
+                    client = anthropic.Anthropic(api_key=self._api_key, base_url=self.base_url,
+                                                 max_retries=0, timeout=self.timeout_s)
+                self._call(client, state)
+        finally:
+            if client is not None:
+                client.close()
+            state["pool"] = pool.to_dict() if pool is not None else None
+        return state
+
+    def _call(self, client: anthropic.Anthropic, state: State) -> None:
+        """One Messages-API turn: the reply joins the history; its tool uses become the turn."""
+        msg = self._create(client, model=state["model"], max_tokens=self.max_tokens,
+                           system=SYSTEM[state["variant"]].format(dialect=state["dialect"]),
+                           tools=tools_for(state["variant"]), messages=state["messages"])
+        state["turns"] += 1
+        usage = getattr(msg, "usage", None)
+        for k in ("input_tokens", "output_tokens"):
+            state["usage"][k] += int(getattr(usage, k, 0) or 0)
+        content = [block_dict(b) for b in msg.content]
+        state["messages"].append({"role": "assistant", "content": content})
+        uses = [b for b in content if b["type"] == "tool_use"]
+        if uses:
+            state["turn"] = {"uses": uses, "results": []}
+        else:
+            state["messages"].append({"role": "user", "content": NUDGE})
+
+    def _run_uses(self, state: State, pool: QuestionPool | None, db: TaskDatabase) -> bool:
+        """Run the turn's remaining tool uses; False when one asks the user (state paused)."""
+        turn = state["turn"]
+        for use in turn["uses"][len(turn["results"]):]:
+            if use["name"] in ("ask", "ask_next"):
+                if self._ask(state, pool, use):
+                    return False
+                continue  # it could not be asked: its error result is recorded
+            text, error = self._dispatch(use["name"], use["input"], db, pool, state)
+            self._result(state, use, text, error)
+        return True
+
+    def _ask(self, state: State, pool: QuestionPool | None, use: dict[str, Any]) -> bool:
+        """Pause on an ask; False (with an error result recorded) when it cannot be asked."""
+        try:
+            if use["name"] == "ask" and pool is None:
+                text, qid = str(use["input"]["question"]), None
+            elif use["name"] == "ask_next" and pool is not None:
+                q = pool.next()
+                text, qid = q.text, q.id
+            else:
+                raise ValueError(f"unknown tool {use['name']!r}")
+        except (PoolError, KeyError, ValueError) as exc:
+            self._result(state, use, _error_text(exc), True)
+            return False
+        state["pending"] = {"tool_use_id": use["id"], "question": text, "qid": qid}
+        state["status"] = ASKING
+        return True
+
+    def _answered(self, state: State, pool: QuestionPool | None, reply: str) -> None:
+        """Record the user's reply to the pending question as its tool result."""
+        p = state["pending"]
+        state["asked"].append({"text": p["question"], "answer": reply})
+        if p["qid"] is not None and pool is not None:
+            if reply.strip().lower().rstrip(".") == NOT_SPECIFIED:
+                pool.drop(p["qid"], UNSPECIFIED_REASON)
+            else:
+                pool.answer(p["qid"], reply)
+            text = f"{p['qid']}: {p['question']}\nuser: {reply}"
+        else:
+            text = reply
+        use = next(u for u in state["turn"]["uses"] if u["id"] == p["tool_use_id"])
+        state["pending"] = None
+        state["status"] = "running"
+        self._result(state, use, text, False)
+
+    @staticmethod
+    def _result(state: State, use: dict[str, Any], text: str, error: bool) -> None:
+        state["calls"].append({"name": use["name"], "input": use["input"], "result": text,
+                               "error": error})
+        state["turn"]["results"].append({"type": "tool_result", "tool_use_id": use["id"],
+                                         "content": text, "is_error": error})
+
+    def _dispatch(self, name: str, args: dict[str, Any], db: TaskDatabase,
+                  pool: QuestionPool | None, state: State) -> tuple[str, bool]:
+        """Run one non-asking tool call; returns (tool_result text, is_error)."""
+        try:
+            return (datasource(name, args, db) if name in DATASOURCE
+                    else _clarify(name, args, pool, state)), False
+        except (PoolError, KeyError, ValueError) as exc:
+            if isinstance(exc, PoolNotEmptyError):
+                state["refused"] += 1
+            return _error_text(exc), True
+
     def run(self, question: str, db: TaskDatabase, user: Callable[[str], str],
             variant: str = "planpool") -> LLMEpisode:
         """Clarify ``question`` with ``user`` (question text -> answer) and submit SQL."""
-        tools = tools_for(variant)
-        ep = LLMEpisode(variant, pool=QuestionPool(self._clock) if variant == "planpool" else None)
-        system = SYSTEM[variant].format(dialect=db.dialect)
-        messages: list[dict[str, Any]] = [{"role": "user", "content": f"Request: {question}"}]
-        client = anthropic.Anthropic(api_key=self._api_key, base_url=self.base_url,
-                                     max_retries=0, timeout=self.timeout_s)
-        try:
-            for _ in range(self.max_turns):
-                msg = self._create(client, model=self.model, max_tokens=self.max_tokens,
-                                   system=system, tools=tools, messages=messages)
-                content = [_block(b) for b in msg.content]
-                messages.append({"role": "assistant", "content": content})
-                uses = [b for b in content if b["type"] == "tool_use"]
-                if not uses:
-                    messages.append({"role": "user", "content": "Continue with the tools; "
-                                     "finish by calling submit(sql)."})
-                    continue
-                results = []
-                for use in uses:
-                    text, error = self._dispatch(use["name"], use["input"], db, user, ep)
-                    ep.calls.append({"name": use["name"], "input": use["input"],
-                                     "result": text, "error": error})
-                    results.append({"type": "tool_result", "tool_use_id": use["id"],
-                                    "content": text, "is_error": error})
-                messages.append({"role": "user", "content": results})
-                if ep.submitted_sql is not None:
-                    ep.stop = "submitted"
-                    return ep
-            ep.stop = "turn budget"
-            return ep
-        finally:
-            client.close()
-
-    def _dispatch(self, name: str, args: dict[str, Any], db: TaskDatabase,
-                  user: Callable[[str], str], ep: LLMEpisode) -> tuple[str, bool]:
-        """Run one tool call; returns (tool_result text, is_error)."""
-        try:
-            return _datasource(name, args, db) if name in _DS else self._clarify(name, args,
-                                                                                 user, ep), False
-        except (PoolError, KeyError, ValueError) as exc:
-            if isinstance(exc, PoolNotEmptyError):
-                ep.refused += 1
-            return (str(exc) if not isinstance(exc, KeyError) else f"missing argument {exc}"), True
-
-    def _clarify(self, name: str, args: dict[str, Any], user: Callable[[str], str],
-                 ep: LLMEpisode) -> str:
-        pool = ep.pool
-        if name == "submit":
-            sql = str(args["sql"])
-            if pool is not None:
-                pool.submit(sql)
-            ep.submitted_sql = sql
-            return "submitted"
-        if name == "ask" and pool is None:
-            reply = user(str(args["question"]))
-            ep.asked.append({"text": str(args["question"]), "answer": reply})
-            return reply
-        if pool is None or name not in ("init_pool", "add_question", "drop_question",
-                                        "ask_next", "show_pool"):
-            raise ValueError(f"unknown tool {name!r}")
-        if name == "init_pool":
-            ids = pool.init([{"text": str(q)} for q in args["questions"]])
-            return "pool initialised: " + ", ".join(ids)
-        if name == "add_question":
-            return "added " + pool.add(str(args["question"]), float(args.get("priority", 0.0)))
-        if name == "drop_question":
-            pool.drop(str(args["id"]), str(args["reason"]))
-            return f"dropped {args['id']}; {len(pool.open)} question(s) still open"
-        if name == "ask_next":
-            q = pool.next()
-            reply = user(q.text)
-            ep.asked.append({"text": q.text, "answer": reply})
-            if reply.strip().lower().rstrip(".") == NOT_SPECIFIED:
-                pool.drop(q.id, "not specified by the user")
-            else:
-                pool.answer(q.id, reply)
-            return f"{q.id}: {q.text}\nuser: {reply}"
-        return json.dumps({k: [f"{q.id} {q.status}: {q.text}" for q in v] for k, v in
-                           (("open", pool.open), ("all", list(pool.questions.values())))})
+        state = self.advance(self.start(question, variant, db.dialect), db)
+        while state["status"] == ASKING:
+            state = self.advance(state, db, user(state["pending"]["question"]))
+        return episode(state, self._clock)
 
 
-_DS = {"get_schema", "describe_columns", "probe_values", "run_sql"}
+def _error_text(exc: Exception) -> str:
+    return f"missing argument {exc}" if isinstance(exc, KeyError) else str(exc)
 
 
-def _known(db: TaskDatabase, table: str, column: str | None = None) -> tuple[str, str | None]:
-    schema = db.schema()
-    t = table.lower()
-    if t not in schema:
-        raise ValueError(f"no table {table!r}; tables: {', '.join(sorted(schema))}")
-    if column is not None and column.lower() not in schema[t]:
-        raise ValueError(f"no column {column!r} in {t}; columns: {', '.join(schema[t])}")
-    return t, None if column is None else column.lower()
-
-
-def _datasource(name: str, args: dict[str, Any], db: TaskDatabase) -> str:
-    if name == "get_schema":
-        return db.ddl()
-    if name == "describe_columns":
-        t, _ = _known(db, str(args["table"]))
-        return f"{t}: {', '.join(db.schema()[t])}\n" + _table(db.sample_rows(t, 3))
-    if name == "probe_values":
-        t, c = _known(db, str(args["table"]), str(args["column"]))
-        q = exp.to_identifier
-        col, tab = q(c).sql(db.dialect), q(t).sql(db.dialect)
-        return _table(db.execute(f"SELECT DISTINCT {col} FROM {tab} LIMIT 20"))
-    return _table(db.execute(str(args["sql"])))
-
-
-def _block(b: Any) -> dict[str, Any]:
-    if b.type == "tool_use":
-        return {"type": "tool_use", "id": b.id, "name": b.name, "input": dict(b.input)}
-    return {"type": "text", "text": getattr(b, "text", "")}
+def _clarify(name: str, args: dict[str, Any], pool: QuestionPool | None, state: State) -> str:
+    if name == "submit":
+        sql = str(args["sql"])
+        if pool is not None:
+            pool.submit(sql)
+        state["submitted_sql"] = sql
+        return "submitted"
+    if pool is None or name not in POOL_OPS:
+        raise ValueError(f"unknown tool {name!r}")
+    if name == "init_pool":
+        ids = pool.init([{"text": str(q)} for q in args["questions"]])
+        return "pool initialised: " + ", ".join(ids)
+    if name == "add_question":
+        return "added " + pool.add(str(args["question"]), float(args.get("priority", 0.0)))
+    if name == "drop_question":
+        pool.drop(str(args["id"]), str(args["reason"]))
+        return f"dropped {args['id']}; {len(pool.open)} question(s) still open"
+    return json.dumps({k: [f"{q.id} {q.status}: {q.text}" for q in v] for k, v in
+                       (("open", pool.open), ("all", list(pool.questions.values())))})
 
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -302,4 +322,5 @@ def llm_runner(model: str | None = None, **kwargs: Any) -> Callable[..., tuple[E
     return run
 
 
-__all__ = ["LLMAgent", "LLMEpisode", "MatchingUser", "SYSTEM", "llm_runner", "tools_for"]
+__all__ = ["ASKING", "BUDGET", "LLMAgent", "LLMEpisode", "MatchingUser", "SUBMITTED", "SYSTEM",
+           "episode", "llm_runner", "restore_pool", "tools_for"]
