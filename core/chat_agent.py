@@ -49,6 +49,9 @@ def parse_reply(text: str) -> str | None:
 class ChatAgent:
     """One chat over ``session``; parameters in ``__init__``, state ending in ``_``."""
 
+    kind = "structured"
+    free_answers = False  # typed replies must read as yes / no / not specified
+
     def __init__(self, session: RepairSession, *, k: int = 5, gain_threshold: float = 0.05,
                  max_turns: int = 30, clock: Clock = epoch_ms):
         self.session = session
@@ -180,6 +183,10 @@ class ChatAgent:
             raise SessionError(f"the chat is {self.status_}, not {status}")
 
     # ----- trace and persistence -------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """What a submit event records about the agent."""
+        return {"agent": self.kind}
+
     def mark(self) -> tuple[int, int, int]:
         """(attempt, pool history length, message count): a point to diff events against."""
         return self.attempt_, len(self.pool_.history), len(self.messages_)

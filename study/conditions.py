@@ -11,6 +11,9 @@ Each condition is a known interface variant with its own settings (all optional)
   ``show_pool`` (default true) shows pending / asked / dropped questions; ``max_questions``
   (default 5) is the initial plan size; ``ig_threshold`` (default 0.05 bits) the least gain of
   a question worth asking; ``free_text`` (default false) adds a typed answer box.
+  ``agent: structured | llm`` (default structured) picks who asks: ``llm`` is the tool-using
+  LLM agent (core/llm_agent.py) and needs an Anthropic key at run time (without one the page
+  says so and falls back to the structured agent); ``model`` (optional) names its model.
 * ``single-shot`` — the most probable query only. ``show_sql`` (default true).
 
 Every condition may carry a ``label`` and ``instructions`` (shown above its interface). A
@@ -37,10 +40,11 @@ SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
     "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1},
     "atomic-only": {"show_action_space": True},
     "planpool-chat": {"show_pool": True, "max_questions": 5, "ig_threshold": 0.05,
-                      "free_text": False},
+                      "free_text": False, "agent": "structured", "model": ""},
     "single-shot": {"show_sql": True},
 }
 MAX_QUESTIONS = 20
+AGENTS = ("structured", "llm")
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class Condition:
     show_pool: bool = True
     max_questions: int = 5
     free_text: bool = False
+    agent: str = "structured"
+    model: str = ""
     show_sql: bool = True
 
 
@@ -71,6 +77,20 @@ def _check_value(ck: Checker, key: str, value: Any, where: str) -> Any:
                    "e.g. 'ig_threshold: 0.1'")
             return None
         return float(value)
+    if key == "agent":
+        if value not in AGENTS:
+            close = difflib.get_close_matches(str(value), AGENTS, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            ck.err(where, f"must be one of {', '.join(AGENTS)}, got {value!r}",
+                   f"{hint}e.g. 'agent: llm' (needs ANTHROPIC_API_KEY when the study runs)")
+            return None
+        return value
+    if key == "model":
+        if not isinstance(value, str) or not value.strip():
+            ck.err(where, f"must be a model name, got {value!r}",
+                   "e.g. 'model: claude-sonnet-4-5', or remove it for the default model")
+            return None
+        return value.strip()
     if key == "max_questions":
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_QUESTIONS:
             ck.err(where, f"must be an integer 1..{MAX_QUESTIONS}, got {value!r}",
@@ -116,6 +136,9 @@ def parse_condition(ck: Checker, item: Any, where: str) -> Condition | None:
         checked = _check_value(ck, key, value, path)
         if checked is not None:
             values[key] = checked
+    if cid == "planpool-chat" and "model" in raw and values["agent"] != "llm":
+        ck.warn(f"{where}.model", "has no effect without 'agent: llm'",
+                "add 'agent: llm' or remove model")
     if cid == "pleasqlarify" and "ig_threshold" in raw and not values["pool_accounting"]:
         ck.warn(f"{where}.ig_threshold", "has no effect without 'pool_accounting: true'",
                 "add 'pool_accounting: true' or remove ig_threshold")
@@ -147,5 +170,5 @@ def parse_conditions(ck: Checker, raw: Any) -> list[Condition]:
     return out
 
 
-__all__ = ["COMMON_KEYS", "KNOWN_CONDITIONS", "SETTINGS", "Condition", "parse_condition",
+__all__ = ["AGENTS", "COMMON_KEYS", "KNOWN_CONDITIONS", "SETTINGS", "Condition", "parse_condition",
            "parse_conditions"]

@@ -225,7 +225,7 @@ class Runner:
             self.answer(flow.task_step_id(task, subtask),
                         {"candidate": candidate, "sql": sql, "accepted": False})
 
-    def submit(self, task: str, candidate: int, sql: str, subtask: str = "3") -> None:
+    def submit(self, task: str, candidate: int | None, sql: str, subtask: str = "3") -> None:
         """Record a task's submitted query (answer ``task:<task>/<subtask>`` and progress)."""
         def change(prog: dict[str, Any]) -> bool:
             prog.setdefault("submitted", {})[task] = candidate

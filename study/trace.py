@@ -64,6 +64,9 @@ EVENT_TYPES: dict[str, str] = {
     "pool.ask": "a clarification question from the pool was shown (planpool-chat); {question}",
     "pool.answer": "the participant answered a pool question; {question, answer}",
     "chat.message": "a chat message in a chat condition; {role, text}",
+    "pool.refused": "the LLM agent's submit was refused while questions were open; {sql, open}",
+    "llm.step": "one resumed step of the LLM chat agent; {status, turns, usage, calls}",
+    "chat.agent_fallback": "agent: llm without an API key: the structured agent asks; {reason}",
 }
 
 EXTENSION_PREFIX = "x."

@@ -1,6 +1,7 @@
 """The planpool-chat condition: the structured agent asks its pool's questions in a chat.
 
-The agent (:class:`core.chat_agent.ChatAgent`) lives in ``st.session_state`` per task and is
+The agent (:class:`core.chat_agent.ChatAgent`, or :class:`core.llm_chat.LLMChatAgent` when the
+condition uses the LLM and a key is configured) lives in ``st.session_state`` per task and is
 restored from the saved state after a refresh. Each button runs in a callback: one agent step,
 then every new pool operation and message becomes a trace event through ``log`` and the state
 is saved through ``save``, before the script draws the chat again.
@@ -17,11 +18,14 @@ import streamlit as st
 
 from core.agents import NO, NOT_SPECIFIED, YES
 from core.chat_agent import ASKING, CONFIRM, CONFIRMED, NEW, REJECTED, ChatAgent, parse_reply
+from core.execute import TaskDatabase
+from core.llm_agent import LLMAgent
+from core.llm_chat import LLMChatAgent
 from core.planpool import ANSWERED, ASKED, DROPPED
 from core.pool import PreparedPool
 from core.session import RepairSession
 from ui.actions import Log, OnSubmit
-from ui.result import show_result
+from ui.result import show_query, show_result
 from ui.state import PREFIX
 
 Save = Callable[[ChatAgent], None]
@@ -40,15 +44,25 @@ class ChatOptions:
 
 def chat_agent(pool: PreparedPool, namespace: str, options: ChatOptions, *,
                saved: dict[str, Any] | None = None,
-               saved_session: dict[str, Any] | None = None) -> ChatAgent:
-    """This browser session's agent for ``pool``, restored from ``saved`` on first use."""
+               saved_session: dict[str, Any] | None = None, llm: LLMAgent | None = None,
+               open_db: Callable[[], TaskDatabase] | None = None) -> ChatAgent:
+    """This browser session's agent for ``pool``, restored from ``saved`` on first use.
+
+    With ``llm`` (and ``open_db`` for its datasource tools) a new chat is an LLM chat; a saved
+    chat resumes as the agent it was started with while that agent is available.
+    """
     key = f"{PREFIX}.chat.{namespace}.{pool.task_id}"
     agent = st.session_state.get(key)
     if not isinstance(agent, ChatAgent) or agent.session.pool is not pool:
-        if saved:
-            session = (RepairSession.from_dict(saved_session, pool) if saved_session
-                       else RepairSession(pool))
+        session = (RepairSession.from_dict(saved_session, pool) if saved and saved_session
+                   else RepairSession(pool))
+        was_llm = bool(saved) and (saved or {}).get("kind") == LLMChatAgent.kind
+        if saved and was_llm and llm is not None and open_db is not None:
+            agent = LLMChatAgent.restore(saved, session, llm, open_db)
+        elif saved and not was_llm:
             agent = ChatAgent.from_dict(saved, session)
+        elif llm is not None and open_db is not None:
+            agent = LLMChatAgent(session, llm, open_db)
         else:
             agent = ChatAgent(RepairSession(pool), k=options.max_questions,
                               gain_threshold=options.ig_threshold)
@@ -70,10 +84,10 @@ def _typed(agent: ChatAgent, log: Log, save: Save, key: str) -> None:
     if not text or agent.status_ != ASKING:
         return
     answer = parse_reply(text)
-    if answer is None:
+    if answer is None and not agent.free_answers:
         step(agent, log, save, partial(agent.not_understood, text))
     else:
-        step(agent, log, save, partial(agent.reply, answer, text))
+        step(agent, log, save, partial(agent.reply, answer or text, text))
 
 
 def _confirm(agent: ChatAgent, log: Log, save: Save, on_submit: OnSubmit | None) -> None:
@@ -81,8 +95,8 @@ def _confirm(agent: ChatAgent, log: Log, save: Save, on_submit: OnSubmit | None)
     sql = agent.sql or ""
     log("submit", {"candidate": agent.candidate_, "sql": sql, "attempt": agent.attempt_,
                    "via": "chat", "pool": agent.pool_.stats(), "step": agent.session.step,
-                   "history": [d.to_dict() for d in agent.session.history]})
-    if on_submit is not None and agent.candidate_ is not None:
+                   "history": [d.to_dict() for d in agent.session.history], **agent.info()})
+    if on_submit is not None and agent.sql is not None:
         on_submit(agent.candidate_, sql)
 
 
@@ -90,7 +104,7 @@ def _reject(agent: ChatAgent, log: Log, save: Save, on_reject: OnSubmit | None) 
     step(agent, log, save, agent.reject)
     log("result.reject", {"candidate": agent.candidate_, "sql": agent.sql or "",
                           "attempt": agent.attempt_, "via": "chat"})
-    if on_reject is not None and agent.candidate_ is not None:
+    if on_reject is not None and agent.sql is not None:
         on_reject(agent.candidate_, agent.sql or "")
 
 
@@ -117,6 +131,12 @@ def _controls(agent: ChatAgent, log: Log, save: Save, key: Callable[[str], str],
               options: ChatOptions, on_submit: OnSubmit | None,
               on_reject: OnSubmit | None) -> None:
     pool = agent.session.pool
+    if isinstance(agent, LLMChatAgent) and agent.error_:
+        st.error(f"The assistant could not continue: {agent.error_}. Try again, or tell the "
+                 "study facilitator if this keeps happening.")
+        st.button("Try again", key=key("chat.retry"), icon=":material/refresh:",
+                  on_click=partial(step, agent, log, save, agent.retry))
+        return
     if agent.status_ == ASKING:
         row = st.container(horizontal=True, gap="small")
         for label, answer in (("Yes", YES), ("No", NO), ("Not specified", NOT_SPECIFIED)):
@@ -129,7 +149,10 @@ def _controls(agent: ChatAgent, log: Log, save: Save, key: Callable[[str], str],
                           on_submit=partial(_typed, agent, log, save, key("chat.text")))
         return
     with st.chat_message("assistant"):
-        show_result(pool, agent.candidate_, show_sql=options.show_sql)
+        if isinstance(agent, LLMChatAgent) and agent.sql is not None:
+            show_query(agent.sql, agent.result(), show_sql=options.show_sql)
+        else:
+            show_result(pool, agent.candidate_, show_sql=options.show_sql)
     if agent.status_ == CONFIRM:
         row = st.container(horizontal=True, gap="small")
         row.button("Confirm", key=key("chat.confirm"), type="primary",

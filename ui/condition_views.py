@@ -2,18 +2,24 @@
 
 ``pleasqlarify`` and ``atomic-only`` are the workspace with different :class:`WorkspaceOptions`
 (atomic-only: no Decision Space; pleasqlarify may add pool accounting), ``planpool-chat`` the
-chat of :mod:`ui.chat`, ``single-shot`` the one query of :mod:`ui.single_shot`. Every state
+chat of :mod:`ui.chat` (its questions from the structured agent, or from the LLM agent with
+``agent: llm`` when a key is configured — otherwise the page says so, logs the fallback and
+uses the structured agent), ``single-shot`` the one query of :mod:`ui.single_shot`. Every state
 change is saved with the participant's progress, so a refresh resumes where they were.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
 from core.chat_agent import ChatAgent
+from core.execute import open_database
+from core.llm_agent import LLMAgent
+from core.sampler import DEFAULT_MODEL
 from core.session import RepairSession
 from study import flow
 from study.conditions import Condition
@@ -45,6 +51,9 @@ PRACTICE_HINTS = {
     "single-shot": "look at the proposed query and its output, and accept it or say it is not "
                    "what you meant.",
 }
+LLM_FALLBACK = ("This condition is set to use the LLM agent, but no Anthropic API key is "
+                "configured (ANTHROPIC_API_KEY in the environment or in .streamlit/secrets.toml)."
+                " The structured agent asks the questions instead.")
 Done = Callable[[], None]
 
 
@@ -95,23 +104,39 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
                      options=workspace_options(cond))
 
 
+def llm_agent(cond: Condition) -> LLMAgent | None:
+    """The condition's LLM agent when a key is configured (environment or secrets), else None."""
+    key = os.environ.get("ANTHROPIC_API_KEY") or data.secret("ANTHROPIC_API_KEY")
+    if not key or not str(key).strip():
+        return None
+    return LLMAgent(model=cond.model or DEFAULT_MODEL, api_key=str(key))
+
+
 def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done: Done) -> None:
     """The planpool-chat condition (agent and question pool saved with progress)."""
     pool = data.pool(runner.spec, step.task)
     options = ChatOptions(show_pool=cond.show_pool, max_questions=cond.max_questions,
                           ig_threshold=cond.ig_threshold, free_text=cond.free_text)
     saved = runner.chat(step.task) or {}
+    llm = llm_agent(cond) if cond.agent == "llm" else None
+    if cond.agent == "llm" and llm is None:
+        st.warning(LLM_FALLBACK, icon=":material/key_off:")
+        runner.log("chat.agent_fallback", {"wanted": "llm", "using": "structured",
+                                           "reason": "no Anthropic API key configured"},
+                   event_id=f"{runner.participant}:chat.agent_fallback:{step.task}")
+    database = data.task(runner.spec, step.task).database
     agent = chat_agent(pool, namespace, options, saved=saved.get("agent"),
-                       saved_session=saved.get("session"))
+                       saved_session=saved.get("session"), llm=llm,
+                       open_db=lambda: open_database(database))
 
     def save(a: ChatAgent) -> None:
         runner.save_chat(step.task, a.to_dict(), a.session.to_dict())
 
-    def on_submit(candidate: int, sql: str) -> None:
+    def on_submit(candidate: int | None, sql: str) -> None:
         runner.submit(step.task, candidate, sql, _subtask(step))
         done()
 
-    def on_reject(candidate: int, sql: str) -> None:
+    def on_reject(candidate: int | None, sql: str) -> None:
         runner.reject(step.task, candidate, sql, _subtask(step))
         done()
 
@@ -168,5 +193,5 @@ def practice_interfaces(runner: Runner, step: flow.Step, done: Done) -> None:
     render_condition(runner, step, f"practice-{chosen}", done, condition=chosen)
 
 
-__all__ = ["PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "practice_interfaces",
+__all__ = ["LLM_FALLBACK", "PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "practice_interfaces",
            "render_condition", "workspace_options"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.execute import ExecutionResult
 from core.pool import PreparedPool
 
 
@@ -23,9 +24,15 @@ def show_result(pool: PreparedPool, candidate: int | None, *, show_sql: bool = T
     if candidate is None:
         st.info("No query could be proposed for this question.")
         return
+    show_query(pool.sqls[candidate], pool.results[candidate], show_sql=show_sql)
+
+
+def show_query(sql: str, result: ExecutionResult | None, *, show_sql: bool = True) -> None:
+    """The SQL (optional) and the output table (or the error) of any query."""
     if show_sql:
-        st.code(pool.sqls[candidate], language="sql")
-    result = pool.results[candidate]
+        st.code(sql, language="sql")
+    if result is None:
+        return
     if not result.ok:
         st.warning(f"This query does not run: {result.error}")
         return

@@ -1,0 +1,116 @@
+"""The planpool-chat condition with ``agent: llm``: an AppTest against the loopback LLM server."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.chat_agent import ASKING, CONFIRM, ChatAgent
+from core.llm_chat import LLMChatAgent
+from core.prepare import default_pool_dir, load_prepared
+from core.taskbank import load_task_bank
+from study.spec import StudySpecError, parse_study
+from study.trace import read_events
+from tests.anthropic_tools_server import ToolScriptServer
+from tests.study_flow_fixtures import FILM_BANK, TASK
+from tests.test_study_conditions import STEP, _agent, _click, _key, _open, _to_task, study_text
+from tests.test_study_conditions import studies as studies  # a fixture
+from ui.condition_views import LLM_FALLBACK
+
+KEY = "sk-fake-llm-chat-key"
+QA, QB = "Do you want the review's text?", "Do you want the review's score too?"
+
+
+def _script(sql: str) -> list[list[dict]]:
+    def use(name: str, **args: object) -> dict:
+        return {"type": "tool_use", "name": name, "input": args}
+    return [[{"type": "text", "text": "Let me look at the database."}, use("get_schema")],
+            [use("init_pool", questions=[QA, QB])],
+            [use("submit", sql="SELECT 1")],  # refused: two questions are pending
+            [use("ask_next")], [use("ask_next")], [use("submit", sql=sql)]]
+
+
+def test_llm_chat_asks_resumes_after_refresh_submits_and_logs(studies, monkeypatch) -> None:
+    task = next(t for t in load_task_bank(FILM_BANK)[0] if t.id == TASK)
+    sql = load_prepared(task, default_pool_dir(FILM_BANK)).sqls[0]
+    store = studies("{id: planpool-chat, agent: llm, model: claude-test, free_text: true}")
+    with ToolScriptServer(_script(sql)) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        at, pid = _to_task(store)
+        agent = _agent(at, pid)
+        assert isinstance(agent, LLMChatAgent) and agent.status_ == ASKING
+        assert agent.question.text == QA and any(QA in m.value for m in at.markdown)
+        assert any("Let me look at the database." in m.value for m in at.markdown)
+        _click(at, _key("chat.yes"))
+        assert _agent(at, pid).question.text == QB
+        again = _open(pid)  # a refresh resumes mid-chat from the saved state
+        restored = _agent(again, pid)
+        assert isinstance(restored, LLMChatAgent) and restored is not agent
+        assert restored.state_ == agent.state_ and restored.messages_ == agent.messages_
+        again.chat_input(key=_key("chat.text")).set_value("I don't know").run()
+        done = _agent(again, pid)
+        assert done.status_ == CONFIRM and done.sql == sql and done.candidate_ == 0
+        assert any(c.value == sql for c in again.code)
+        _click(again, _key("chat.confirm"))
+        _click(again, f"pq.next.{STEP}")
+        assert server.bodies[0]["model"] == "claude-test" and len(server.bodies) == 6
+    assert store.get_progress(pid)["step"] == "done"
+    events = read_events(store, participant=pid)
+    types = [e.type for e in events]
+    assert types.count("pool.init") == 1 and types.count("pool.ask") == 2
+    assert types.count("pool.answer") == 1 and types.count("pool.drop") == 1
+    assert types.count("pool.refused") == 1 and "llm.step" in types
+    init = next(e for e in events if e.type == "pool.init")
+    assert [q["text"] for q in init.payload["questions"]] == [QA, QB]
+    drop = next(e for e in events if e.type == "pool.drop")
+    assert drop.payload["reason"] == "not specified by the user"
+    messages = [e.payload for e in events if e.type == "chat.message"]
+    assert [m["text"] for m in messages if m["kind"] == "question"] == [QA, QB]
+    assert [m["role"] for m in messages].count("user") == 3  # two answers and the confirmation
+    submit = next(e for e in events if e.type == "submit")
+    assert submit.payload["sql"] == sql and submit.payload["agent"] == "llm"
+    assert submit.payload["model"] == "claude-test" and submit.payload["turns"] == 6
+    assert store.answers(pid)[f"task:{TASK}/3"] == {"candidate": 0, "sql": sql}
+    assert KEY not in str([e.payload for e in events]) and KEY not in str(
+        store.get_progress(pid))
+
+
+def test_llm_chat_without_a_key_says_so_and_falls_back_to_the_structured_agent(
+        studies, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    store = studies("{id: planpool-chat, agent: llm}")
+    at, pid = _to_task(store)
+    assert any(w.value == LLM_FALLBACK for w in at.warning)
+    agent = _agent(at, pid)
+    assert type(agent) is ChatAgent and agent.status_ == ASKING
+    _click(at, _key("chat.yes"))
+    fallbacks = [e for e in read_events(store, participant=pid) if e.type == "chat.agent_fallback"]
+    assert len(fallbacks) == 1 and fallbacks[0].payload["using"] == "structured"
+
+
+@pytest.mark.parametrize(("condition", "where", "message"), [
+    ("{id: planpool-chat, agent: gpt}", "conditions[0].agent", "must be one of structured, llm"),
+    ("{id: planpool-chat, agent: llm, model: ''}", "conditions[0].model",
+     "must be a model name"),
+    ("{id: pleasqlarify, agent: llm}", "conditions[0].agent",
+     "'agent' is a setting of planpool-chat"),
+])
+def test_bad_agent_settings_name_file_path_and_fix(tmp_path, condition, where, message) -> None:
+    path = tmp_path / "study.yaml"
+    with pytest.raises(StudySpecError) as info:
+        parse_study(study_text(condition), path)
+    (problem,) = info.value.problems
+    assert problem.where == where and message in problem.message and problem.fix
+    assert f"{path}:5: {where}: " in str(info.value)
+
+
+def test_agent_setting_defaults_to_structured(tmp_path) -> None:
+    plain = parse_study(study_text("planpool-chat"), tmp_path / "study.yaml")
+    assert (plain.condition("planpool-chat").agent, plain.condition("planpool-chat").model) == (
+        "structured", "")
+    llm = parse_study(study_text("{id: planpool-chat, agent: llm, model: m1}"),
+                      tmp_path / "study.yaml")
+    assert (llm.condition("planpool-chat").agent, llm.condition("planpool-chat").model) == (
+        "llm", "m1")
+    warned = parse_study(study_text("{id: planpool-chat, model: m1}"), tmp_path / "study.yaml")
+    assert any(w.where == "conditions[0].model" for w in warned.warnings)
