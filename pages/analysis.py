@@ -6,9 +6,7 @@ from __future__ import annotations
 import time
 
 import streamlit as st
-from streamlit.errors import StreamlitSecretNotFoundError
 
-from study.access import check_password, researcher_password
 from study.analysis import completion as C
 from study.analysis import figures as F
 from study.analysis import questionnaires_agg as Q
@@ -19,6 +17,8 @@ from study.analysis.replay import replay
 from study.analysis.timings import annotations, timer_intervals, timings_table
 from study.export import build_tables, export_zip, find_spec, study_ids
 from study.store import default_url, open_store
+from ui.access import require_researcher
+from ui.router import ensure_router
 
 
 @st.cache_resource(show_spinner=False)
@@ -34,24 +34,9 @@ def _pools(study: str) -> dict:
     return study_pools(spec) if spec else {}
 
 
-def _secret() -> str | None:
-    """The password from .streamlit/secrets.toml, if there is one."""
-    try:
-        return st.secrets.get("researcher_password")
-    except StreamlitSecretNotFoundError:
-        return None
-
-
+ensure_router()
 st.title("Analysis")
-if not st.session_state.get("analysis_unlocked"):
-    with st.form("analysis_login"):
-        given = st.text_input("Researcher password", type="password", key="analysis_pw")
-        if st.form_submit_button("Unlock"):
-            if check_password(given, researcher_password(_secret())):
-                st.session_state["analysis_unlocked"] = True
-                st.rerun()
-            st.error("Wrong password.")
-    st.stop()
+require_researcher("analysis")
 
 store = _store(default_url())
 studies = study_ids(store)
@@ -83,9 +68,16 @@ tabs = st.tabs(["Completion", "Questionnaires", "Timings", "Workflows", "Timelin
                 "Export"])
 with tabs[0]:
     comp = tables["completion"]
-    rate = C.completion_rate(comp)
-    st.metric("Completion rate (coded cells)", "—" if rate != rate else f"{rate:.1%}")
-    st.plotly_chart(F.completion_heatmap(comp), key="an_comp_fig")
+    rate, suggested = C.completion_rate(comp), C.completion_rate(comp, "suggested")
+    left, right = st.columns(2)
+    left.metric("Completion rate (coded cells)", "—" if rate != rate else f"{rate:.1%}",
+                help="Share of coded cells that are solved or partial (the paper's 84.4 % "
+                     "measure).")
+    right.metric("Completion rate (tool's suggestions)",
+                 "—" if suggested != suggested else f"{suggested:.1%}",
+                 help="The same over the suggested codes of subtask 3; confirm them below.")
+    # theme=None: Streamlit's theme would replace the code colours of the heatmap
+    st.plotly_chart(F.completion_heatmap(comp), key="an_comp_fig", theme=None)
     st.dataframe(comp.drop(columns=["participant"]), hide_index=True)
     with st.form("an_code"):
         c1, c2, c3, c4 = st.columns(4)

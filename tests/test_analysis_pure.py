@@ -155,3 +155,23 @@ def test_timings_and_filters():
     data = StudyData(parts, ())
     assert filter_data(data).ids == ["A"]
     assert filter_data(data, include_simulated=True, include_flagged=True).ids == ["A", "S", "F"]
+
+
+def test_completion_heatmap_colours_codes_suggestions_and_uncoded_cells():
+    import pandas as pd
+
+    from study.analysis.figures import completion_heatmap
+
+    table = pd.DataFrame([
+        {"label": "P1", "task": "t", "subtask": "2a", "suggested": None, "final": None},
+        {"label": "P1", "task": "t", "subtask": "3", "suggested": "solved", "final": None},
+        {"label": "P2", "task": "t", "subtask": "3", "suggested": "solved",
+         "final": "not-solved"},
+        {"label": "P2", "task": "t", "subtask": "2a", "suggested": None, "final": "solved"},
+    ])
+    heat = completion_heatmap(table).data[0]
+    stops = [s[0] for s in heat.colorscale]
+    assert stops == sorted(stops) and stops[0] == 0 and stops[-1] == 1  # a valid scale
+    # rows: t · 2a, t · 3; columns P1, P2; states: solved 0 … not-solved 3, uncoded 4
+    assert [list(r) for r in heat.z] == [[4, 0], [0, 3]]
+    assert "suggested" in heat.text[1][0] and "coded" in heat.text[1][1]

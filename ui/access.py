@@ -8,29 +8,24 @@ from study.access import check_password, researcher_password
 from ui.study_data import secret
 
 FLAG = "researcher"
-LEGACY_FLAGS = ("analysis_unlocked",)
 
 
 def is_researcher() -> bool:
     """Whether this browser session has unlocked the researcher pages."""
-    return bool(st.session_state.get(FLAG)) or any(st.session_state.get(f)
-                                                   for f in LEGACY_FLAGS)
+    return bool(st.session_state.get(FLAG))
 
 
 def unlock(given: str) -> bool:
     """Check the password and set the session flag; True when it matched."""
     if check_password(given, researcher_password(secret("researcher_password"))):
         st.session_state[FLAG] = True
-        for f in LEGACY_FLAGS:
-            st.session_state[f] = True
         return True
     return False
 
 
 def lock() -> None:
     """Log out of the researcher pages."""
-    for f in (FLAG, *LEGACY_FLAGS):
-        st.session_state.pop(f, None)
+    st.session_state.pop(FLAG, None)
 
 
 def require_researcher(form_key: str) -> None:

@@ -16,26 +16,48 @@ LIKERT_COLOURS = ("#b2182b", "#d6604d", "#f4a582", "#dddddd", "#92c5de", "#4393c
 
 
 def completion_heatmap(table: pd.DataFrame, column: str = "final") -> go.Figure:
-    """Table 1: rows task/subtask, columns participants, coloured by completion code."""
+    """Table 1: rows task/subtask, columns participants, coloured by completion code.
+
+    A cell shows the researcher's code, else the tool's suggestion (hover says which), else
+    grey 'uncoded' (the verbal subtasks 2a/2b have no suggestion until someone codes them).
+    """
     if table.empty:
         return go.Figure()
     t = table.copy()
     t["row"] = t["task"] + " · " + t["subtask"]
     rows = list(dict.fromkeys(t["row"]))
     cols = list(dict.fromkeys(t["label"]))
-    codes = t.set_index(["row", "label"])[column].fillna(t.set_index(["row", "label"])
-                                                          ["suggested"])
-    z = [[CODES.index(codes[(r, c)]) if (r, c) in codes.index and codes[(r, c)] in CODES
-          else None for c in cols] for r in rows]
-    text = [[CODE_LABELS.get(codes.get((r, c)), "uncoded") for c in cols] for r in rows]
-    n = len(CODES)
-    scale = [[i / n + e, CODE_COLOURS[code]] for i, code in enumerate(CODES)
-             for e in (0, 1 / n)]
+    cells = t.set_index(["row", "label"])
+    states = list(CODES) + ["uncoded"]
+    colours = {**CODE_COLOURS, "uncoded": "#e6e6e6"}
+    z, text = [], []
+    for r in rows:
+        z_row, text_row = [], []
+        for c in cols:
+            final = cells[column].get((r, c)) if (r, c) in cells.index else None
+            suggested = cells["suggested"].get((r, c)) if (r, c) in cells.index else None
+            code = final if isinstance(final, str) else suggested if isinstance(
+                suggested, str) else "uncoded"
+            how = "coded" if isinstance(final, str) else "suggested" if code != "uncoded" else ""
+            z_row.append(states.index(code) if code in states else len(states) - 1)
+            text_row.append(f"{CODE_LABELS.get(code, code)} {f'({how})' if how else ''}")
+        z.append(z_row)
+        text.append(text_row)
+    n = len(states)
+    # a discrete scale: band i covers [i/n, (i+1)/n] (stops computed exactly, monotonic)
+    scale = [[round(k / n, 9), colours[state]] for i, state in enumerate(states)
+             for k in (i, i + 1)]
     fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, text=text, hoverinfo="x+y+text",
-                               colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
+                               colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=3, ygap=3,
                                showscale=False))
-    fig.update_layout(yaxis_autorange="reversed", title="Task completion (coded; "
-                      "uncoded cells show the suggestion)", height=max(300, 22 * len(rows)))
+    for state in states:  # a legend of the codes, as in the paper's Table 1
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=CODE_LABELS.get(
+            state, state), marker={"size": 12, "symbol": "square", "color": colours[state]}))
+    fig.update_layout(yaxis={"autorange": "reversed", "tickmode": "array", "tickvals": rows,
+                             "automargin": True},
+                      title="Task completion (researcher codes; else the tool's suggestion)",
+                      height=120 + 30 * len(rows), plot_bgcolor="white",
+                      legend={"orientation": "h", "y": -0.15})
     return fig
 
 
