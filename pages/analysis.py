@@ -110,7 +110,10 @@ with tabs[1]:
     if not items.empty:
         qid = st.selectbox("Questionnaire", sorted(set(items["questionnaire"])), key="an_q")
         dist = Q.likert_distribution(items[items["questionnaire"] == qid])
-        st.plotly_chart(F.likert_diverging(dist), key="an_likert_fig")
+        texts = {i.id: i.text for q in (spec.questionnaires if spec else ()) for i in q.items}
+        # theme=None keeps the diverging palette (Streamlit's theme would recolour the bars)
+        st.plotly_chart(F.likert_diverging(dist, labels=texts), key="an_likert_fig",
+                        theme=None)
 with tabs[2]:
     tim = timings_table(data)
     per_sub = st.toggle("Per subtask", value=True, key="an_tim_sub")

@@ -71,40 +71,58 @@ def sus_strip(scores: pd.DataFrame, summary: SusSummary) -> go.Figure:
                                       "array": [summary.ci_high - summary.mean],
                                       "arrayminus": [summary.mean - summary.ci_low]},
                              marker={"size": 14, "symbol": "diamond"}))
-    fig.add_vline(x=SUS_BENCHMARK, line_dash="dash", annotation_text="68 benchmark")
+    fig.add_vline(x=SUS_BENCHMARK, line_dash="dash", annotation_text="68 benchmark",
+                  annotation_position="bottom left")
     fig.update_layout(xaxis={"range": [0, 100], "title": "SUS"}, yaxis={"visible": False},
                       height=260, title=f"SUS M = {summary.mean:.1f} ({summary.grade}, "
                       f"{summary.adjective})")
     return fig
 
 
-def likert_diverging(dist: pd.DataFrame, facet: str = "group") -> go.Figure:
-    """Diverging stacked bars (Figures 10/12): disagreement left of 0, neutral split."""
+def likert_diverging(dist: pd.DataFrame, facet: str = "group",
+                     labels: dict[str, str] | None = None) -> go.Figure:
+    """Diverging stacked bars (Figures 10/12): disagreement left of 0, agreement right,
+    the neutral level split across 0; rows are items (their text when ``labels`` has it)."""
     fig = go.Figure()
     if dist.empty:
         return fig
+    labels = labels or {}
     d = dist.copy()
-    d["row"] = [" / ".join(str(x) for x in (f, c, i) if x) for f, c, i in
+    d["row"] = [" / ".join(str(x) for x in (f, c, _short(labels.get(i, i))) if x) for f, c, i in
                 zip(d.get(facet, ""), d.get("condition", ""), d["item"], strict=True)]
     points = int(d["points"].max())
     mid = (points + 1) / 2
-    for level in range(1, points + 1):
+
+    def colour(level: int) -> str:
+        return LIKERT_COLOURS[min(6, round((level - 1) * 6 / max(1, points - 1)))]
+
+    # relative bars stack outward in trace order: neutral halves first, then the levels
+    # nearest to it, so 'strongly' disagree/agree end up at the outer ends
+    order = ([mid] if mid.is_integer() else []) + [
+        lvl for k in range(1, points) for lvl in (mid - k, mid + k) if 1 <= lvl <= points]
+    for level in order:
         sub = d[d["level"] == level]
         share = sub["share"] * 100
         if level == mid:
             for sign in (-1, 1):
                 fig.add_trace(go.Bar(y=sub["row"], x=sign * share / 2, orientation="h",
-                                     name=str(level), showlegend=sign > 0,
-                                     marker_color=LIKERT_COLOURS[3], base=0))
+                                     name=str(int(level)), showlegend=sign > 0,
+                                     legendrank=int(level), marker_color=colour(int(level))))
             continue
-        x = -share if level < mid else share
-        colour = LIKERT_COLOURS[min(6, round((level - 1) * 6 / max(1, points - 1)))]
-        fig.add_trace(go.Bar(y=sub["row"], x=x, orientation="h", name=str(level),
-                             marker_color=colour))
+        fig.add_trace(go.Bar(y=sub["row"], x=-share if level < mid else share,
+                             orientation="h", name=str(int(level)), legendrank=int(level),
+                             marker_color=colour(int(level))))
     fig.update_layout(barmode="relative", xaxis_title="% of answers (disagree ← → agree)",
-                      height=max(300, 28 * d["row"].nunique()),
-                      yaxis={"autorange": "reversed"})
+                      height=max(300, 120 + 34 * d["row"].nunique()),
+                      yaxis={"autorange": "reversed", "automargin": True},
+                      legend={"orientation": "h", "title": "answer", "y": 1.0,
+                              "yanchor": "bottom"})
     return fig
+
+
+def _short(text: str, width: int = 60) -> str:
+    """An axis label of at most ``width`` characters."""
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
 def timing_box(timings: pd.DataFrame, subtasks: bool = True) -> go.Figure:
