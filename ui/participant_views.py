@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from study import flow
-from study.audio import save_recording
+from study.audio import audio_root, save_recording
 from study.questionnaires import Item, Questionnaire
 from study.runner import Runner, decline, join
 from study.spec import StudySpec
@@ -198,7 +198,8 @@ def _audio(runner: Runner, step: flow.Step) -> None:
         digest = hashlib.sha256(blob).hexdigest()
         if st.session_state.get(f"{key}.saved") != digest:
             path, ms = save_recording(runner.participant, step.task, blob)
-            runner.log("audio", {"path": str(path), "bytes": len(blob), "duration_ms": ms,
+            runner.log("audio", {"path": str(path.relative_to(audio_root())),
+                                 "bytes": len(blob), "duration_ms": ms,
                                  "sha256": digest})
             st.session_state[f"{key}.saved"] = digest
         st.caption("Saved.")
