@@ -74,8 +74,30 @@ def test_cells_are_red_exactly_for_candidates_with_the_variable(pool) -> None:
     n_polys = sum(list(t.x).count(None) for t in red_cells)
     assert n_polys == int(red[session.survivors].sum())
     assert sum(list(t.x).count(None) for t in blue_cells) == len(session.survivors) - n_polys
-    glyph_colours = {s.fillcolor for s in fig.layout.shapes if s.fillcolor != "#1f1f1f"}
-    assert glyph_colours & set(REDS)
+    assert not fig.layout.shapes  # glyphs are markers, not one layout shape each
+    glyphs = _trace(fig, "glyphs")
+    palette = [c for _, c in glyphs.marker.colorscale]
+    bodies = [palette[int(i)] for i in glyphs.marker.color[1::3]]
+    assert set(bodies) & set(REDS)
+
+
+def test_glyphs_are_outlined_tables_sized_by_the_output(pool) -> None:
+    session = RepairSession(pool)
+    fig = build_figure(session, session.next_variable())
+    glyphs, ok = _trace(fig, "glyphs"), _trace(fig, "candidates")
+    palette = [c for _, c in glyphs.marker.colorscale]
+    assert len(glyphs.x) == 3 * len(ok.x)  # outline, body, header per valid survivor
+    for k, (cid, _) in enumerate(ok.customdata):
+        w, h = glyph_size(pool.results[cid])
+        outline, body, header = (3 * k + j for j in range(3))
+        assert glyphs.x[body] == pytest.approx(pool.positions[cid, 0])
+        assert glyphs.marker.size[body] * 1.4 == pytest.approx(w, abs=0.02)
+        assert glyphs.marker.line.width[body] == h
+        assert glyphs.marker.line.width[outline] > h and glyphs.y[header] > glyphs.y[body]
+        assert palette[int(glyphs.marker.color[outline])] == "white"
+        assert palette[int(glyphs.marker.color[header])] == "#1f1f1f"
+    assert glyphs.marker.symbol == "line-ew" and glyphs.hoverinfo == "skip"
+    assert not glyphs.customdata  # selections report candidate ids only
 
 
 def test_glyph_mimics_the_table_and_is_capped() -> None:

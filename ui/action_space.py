@@ -3,8 +3,9 @@
 Survivors sit at the pool's stored positions inside Voronoi cells on fixed [0, 1] axes, so the
 view stays stable while filtering; filtered-out candidates fade to small grey dots. Each
 survivor is a glyph mimicking its output table (width ~ columns, height ~ rows, capped at 50 px)
-drawn as pixel-sized shapes; invalid candidates are an X. Cells and glyphs take their cluster's
-shade, red when the candidate contains the current decision variable and blue otherwise (§8.1).
+drawn as pixel-sized rectangle markers in a few shared traces (not one layout shape per glyph:
+the chart remounts on every rerun and Plotly.js draws shapes slowly); invalid candidates are an
+X. Cells and glyphs take their cluster's shade, red when the candidate contains the current decision variable and blue otherwise (§8.1).
 A transparent marker per survivor carries the candidate id in ``customdata`` and the hover
 tooltip, and is what lasso/box/click selection reports back.
 """
@@ -28,6 +29,7 @@ FADED = "#c8c8c8"
 INVALID = "#444444"
 GLYPH_CAP = 50
 HEIGHT = 440
+MARGIN = 4  # px around the plot area; glyph headers are offset in px of HEIGHT - 2 * MARGIN
 GESTURES = ("lasso", "box", "click")
 
 
@@ -125,21 +127,41 @@ def _cells_trace(polys: list[list[tuple[float, float]]], colour: str, name: str)
     for poly in polys:
         if not poly:
             continue
-        xs += [p[0] for p in poly] + [poly[0][0], None]
-        ys += [p[1] for p in poly] + [poly[0][1], None]
+        xs += [round(p[0], 5) for p in poly] + [round(poly[0][0], 5), None]
+        ys += [round(p[1], 5) for p in poly] + [round(poly[0][1], 5), None]
     return go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=_rgba(colour, 0.30),
                       line={"color": "white", "width": 1.5}, hoverinfo="skip", name=name,
                       showlegend=False)
 
 
-def _glyph_shapes(x: float, y: float, w: int, h: int, colour: str) -> list[dict[str, Any]]:
-    base = {"type": "rect", "xref": "x", "yref": "y", "xsizemode": "pixel", "ysizemode": "pixel",
-            "xanchor": x, "yanchor": y, "layer": "above"}
-    body = dict(base, x0=-w / 2, x1=w / 2, y0=-h / 2, y1=h / 2, fillcolor=colour,
-                line={"color": "white", "width": 1})
-    header = dict(base, x0=-w / 2, x1=w / 2, y0=h / 2 - min(3, h / 2), y1=h / 2,
-                  fillcolor="#1f1f1f", line={"width": 0})
-    return [body, header]
+def _glyph_trace(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray,
+                 colours: list[str], plot_px: float) -> go.Scatter:
+    """Table glyphs (white outline, body, dark header row each) as one marker trace.
+
+    Plotly's ``line-ew`` symbol is a horizontal stroke ``1.4 * size`` px long, so with
+    ``size = w / 1.4`` and ``line.width = h`` it is a w x h px rectangle: one SVG path per point,
+    far cheaper for Plotly.js than a layout shape per glyph. The three parts of each glyph are
+    consecutive points, so overlapping glyphs stack as whole tables. The header sits
+    ``(h - header) / 2`` px above the centre, in data units of the fixed plot height ``plot_px``.
+    """
+    header = np.minimum(3.0, h / 2)
+    xs = np.repeat(x, 3)
+    ys = np.stack([y, y, y + (h - header) / 2 / plot_px], axis=1).ravel()
+    lengths = np.stack([w + 2, w, w], axis=1).ravel()
+    widths = np.stack([h + 2, h, header], axis=1).ravel()
+    # colours as indices into a colour scale whose nodes are exactly the palette: numeric arrays
+    # validate far faster in plotly.py than one colour string per point
+    palette = sorted({"white", "#1f1f1f", *colours})
+    index = {c: i for i, c in enumerate(palette)}
+    colour = np.array([index[c] for body in colours for c in ("white", body, "#1f1f1f")])
+    scale = [[i / (len(palette) - 1), c] for i, c in enumerate(palette)]
+    paint = {"color": colour, "colorscale": scale, "cmin": 0, "cmax": len(palette) - 1}
+    return go.Scatter(
+        x=xs, y=np.round(ys, 6), mode="markers", name="glyphs", hoverinfo="skip",
+        showlegend=False,
+        marker={"symbol": "line-ew", "size": np.round(lengths / 1.4, 2), "opacity": 1,
+                "showscale": False, **paint, "line": {"width": widths, **paint}},
+        selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 1}})
 
 
 def build_figure(session: RepairSession, variable: RankedVariable | None = None, *,
@@ -168,14 +190,13 @@ def build_figure(session: RepairSession, variable: RankedVariable | None = None,
                              marker={"color": FADED, "size": 5, "opacity": 0.6},
                              hoverinfo="skip", showlegend=False))
 
-    shapes: list[dict[str, Any]] = []
     sizes, texts, custom = [], [], []
+    glyphs: list[tuple[int, int, int, str]] = []  # (cid, w, h, colour) of valid survivors
     for cid in survivors.tolist():
         num = number[cid]
         w, h = glyph_size(pool.results[cid])
         if valid[cid]:
-            shapes += _glyph_shapes(float(pos[cid, 0]), float(pos[cid, 1]), w, h,
-                                    shade(num, bool(red[cid])))
+            glyphs.append((cid, w, h, shade(num, bool(red[cid]))))
         sizes.append(max(w, h, 12) if valid[cid] else 14)
         texts.append(hover_text(session, cid, num))
         custom.append([cid, num])
@@ -194,6 +215,12 @@ def build_figure(session: RepairSession, variable: RankedVariable | None = None,
             hovertext=[texts[k] for k in ks], hovertemplate="%{hovertext}<extra></extra>",
             selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 1}},
             showlegend=False))
+    # glyphs above every other trace (as layer-"above" shapes were); hover and selection come
+    # from the transparent "candidates" markers, which sit at the same positions
+    gid = [g[0] for g in glyphs]
+    traces.append(_glyph_trace(pos[gid, 0], pos[gid, 1], np.array([g[1] for g in glyphs], float),
+                               np.array([g[2] for g in glyphs], float), [g[3] for g in glyphs],
+                               height - 2 * MARGIN))
 
     annotations = []
     for c in infos:
@@ -207,10 +234,10 @@ def build_figure(session: RepairSession, variable: RankedVariable | None = None,
             "zeroline": False}
     fig = go.Figure(data=traces)
     fig.update_layout(
-        height=height, margin={"l": 4, "r": 4, "t": 4, "b": 4}, dragmode="lasso",
+        height=height, margin={"l": MARGIN, "r": MARGIN, "t": MARGIN, "b": MARGIN}, dragmode="lasso",
         clickmode="event+select", hovermode="closest", showlegend=False,
         plot_bgcolor="white", paper_bgcolor="white", xaxis=axis, yaxis=axis,
-        shapes=shapes, annotations=annotations, uirevision=pool.task_id,
+        annotations=annotations, uirevision=pool.task_id,
         hoverlabel={"align": "left", "font": {"size": 11, "family": "monospace"},
                     "bgcolor": "white"},
     )
