@@ -175,3 +175,19 @@ def test_completion_heatmap_colours_codes_suggestions_and_uncoded_cells():
     # rows: t · 2a, t · 3; columns P1, P2; states: solved 0 … not-solved 3, uncoded 4
     assert [list(r) for r in heat.z] == [[4, 0], [0, 3]]
     assert "suggested" in heat.text[1][0] and "coded" in heat.text[1][1]
+
+
+def test_likert_bars_split_neutral_and_stack_strongest_answers_outermost():
+    import pandas as pd
+
+    from study.analysis.figures import likert_diverging
+
+    rows = [{"group": "g", "condition": "c", "item": "q1", "points": 5, "level": lvl,
+             "count": 1, "share": 0.2, "n": 5, "mean": 3.0} for lvl in range(1, 6)]
+    fig = likert_diverging(pd.DataFrame(rows), labels={"q1": "The interface was useful"})
+    names = [t.name for t in fig.data]
+    # neutral halves first (one each side of 0), then outward: 2 and 4 before 1 and 5
+    assert names == ["3", "3", "2", "4", "1", "5"]
+    assert fig.data[0].x[0] == -10 and fig.data[1].x[0] == 10
+    assert fig.data[2].x[0] < 0 < fig.data[3].x[0]
+    assert fig.data[0].y[0] == "g / c / The interface was useful"
