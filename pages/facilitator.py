@@ -10,7 +10,7 @@ import streamlit as st
 from study import facilitator as F
 from study.assignment import Override, condition_sequences, task_sequences
 from study.runner import pending_override, set_override, studies_dir
-from ui import study_data as data
+from ui import study_cache as data
 from ui.access import require_researcher
 from ui.router import ensure_router
 

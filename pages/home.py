@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.data import bank, bank_path
+from ui.bank_cache import bank, bank_path
 from ui.router import ensure_router
 from ui.state import select_task
 

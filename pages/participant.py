@@ -12,7 +12,7 @@ import streamlit as st
 from study.runner import study_file
 from study.spec import StudySpecError
 from ui import participant_views as views
-from ui import study_data as data
+from ui import study_cache as data
 from ui.router import ensure_router
 
 ensure_router()

@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from core.errors import StudioError
-from core.sampler import NO_KEY_MESSAGE, has_api_key
+from core.engine.errors import StudioError
+from core.generation.sampler import NO_KEY_MESSAGE, has_api_key
 from study.runner import studies_dir
 from study.setup_pools import generate_candidates, pool_status, prepare_missing, study_tasks
 from study.spec import StudySpecError, load_study
-from ui import study_data as data
+from ui import study_cache as data
 from ui.access import require_researcher
 from ui.router import ensure_router
 

@@ -6,7 +6,7 @@ from functools import partial
 
 import streamlit as st
 
-from ui.data import bank, bank_path, task_pool
+from ui.bank_cache import bank, bank_path, task_pool
 from ui.generation import back_to_shipped, generated_pool, offer_generation
 from ui.router import ensure_router
 from ui.state import select_task, selected_task

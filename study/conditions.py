@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from study.spec import Checker
+    from study.spec_check import Checker
 
 KNOWN_CONDITIONS = {
     "pleasqlarify": "full interface: Action Space, Decision Space, Predicted Query",

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.generate import pool_line, variant_pool
-from core.pool import prepare_pool
-from core.poolcache import GeneratedPool, open_pool_cache
-from core.prepare import _read, default_pool_dir, pool_fingerprint, write_prepared
-from core.sampler import AnthropicSampler, SamplerConfig, generate_pool
-from core.taskbank import Task, load_task_bank
+from core.engine.pool import prepare_pool
+from core.engine.prepare import _read, default_pool_dir, pool_fingerprint, write_prepared
+from core.engine.taskbank import Task, load_task_bank
+from core.generation.generate import pool_line, variant_pool
+from core.generation.poolcache import GeneratedPool, open_pool_cache
+from core.generation.sampler import AnthropicSampler, SamplerConfig, generate_pool
 from study.spec import StudySpec
 
 Progress = Callable[[int, int, str], None]

@@ -4,7 +4,7 @@
 [--seed S]``
 
 Each participant consents, answers the demographics, solves the tasks in the assigned order
-with their subtasks (subtask 3 navigated by :class:`core.simulate.SimulatedUser` in one of the
+with their subtasks (subtask 3 navigated by :class:`core.evaluation.simulate.SimulatedUser` in one of the
 paper's workflows W1/W2/W3, with an occasional wrong answer taken back), and fills in the end
 questionnaires with plausible answers. Times come from an injected clock advanced by lognormal
 think times. Participants are stored with ``simulated = true``, which analyses exclude by default.
@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import SessionError
-from core.pool import PreparedPool
-from core.prepare import default_pool_dir, load_prepared
-from core.session import RepairSession
-from core.simulate import SimulatedUser
-from core.taskbank import load_task_bank
+from core.engine.errors import SessionError
+from core.engine.pool import PreparedPool
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.session import RepairSession
+from core.engine.taskbank import load_task_bank
+from core.evaluation.simulate import SimulatedUser
 from study.assignment import assign_participant
 from study.questionnaires import Questionnaire
 from study.spec import StudySpec, load_study

@@ -17,41 +17,19 @@ from typing import Any
 
 import yaml
 
-from core.errors import StudioError
 from study.conditions import Condition, parse_conditions
 from study.designs import ORDER_DESIGNS, design_sequences
 from study.questionnaires import BUILTINS, Questionnaire
+from study.spec_check import Checker, SpecProblem, StudySpecError, line_map
 from study.spec_items import parse_questionnaires
+
+__all__ = ["Checker", "SpecProblem", "StudySpecError"]
 
 STANDARD_SUBTASKS = ("1", "2a", "2b", "3")
 CONDITION_MODES = ("within", "between")
 TOP_KEYS = ("id", "title", "consent", "conditions", "task_bank", "subtasks", "tasks",
             "onboarding", "questionnaires", "assignment", "description", "completion")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-@dataclass(frozen=True)
-class SpecProblem:
-    """One error or warning: file, line (0 if unknown), path inside the file, message, fix."""
-
-    file: str
-    where: str
-    message: str
-    fix: str = ""
-    line: int = 0
-
-    def __str__(self) -> str:
-        loc = f"{self.file}:{self.line}" if self.line else self.file
-        fix = f" Fix: {self.fix}" if self.fix else ""
-        return f"{loc}: {self.where}: {self.message}.{fix}"
-
-
-class StudySpecError(StudioError):
-    """study.yaml is invalid; ``problems`` lists every error found."""
-
-    def __init__(self, problems: list[SpecProblem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 @dataclass(frozen=True)
@@ -113,87 +91,6 @@ class StudySpec:
     def condition(self, cid: str) -> Condition:
         """The condition ``cid`` with its settings (defaults for one the study does not list)."""
         return next((c for c in self.conditions if c.id == cid), Condition(cid))
-
-
-def _line_map(text: str) -> dict[str, int]:
-    """Map every path inside the YAML document (``a.b[2].c``) to its 1-based line."""
-    out: dict[str, int] = {}
-
-    def walk(node: yaml.Node, path: str) -> None:
-        out[path] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                key = f"{path}.{k.value}" if path else str(k.value)
-                out[key] = k.start_mark.line + 1
-                walk(v, key)
-                out[key] = k.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode):
-            for i, v in enumerate(node.value):
-                walk(v, f"{path}[{i}]")
-
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    if root is not None:
-        walk(root, "")
-    return out
-
-
-class Checker:
-    """Collects errors and warnings with file, line and path while the spec is parsed."""
-
-    def __init__(self, file: str, lines: dict[str, int]):
-        self.file, self.lines = file, lines
-        self.errors: list[SpecProblem] = []
-        self.warnings: list[SpecProblem] = []
-
-    def _line(self, where: str) -> int:
-        while where and where not in self.lines:
-            shorter = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", where)
-            if shorter == where:  # a missing top-level key: no line to point at
-                return 0
-            where = shorter
-        return self.lines.get(where, 0) if where else 0
-
-    def err(self, where: str, message: str, fix: str = "") -> None:
-        self.errors.append(SpecProblem(self.file, where, message, fix, self._line(where)))
-
-    def warn(self, where: str, message: str, fix: str = "") -> None:
-        self.warnings.append(SpecProblem(self.file, where, message, fix, self._line(where)))
-
-    def text(self, obj: dict[str, Any], key: str, where: str, *, required: bool = False,
-             default: str = "") -> str:
-        """A string field (non-empty when required)."""
-        value = obj.get(key)
-        path = f"{where}.{key}" if where else key
-        if value is None or (isinstance(value, str) and not value.strip()):
-            if required:
-                self.err(path, "is required", f"add '{key}: <text>'")
-            return default
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
-            self.err(path, f"must be text, got {type(value).__name__}", "quote the value")
-            return default
-        return str(value)
-
-    def enum(self, obj: dict[str, Any], key: str, where: str, choices: tuple[str, ...],
-             default: str) -> str:
-        """A field restricted to ``choices``."""
-        value = obj.get(key, default)
-        if value not in choices:
-            close = difflib.get_close_matches(str(value), choices, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            self.err(f"{where}.{key}", f"'{value}' is not allowed",
-                     f"{hint}use one of: {', '.join(choices)}")
-            return default
-        return str(value)
-
-    def mapping(self, value: Any, where: str) -> dict[str, Any]:
-        """A mapping (or {} after reporting that it is not one)."""
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            self.err(where, f"must be a mapping (key: value lines), got {type(value).__name__}",
-                     "indent its keys under it")
-            return {}
-        return value
 
 
 def _subtasks(ck: Checker, raw: Any, where: str) -> tuple[tuple[str, str], ...] | None:
@@ -292,7 +189,7 @@ def _assignment(ck: Checker, data: dict[str, Any], n_tasks: int,
 
 def _check_bank(ck: Checker, bank: Path, tasks: list[TaskEntry], practice: str) -> None:
     """Check task ids (and the practice task) against the bank when it exists."""
-    from core.taskbank import load_task_bank
+    from core.engine.taskbank import load_task_bank
 
     if not bank.is_file():
         ck.warn("task_bank", f"task bank {bank} does not exist yet, so task ids were not "
@@ -320,7 +217,7 @@ def parse_study(text: str, path: str | Path) -> StudySpec:
     file = str(path)
     try:
         data = yaml.safe_load(text)
-        lines = _line_map(text)
+        lines = line_map(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 0

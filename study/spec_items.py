@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from study.questionnaires import ITEM_KINDS, Item, Questionnaire
 
 if TYPE_CHECKING:
-    from study.spec import Checker
+    from study.spec_check import Checker
 
 WHEN = ("start", "end")
 

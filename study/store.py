@@ -33,7 +33,7 @@ from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import make_url
 
-from core.errors import StudioError
+from core.engine.errors import StudioError
 from study import schema as S
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

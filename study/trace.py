@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from core.errors import StudioError
+from core.engine.errors import StudioError
 from study.store import Store
 
 EVENT_TYPES: dict[str, str] = {

@@ -11,10 +11,10 @@ import json
 from functools import cache, lru_cache
 from pathlib import Path
 
-from core.pool import PreparedPool, prepare_pool
-from core.taskbank import Candidate, DatabaseSpec, Task, load_task_bank
+from core.engine.pool import PreparedPool, prepare_pool
+from core.engine.taskbank import Candidate, DatabaseSpec, Task, load_task_bank
 
-AMBROSIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ambrosia"
+AMBROSIA = Path(__file__).resolve().parents[1] / "data" / "ambrosia"
 DEV_BANK = AMBROSIA / "dev.jsonl"
 VAL_BANK = AMBROSIA / "val.jsonl"
 FIXTURES = Path(__file__).parent / "fixtures"

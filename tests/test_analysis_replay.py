@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.prepare import default_pool_dir, load_prepared
-from core.session import RepairSession
-from core.taskbank import load_task_bank
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.session import RepairSession
+from core.engine.taskbank import load_task_bank
 from study.analysis.replay import mismatches, replay
 from study.store import REPO_ROOT, open_store
 from study.trace import log_event, read_events

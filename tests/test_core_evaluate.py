@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import evaluate
-from core.optimal import expected_questions, huffman_depths
-from core.prepare import _read, default_pool_dir, pool_fingerprint
-from core.taskbank import load_task_bank
+from core.evaluation import evaluate
+from core.engine.prepare import _read, default_pool_dir, pool_fingerprint
+from core.engine.taskbank import load_task_bank
+from core.evaluation.optimal import expected_questions, huffman_depths
 
 ROOT = Path(__file__).resolve().parent.parent
 FILM = ROOT / "studies" / "film" / "tasks.jsonl"
-DEV = ROOT.parent / "shared" / "data" / "ambrosia" / "dev.jsonl"
+DEV = ROOT / "data" / "ambrosia" / "dev.jsonl"
 
 
 def test_film_evaluation_cli_writes_summary_runs_and_plot(tmp_path, capsys):
@@ -45,7 +45,6 @@ def test_film_evaluation_cli_writes_summary_runs_and_plot(tmp_path, capsys):
     assert {r["strategy"] for r in data["runs"]} == set(evaluate.ALL_STRATEGIES)
 
 
-@pytest.mark.skipif(not DEV.is_file(), reason="shared AMBROSIA dev bank not present")
 def test_ambrosia_slice_reports_skipped_golds_with_reasons(capsys):
     assert evaluate.main([str(DEV), "--limit", "12", "--strategies", "cluster-grouped",
                           "optimal"]) == 0

@@ -7,15 +7,15 @@ import time
 
 import pytest
 
-from core.errors import DatabaseError, UnsafeQueryError
-from core.execute import (
+from core.engine.errors import DatabaseError, UnsafeQueryError
+from core.engine.execute import (
     ExecutionResult,
     check_query,
     execute_candidates,
     materialise_dump,
     open_database,
 )
-from core.taskbank import DatabaseSpec
+from core.engine.taskbank import DatabaseSpec
 from tests.conftest_core import FILM_DUMP, file_hash
 
 REFUSED = [
@@ -214,7 +214,7 @@ def test_server_decimals_normalise_like_sqlite_reals():
     """PostgreSQL returns Decimal: 2.00 must become 2, like SQLite's REAL 2.0 does."""
     import decimal
 
-    from core.execute import _norm_row
+    from core.engine.execute import _norm_row
 
     assert _norm_row((decimal.Decimal("2.00"), decimal.Decimal("2.5"), 3.0, b"\x01")) == (
         2, 2.5, 3, "01")

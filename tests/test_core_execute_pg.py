@@ -7,11 +7,11 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from core.execute import open_database
-from core.pool import prepare_pool
-from core.session import RepairSession
-from core.simulate import SimulatedUser
-from core.taskbank import Candidate, DatabaseSpec, Task
+from core.engine.execute import open_database
+from core.engine.pool import prepare_pool
+from core.engine.session import RepairSession
+from core.engine.taskbank import Candidate, DatabaseSpec, Task
+from core.evaluation.simulate import SimulatedUser
 
 pytestmark = pytest.mark.postgres
 

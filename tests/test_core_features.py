@@ -12,7 +12,7 @@ import json
 import pytest
 import sqlglot
 
-from core.features import KEYWORD_ORDER, Feature, extract_features
+from core.engine.features import KEYWORD_ORDER, Feature, extract_features
 from tests.conftest_core import FIXTURES
 
 CASES_DIR = FIXTURES / "features"

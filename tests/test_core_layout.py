@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from core.layout import compute_layout, voronoi_cells
+from core.engine.layout import compute_layout, voronoi_cells
 from tests.conftest_core import make_pool
 
 

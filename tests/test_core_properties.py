@@ -12,13 +12,13 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.errors import SessionError
-from core.gain import entropy, information_gain, split_entropy
-from core.optimal import expected_questions, huffman_depths
-from core.session import RepairSession
-from core.simulate import SimulatedUser
-from core.strategy import STRATEGIES
-from core.variables import mine_decision_variables
+from core.engine.errors import SessionError
+from core.engine.gain import entropy, information_gain, split_entropy
+from core.engine.session import RepairSession
+from core.engine.strategy import STRATEGIES
+from core.engine.variables import mine_decision_variables
+from core.evaluation.optimal import expected_questions, huffman_depths
+from core.evaluation.simulate import SimulatedUser
 from tests.conftest_core import dev_pool, dev_tasks
 
 FAST = settings(max_examples=60, deadline=None,

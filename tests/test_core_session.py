@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from core.errors import SessionError
-from core.pool import PreparedPool
-from core.session import Decision, RepairSession
-from core.simulate import SimulatedUser
-from core.strategy import DEFAULT_STRATEGY, STRATEGIES
+from core.engine.errors import SessionError
+from core.engine.pool import PreparedPool
+from core.engine.session import Decision, RepairSession
+from core.engine.strategy import DEFAULT_STRATEGY, STRATEGIES
+from core.evaluation.simulate import SimulatedUser
 from tests.conftest_core import dev_pool, make_pool
 
 TINY = {

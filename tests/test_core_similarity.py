@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.execute import ExecutionResult
-from core.similarity import ERROR_CLASS, functional_classes, output_key, output_similarity
+from core.engine.execute import ExecutionResult
+from core.engine.similarity import ERROR_CLASS, functional_classes, output_key, output_similarity
 
 
 def table(columns, rows):

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from core.errors import TaskBankError
-from core.taskbank import Candidate, DatabaseSpec, load_task_bank, load_tasks
+from core.engine.errors import TaskBankError
+from core.engine.taskbank import Candidate, DatabaseSpec, load_task_bank, load_tasks
 from tests.conftest_core import DEV_BANK, VAL_BANK, write_bank
 
 GOOD = {

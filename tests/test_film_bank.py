@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.taskbank import Task, load_task_bank
+from core.engine.taskbank import Task, load_task_bank
 from studies.film import build_bank, tasks_src
 
 BANK = Path(build_bank.__file__).resolve().parent / "tasks.jsonl"

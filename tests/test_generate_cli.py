@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from core.generate import main
-from core.taskbank import load_task_bank
+from core.engine.taskbank import load_task_bank
+from core.generation.generate import main
 from tests.anthropic_stub_server import StubServer
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ambrosia" / "dev.jsonl"
+DEV = Path(__file__).resolve().parents[1] / "data" / "ambrosia" / "dev.jsonl"
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-ant-cli-test-SECRET"
-pytestmark = pytest.mark.skipif(not DEV.is_file(), reason="AMBROSIA dev bank not present")
 
 
 @pytest.fixture
@@ -72,7 +71,7 @@ def test_module_runs_with_base_url_flag_and_study_db(bank, server, tmp_path):
     url = f"sqlite:///{tmp_path}/study.sqlite"
     out = tmp_path / "pools.jsonl"
     proc = subprocess.run(
-        [sys.executable, "-m", "core.generate", str(bank), "--n", "4", "--out", str(out),
+        [sys.executable, "-m", "study.generate", str(bank), "--n", "4", "--out", str(out),
          "--base-url", server.base_url, "--study-db", url], cwd=ROOT, env=env,
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.extract import dedupe, extract_sql, normalise_sql
+from core.generation.extract import dedupe, extract_sql, normalise_sql
 
 Q = "SELECT name FROM room WHERE size = 500"
 

@@ -8,10 +8,11 @@ import socket
 
 import pytest
 
-from core.errors import GenerationError
-from core.extract import normalise_sql
-from core.poolcache import FilePoolCache, StorePoolCache
-from core.sampler import (
+from core.engine.errors import GenerationError
+from core.engine.taskbank import DatabaseSpec
+from core.generation.extract import normalise_sql
+from core.generation.poolcache import FilePoolCache, StorePoolCache
+from core.generation.sampler import (
     NO_KEY_MESSAGE,
     AnthropicSampler,
     Budget,
@@ -19,7 +20,6 @@ from core.sampler import (
     SamplingError,
     generate_pool,
 )
-from core.taskbank import DatabaseSpec
 from tests.anthropic_stub_server import Reply, StubServer
 
 KEY = "sk-ant-test-0123456789-SECRET"

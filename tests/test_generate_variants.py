@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from core.execute import open_database
-from core.extract import normalise_sql
-from core.taskbank import Candidate, load_task_bank
-from core.variants import RULES, generate_variants, schema_from_ddl, schema_info, scope
+from core.engine.execute import open_database
+from core.engine.taskbank import Candidate, load_task_bank
+from core.generation.extract import normalise_sql
+from core.generation.variants import RULES, generate_variants, schema_from_ddl, schema_info, scope
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ambrosia" / "dev.jsonl"
-pytestmark = pytest.mark.skipif(not DEV.is_file(), reason="AMBROSIA dev bank not present")
+DEV = Path(__file__).resolve().parents[1] / "data" / "ambrosia" / "dev.jsonl"
 
 
 @pytest.fixture(scope="module")

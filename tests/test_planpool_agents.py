@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.agents import NOT_SPECIFIED, RESOLVED, SimulatedChatUser, run_structured, splits
-from core.planpool import QuestionPool
-from core.planpool_eval import Outcome, addressed, classify, main, separates, summarise
-from core.pool import prepare_pool
-from core.session import RepairSession
-from core.similarity import output_key
-from core.taskbank import load_tasks
+from core.engine.pool import prepare_pool
+from core.engine.session import RepairSession
+from core.engine.similarity import output_key
+from core.engine.taskbank import load_tasks
+from core.planpool.agents import NOT_SPECIFIED, RESOLVED, SimulatedChatUser, run_structured, splits
+from core.planpool.evaluate import Outcome, addressed, classify, main, separates, summarise
+from core.planpool.pool import QuestionPool
 
 FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"
 

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from core.accounting import open_variables
-from core.agents import NOT_SPECIFIED, RESOLVED, SimulatedChatUser
-from core.chat_agent import ASKING, CONFIRM, CONFIRMED, REJECTED, ChatAgent, parse_reply
-from core.errors import SessionError
-from core.pool import prepare_pool
-from core.session import RepairSession
-from core.similarity import output_key
-from core.taskbank import load_tasks
+from core.engine.errors import SessionError
+from core.engine.pool import prepare_pool
+from core.engine.session import RepairSession
+from core.engine.similarity import output_key
+from core.engine.taskbank import load_tasks
+from core.planpool.accounting import open_variables
+from core.planpool.agents import NOT_SPECIFIED, RESOLVED, SimulatedChatUser
+from core.planpool.chat_agent import ASKING, CONFIRM, CONFIRMED, REJECTED, ChatAgent, parse_reply
 
 FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"
 

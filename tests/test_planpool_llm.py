@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from core.agents import SimulatedChatUser
-from core.execute import open_database
-from core.llm_agent import LLMAgent, MatchingUser, tools_for
-from core.pool import prepare_pool
-from core.session import RepairSession
-from core.taskbank import load_tasks
+from core.engine.execute import open_database
+from core.engine.pool import prepare_pool
+from core.engine.session import RepairSession
+from core.engine.taskbank import load_tasks
+from core.planpool.agents import SimulatedChatUser
+from core.planpool.llm_agent import LLMAgent, MatchingUser, tools_for
 from tests.anthropic_tools_server import ToolScriptServer
 
 FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"
@@ -114,7 +114,7 @@ def test_matching_user_answers_only_matched_questions(task):
     user = MatchingUser(SimulatedChatUser(session, 0))
     assert user("What is the weather like on Mars today?") == "not specified"
     top = session.next_variable()
-    from core.questions import render_question
+    from core.planpool.questions import render_question
 
     reply = user(render_question(top.features))
     assert reply in ("yes", "no", "not specified")

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from core.execute import open_database
-from core.llm_agent import ASKING, BUDGET, SUBMITTED, LLMAgent, episode
-from core.taskbank import load_tasks
+from core.engine.execute import open_database
+from core.engine.taskbank import load_tasks
+from core.planpool.llm_agent import ASKING, BUDGET, SUBMITTED, LLMAgent, episode
 from tests.anthropic_tools_server import ToolScriptServer
 
 FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"

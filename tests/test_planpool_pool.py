@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.features import Feature
-from core.planpool import PoolError, PoolNotEmptyError, QuestionPool
-from core.questions import render_question
+from core.engine.features import Feature
+from core.planpool.pool import PoolError, PoolNotEmptyError, QuestionPool
+from core.planpool.questions import render_question
 
 
 def ticking_clock():

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.agents import SimulatedChatUser
-from core.chat_agent import ASKING, CONFIRM
-from core.prepare import default_pool_dir, load_prepared
-from core.session import RepairSession
-from core.taskbank import load_task_bank
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.session import RepairSession
+from core.engine.taskbank import load_task_bank
+from core.planpool.agents import SimulatedChatUser
+from core.planpool.chat_agent import ASKING, CONFIRM
 from study import flow
 from study.spec import StudySpecError, parse_study
 from study.store import open_store

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.chat_agent import ASKING, CONFIRM, ChatAgent
-from core.llm_chat import LLMChatAgent
-from core.prepare import default_pool_dir, load_prepared
-from core.taskbank import load_task_bank
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.taskbank import load_task_bank
+from core.planpool.chat_agent import ASKING, CONFIRM, ChatAgent
+from core.planpool.llm_chat import LLMChatAgent
 from study.spec import StudySpecError, parse_study
 from study.trace import read_events
 from tests.anthropic_tools_server import ToolScriptServer

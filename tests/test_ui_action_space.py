@@ -7,11 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.execute import ExecutionResult
-from core.features import Feature
-from core.prepare import default_pool_dir, load_prepared
-from core.session import RepairSession
-from core.taskbank import load_task_bank
+from core.engine.execute import ExecutionResult
+from core.engine.features import Feature
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.session import RepairSession
+from core.engine.taskbank import load_task_bank
+from tests.bank_helpers import make_bank, selection_value
 from ui import actions
 from ui.action_space import (
     GLYPH_CAP,
@@ -25,7 +26,6 @@ from ui.action_space import (
 )
 from ui.chips import chip, chip_row
 from ui.state import WorkspaceState, workspace_state
-from ui.testing import make_bank, selection_value
 
 
 @pytest.fixture(scope="module")

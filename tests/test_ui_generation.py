@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.anthropic_stub_server import StubServer
-from ui.testing import make_bank, task_ids
+from tests.bank_helpers import make_bank, task_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ def test_generate_samples_once_and_the_workspace_switches_to_the_new_pool(
     with StubServer(replies) as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setattr("core.poolcache.DEFAULT_CACHE_DIR", tmp_path / "pool-cache")
+        monkeypatch.setattr("core.generation.poolcache.DEFAULT_CACHE_DIR", tmp_path / "pool-cache")
         at = _page(bank, monkeypatch)
         task = task_ids(bank)[0]
         at.text_input(key=_question_key(task)).input("Which rooms are terraces?").run()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.testing import make_bank, select_points, selection_value, task_ids
+from tests.bank_helpers import make_bank, select_points, selection_value, task_ids
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _app(bank: str, task_id: str, mode: str) -> None:
     import streamlit as st
 
-    from ui.data import task_pool
+    from ui.bank_cache import task_pool
     from ui.workspace import render_workspace
 
     events = st.session_state.setdefault("events", [])

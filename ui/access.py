@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from study.access import check_password, researcher_password
-from ui.study_data import secret
+from ui.study_cache import secret
 
 FLAG = "researcher"
 

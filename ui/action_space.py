@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from core.execute import ExecutionResult
-from core.layout import voronoi_cells
-from core.session import RankedVariable, RepairSession
+from core.engine.execute import ExecutionResult
+from core.engine.layout import voronoi_cells
+from core.engine.session import RankedVariable, RepairSession
 
 REDS = ("#cb181d", "#ef6548", "#a50f15", "#fb6a4a", "#d7301f", "#fc9272", "#7f0000", "#e34a33")
 BLUES = ("#2171b5", "#6baed6", "#08519c", "#4292c6", "#3182bd", "#9ecae1", "#08306b", "#1f78b4")

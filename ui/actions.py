@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.accounting import open_variables
-from core.errors import SessionError
-from core.session import RankedVariable, RepairSession
+from core.engine.errors import SessionError
+from core.engine.session import RankedVariable, RepairSession
+from core.planpool.accounting import open_variables
 from ui.state import WorkspaceOptions, WorkspaceState
 
 Log = Callable[[str, dict[str, Any]], None]

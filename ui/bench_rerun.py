@@ -18,14 +18,14 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ui.data import BUILTIN_BANK
+from ui.bank_cache import BUILTIN_BANK
 
 CHROMIUM = "/usr/bin/chromium"
 
 
 def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, dict[int, str]]:
     """A bank with one task per size, candidates pooled from all built-in film tasks."""
-    from core.prepare import main as prepare
+    from core.engine.prepare import main as prepare
 
     rows = [json.loads(line) for line in BUILTIN_BANK.read_text(encoding="utf-8").splitlines()
             if line.strip()]
@@ -54,7 +54,7 @@ def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, di
 
 
 def _app(bank: str, task_id: str) -> None:
-    from ui.data import task_pool
+    from ui.bank_cache import task_pool
     from ui.workspace import render_workspace
 
     render_workspace(task_pool(bank, task_id), mode="free")

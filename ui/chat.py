@@ -1,6 +1,6 @@
 """The planpool-chat condition: the structured agent asks its pool's questions in a chat.
 
-The agent (:class:`core.chat_agent.ChatAgent`, or :class:`core.llm_chat.LLMChatAgent` when the
+The agent (:class:`core.planpool.chat_agent.ChatAgent`, or :class:`core.planpool.llm_chat.LLMChatAgent` when the
 condition uses the LLM and a key is configured) lives in ``st.session_state`` per task and is
 restored from the saved state after a refresh. Each button runs in a callback: one agent step,
 then every new pool operation and message becomes a trace event through ``log`` and the state
@@ -16,14 +16,22 @@ from typing import Any
 
 import streamlit as st
 
-from core.agents import NO, NOT_SPECIFIED, YES
-from core.chat_agent import ASKING, CONFIRM, CONFIRMED, NEW, REJECTED, ChatAgent, parse_reply
-from core.execute import TaskDatabase
-from core.llm_agent import LLMAgent
-from core.llm_chat import LLMChatAgent
-from core.planpool import ANSWERED, ASKED, DROPPED
-from core.pool import PreparedPool
-from core.session import RepairSession
+from core.engine.execute import TaskDatabase
+from core.engine.pool import PreparedPool
+from core.engine.session import RepairSession
+from core.planpool.agents import NO, NOT_SPECIFIED, YES
+from core.planpool.chat_agent import (
+    ASKING,
+    CONFIRM,
+    CONFIRMED,
+    NEW,
+    REJECTED,
+    ChatAgent,
+    parse_reply,
+)
+from core.planpool.llm_agent import LLMAgent
+from core.planpool.llm_chat import LLMChatAgent
+from core.planpool.pool import ANSWERED, ASKED, DROPPED
 from ui.actions import Log, OnSubmit
 from ui.result import show_query, show_result
 from ui.state import PREFIX

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from core.features import Feature
+from core.engine.features import Feature
 
 RED = "#d62728"
 RED_OVERLAY = "rgba(214, 39, 40, 0.28)"

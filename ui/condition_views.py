@@ -16,15 +16,15 @@ from typing import Any
 
 import streamlit as st
 
-from core.chat_agent import ChatAgent
-from core.execute import open_database
-from core.llm_agent import LLMAgent
-from core.sampler import DEFAULT_MODEL
-from core.session import RepairSession
+from core.engine.execute import open_database
+from core.engine.session import RepairSession
+from core.generation.sampler import DEFAULT_MODEL
+from core.planpool.chat_agent import ChatAgent
+from core.planpool.llm_agent import LLMAgent
 from study import flow
 from study.conditions import Condition
 from study.runner import Runner
-from ui import study_data as data
+from ui import study_cache as data
 from ui.chat import ChatOptions, chat_agent, render_chat
 from ui.single_shot import render_single_shot
 from ui.state import WorkspaceOptions, workspace_state

@@ -11,11 +11,11 @@ import os
 
 import streamlit as st
 
-from core.errors import GenerationError
-from core.generate import question_pool
-from core.pool import PreparedPool
-from core.sampler import NO_KEY_MESSAGE, has_api_key
-from core.taskbank import Task
+from core.engine.errors import GenerationError
+from core.engine.pool import PreparedPool
+from core.engine.taskbank import Task
+from core.generation.generate import question_pool
+from core.generation.sampler import NO_KEY_MESSAGE, has_api_key
 from ui.state import PREFIX
 
 _KEY = f"{PREFIX}.generated"

@@ -13,7 +13,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from core.session import Decision, RankedVariable
+from core.engine.session import Decision, RankedVariable
 from ui import actions
 from ui.actions import Log, OnSubmit
 from ui.chips import chip, chip_row, legend

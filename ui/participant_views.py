@@ -21,7 +21,7 @@ from study.questionnaires import Item, Questionnaire
 from study.runner import Runner, decline, join
 from study.spec import StudySpec
 from study.store import Store
-from ui import study_data as data
+from ui import study_cache as data
 from ui.condition_views import WHERE_SUBMIT, condition_of, practice_interfaces, render_condition
 from ui.visibility import tab_visibility
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.execute import ExecutionResult
-from core.pool import PreparedPool
+from core.engine.execute import ExecutionResult
+from core.engine.pool import PreparedPool
 
 
 def unique_columns(columns: list[str]) -> list[str]:

@@ -11,8 +11,8 @@ from functools import partial
 
 import streamlit as st
 
-from core.pool import PreparedPool
-from core.session import RepairSession
+from core.engine.pool import PreparedPool
+from core.engine.session import RepairSession
 from ui.actions import Log, OnSubmit
 from ui.result import show_result
 from ui.state import PREFIX

@@ -12,8 +12,8 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.pool import PreparedPool
-from core.session import RepairSession
+from core.engine.pool import PreparedPool
+from core.engine.session import RepairSession
 
 PREFIX = "pleasqlarify"
 

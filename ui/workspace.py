@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.pool import PreparedPool
+from core.engine.pool import PreparedPool
 from ui import actions
 from ui.action_space import build_figure, clusters, selected_ids, shade
 from ui.actions import Log, OnSubmit, no_log

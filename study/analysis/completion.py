@@ -24,8 +24,8 @@ from typing import Any
 
 import pandas as pd
 
-from core.pool import PreparedPool
-from core.similarity import output_key
+from core.engine.pool import PreparedPool
+from core.engine.similarity import output_key
 from study.analysis.data import StudyData, condition_of, latest_codes
 from study.store import Store
 

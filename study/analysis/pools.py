@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.pool import PreparedPool
-from core.prepare import default_pool_dir, load_prepared
-from core.taskbank import load_task_bank
+from core.engine.pool import PreparedPool
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.taskbank import load_task_bank
 from study.spec import StudySpec
 
 

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import SessionError
-from core.pool import PreparedPool
-from core.session import Decision, RepairSession
+from core.engine.errors import SessionError
+from core.engine.pool import PreparedPool
+from core.engine.session import Decision, RepairSession
 
 RESTRICT_TYPES = ("space.lasso", "space.box", "space.click", "space.cluster")
 DECISION_TYPES = ("dv.accept", "dv.reject", "clause.accept", "clause.reject", "undo",

@@ -7,11 +7,11 @@ import re
 import numpy as np
 import pytest
 
-from core.prepare import default_pool_dir, load_prepared
-from core.session import RepairSession
-from core.taskbank import load_task_bank
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.session import RepairSession
+from core.engine.taskbank import load_task_bank
 from tests.browser.conftest import ARTIFACTS
-from ui.data import bank_path
+from ui.bank_cache import bank_path
 
 pytestmark = pytest.mark.browser
 COUNT = re.compile(r"(\d+) of (\d+) queries remain")

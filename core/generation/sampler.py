@@ -28,12 +28,12 @@ from typing import Any
 
 import anthropic
 
-from core.errors import DatabaseError, GenerationError
-from core.execute import TaskDatabase, open_database
-from core.extract import extract_sql
-from core.poolcache import GeneratedPool, PoolCache, Sample, estimate_cost
-from core.taskbank import DatabaseSpec
-from core.variants import read_ddl
+from core.engine.errors import DatabaseError, GenerationError
+from core.engine.execute import TaskDatabase, open_database
+from core.engine.taskbank import DatabaseSpec
+from core.generation.extract import extract_sql
+from core.generation.poolcache import GeneratedPool, PoolCache, Sample, estimate_cost
+from core.generation.variants import read_ddl
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import sqlglot
 from sqlglot import exp
 
-from core.features import Feature
+from core.engine.features import Feature
 
 _IRREGULAR = {"people": "person", "casting": "casting", "series": "series", "news": "news"}
 _COMPARE = {exp.EQ: "is", exp.NEQ: "is not", exp.GT: "is greater than",

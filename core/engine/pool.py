@@ -3,7 +3,7 @@
 ``prepare_pool`` runs the fixed part of the pipeline once per (task, pool) — execution,
 features, functional classes and their distances, the 2-D layout — and the result serialises
 to JSON, so the app and the repair sessions only read it. The per-turn part (clustering,
-mining, ranking) lives in :mod:`core.session`.
+mining, ranking) lives in :mod:`core.engine.session`.
 
 The pipeline, in order (one module each)::
 
@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import sqlglot
 
-from core.execute import ExecutionResult, TaskDatabase, execute_candidates, open_database
-from core.features import Feature, extract_features
-from core.layout import compute_layout
-from core.similarity import functional_classes, output_key
-from core.taskbank import Task
+from core.engine.execute import ExecutionResult, TaskDatabase, execute_candidates, open_database
+from core.engine.features import Feature, extract_features
+from core.engine.layout import compute_layout
+from core.engine.similarity import functional_classes, output_key
+from core.engine.taskbank import Task
 
 FORMAT_VERSION = 1
 # Bump when features, similarity or layout change what a prepared pool contains: stored pools

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from core.clustering import DEFAULT_MAX_CLUSTERS, cluster_candidates
-from core.errors import SessionError
-from core.execute import ExecutionResult
-from core.features import Feature
-from core.pool import PreparedPool
-from core.strategy import DEFAULT_STRATEGY, STRATEGIES, rank_variables
-from core.variables import DecisionVariable, mine_decision_variables
+from core.engine.clustering import DEFAULT_MAX_CLUSTERS, cluster_candidates
+from core.engine.errors import SessionError
+from core.engine.execute import ExecutionResult
+from core.engine.features import Feature
+from core.engine.pool import PreparedPool
+from core.engine.strategy import DEFAULT_STRATEGY, STRATEGIES, rank_variables
+from core.engine.variables import DecisionVariable, mine_decision_variables
 
 
 @dataclass(frozen=True)

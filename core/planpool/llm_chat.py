@@ -1,8 +1,8 @@
 """The LLM agent in the planpool-chat condition: each participant answer resumes its tool loop.
 
-:class:`LLMChatAgent` has the interface of :class:`core.chat_agent.ChatAgent` (status, messages,
+:class:`LLMChatAgent` has the interface of :class:`core.planpool.chat_agent.ChatAgent` (status, messages,
 question pool, trace events, confirm / reject / restart, ``to_dict``/``from_dict``) but the
-questions come from :class:`core.llm_agent.LLMAgent`: ``start`` and every ``reply`` run one
+questions come from :class:`core.planpool.llm_agent.LLMAgent`: ``start`` and every ``reply`` run one
 :meth:`LLMAgent.advance` until the model asks (status ``asking``) or submits (``confirm``). The
 agent's whole JSON state is in ``to_dict``, so a refresh resumes mid-chat. An API failure keeps
 the last good state and sets ``error_``; :meth:`retry` resends. The API key stays in the
@@ -14,15 +14,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.agents import NOT_SPECIFIED
-from core.chat_agent import ASKING, BUDGET_REASON, CONFIRM, NEW, REJECTED, ChatAgent, parse_reply
-from core.errors import GenerationError, SessionError
-from core.execute import ExecutionResult, TaskDatabase
-from core.llm_agent import ASKING as LLM_ASKING
-from core.llm_agent import SUBMITTED, LLMAgent, State, restore_pool
-from core.planpool import Clock, PoolEvent, QuestionPool, epoch_ms
-from core.session import RepairSession
-from core.similarity import output_key
+from core.engine.errors import GenerationError, SessionError
+from core.engine.execute import ExecutionResult, TaskDatabase
+from core.engine.session import RepairSession
+from core.engine.similarity import output_key
+from core.planpool.agents import NOT_SPECIFIED
+from core.planpool.chat_agent import (
+    ASKING,
+    BUDGET_REASON,
+    CONFIRM,
+    NEW,
+    REJECTED,
+    ChatAgent,
+    parse_reply,
+)
+from core.planpool.llm_agent import ASKING as LLM_ASKING
+from core.planpool.llm_agent import SUBMITTED, LLMAgent, State, restore_pool
+from core.planpool.pool import Clock, PoolEvent, QuestionPool, epoch_ms
 
 VARIANT = "planpool"
 RESULT_TEXT = ("I have no open questions left. This is the query I would run and its result. "

@@ -30,8 +30,8 @@ import sqlalchemy as sa
 import sqlglot
 from sqlglot import exp
 
-from core.errors import DatabaseError, QueryTimeoutError, UnsafeQueryError
-from core.taskbank import DatabaseSpec
+from core.engine.errors import DatabaseError, QueryTimeoutError, UnsafeQueryError
+from core.engine.taskbank import DatabaseSpec
 
 DEFAULT_TIMEOUT_S = 2.0
 DEFAULT_ROW_CAP = 1000

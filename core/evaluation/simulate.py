@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import sqlglot
 
-from core.features import extract_features
-from core.session import RankedVariable, RepairSession
-from core.similarity import output_key
+from core.engine.features import extract_features
+from core.engine.session import RankedVariable, RepairSession
+from core.engine.similarity import output_key
 
 
 class SimulatedUser:

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.extract import dedupe
-from core.taskbank import Candidate
+from core.engine.taskbank import Candidate
+from core.generation.extract import dedupe
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE_DIR = REPO_ROOT / "logs" / "pool-cache"
@@ -246,12 +246,16 @@ class StorePoolCache:
         self.store.put_pool(pool.key, pool.to_dict())
 
 
-def open_pool_cache(study_db: str | Any | None = None,
+def open_pool_cache(store: Any | None = None,
                     folder: str | Path | None = None) -> PoolCache:
-    """The study store's cache for a URL or Store object, else the JSON file cache."""
-    if study_db is None:
+    """A cache in ``store`` (any object with ``get_pool``/``put_pool``), else the JSON file cache.
+
+    core/ never opens a study database itself: a caller that has one (study/, the study CLI)
+    passes it in, so the engine stays independent of the study package.
+    """
+    if store is None:
         return FilePoolCache(folder or DEFAULT_CACHE_DIR)
-    if isinstance(study_db, str):
-        from study.store import open_store
-        return StorePoolCache(open_store(study_db))
-    return StorePoolCache(study_db)
+    if isinstance(store, str):
+        raise TypeError("open_pool_cache takes a store object, not a URL: open the store first "
+                        "(study.store.open_store(url)) and pass it in")
+    return StorePoolCache(store)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.errors import TaskBankError, TaskBankProblem
+from core.engine.errors import TaskBankError, TaskBankProblem
 
 AMBIGUITY_TYPES = ("scope", "attachment", "vague")
 _KNOWN_KEYS = {

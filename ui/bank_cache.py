@@ -12,9 +12,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.pool import PreparedPool
-from core.prepare import default_pool_dir, load_prepared
-from core.taskbank import Task, TaskBankProblem, load_task_bank
+from core.engine.pool import PreparedPool
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.taskbank import Task, TaskBankProblem, load_task_bank
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_BANK = ROOT / "studies" / "film" / "tasks.jsonl"

@@ -1,9 +1,9 @@
 """The structured PlanPool agent as an interactive, resumable chat (the planpool-chat condition).
 
-The offline :class:`core.agents.StructuredAgent` runs a whole episode against a simulated user;
+The offline :class:`core.planpool.agents.StructuredAgent` runs a whole episode against a simulated user;
 :class:`ChatAgent` takes the same steps one user turn at a time. ``start`` initialises the
 :class:`QuestionPool` from the top ``k`` decision variables by information gain (each phrased by
-:mod:`core.questions`) and asks the first; ``reply`` applies the participant's Yes / No to the
+:mod:`core.planpool.questions`) and asks the first; ``reply`` applies the participant's Yes / No to the
 :class:`RepairSession` (or drops the question for "not specified"), drops pending questions that
 no longer split the survivors ('resolved by earlier answers'), adds a newly informative variable
 and asks the next. When the pool is empty it submits the pool with the session's best candidate
@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.agents import NO, NOT_SPECIFIED, RESOLVED, UNSPECIFIED_REASON, YES, splits
-from core.errors import SessionError
-from core.planpool import ASKED, Clock, PoolEvent, Question, QuestionPool, epoch_ms
-from core.questions import render_question
-from core.session import RankedVariable, RepairSession
+from core.engine.errors import SessionError
+from core.engine.session import RankedVariable, RepairSession
+from core.planpool.agents import NO, NOT_SPECIFIED, RESOLVED, UNSPECIFIED_REASON, YES, splits
+from core.planpool.pool import ASKED, Clock, PoolEvent, Question, QuestionPool, epoch_ms
+from core.planpool.questions import render_question
 
 NEW, ASKING, CONFIRM, CONFIRMED, REJECTED = "new", "asking", "confirm", "confirmed", "rejected"
 BUDGET_REASON = "turn budget exhausted"

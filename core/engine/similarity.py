@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csr_matrix, vstack
 
-from core.execute import ExecutionResult
+from core.engine.execute import ExecutionResult
 
 ERROR_CLASS = "error"
 MAX_ALIGNED_ROWS = 200  # beyond this, rows are sampled deterministically for the alignment

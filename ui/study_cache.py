@@ -12,10 +12,10 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from core.execute import open_database
-from core.pool import PreparedPool
-from core.prepare import default_pool_dir, load_prepared
-from core.taskbank import Task, load_task_bank
+from core.engine.execute import open_database
+from core.engine.pool import PreparedPool
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.taskbank import Task, load_task_bank
 from study.spec import StudySpec, load_study
 from study.store import Store, default_url, open_store
 

@@ -3,13 +3,13 @@
 The agent is step-wise (paper App. B): :meth:`LLMAgent.start` makes a plain-JSON state (model,
 variant, message history, the pending ``tool_use`` when it waits for the user, the
 :class:`QuestionPool` as ``to_dict``, turn count, token usage) and :meth:`LLMAgent.advance` runs
-tool calls (:mod:`core.llm_tools`) until the model asks the user (``ask`` / ``ask_next``: status
+tool calls (:mod:`core.planpool.llm_tools`) until the model asks the user (``ask`` / ``ask_next``: status
 ``asking``, the question in ``state["pending"]``), submits (status ``submitted``; in
 ``planpool`` a submit is refused while the pool holds an open question, and the tool result
 names what is pending) or exhausts ``max_turns`` (status ``turn budget``). ``advance`` never
 mutates its input, so a state saved mid-conversation resumes identically. :meth:`LLMAgent.run`
 is the blocking loop over the steps for a callback user (the CLI and the simulated user).
-Clients follow :mod:`core.sampler`: the key is resolved there, held privately, never logged or
+Clients follow :mod:`core.generation.sampler`: the key is resolved there, held privately, never logged or
 stored in the state; the SDK's own retries are off and transient failures are retried here.
 """
 
@@ -24,14 +24,14 @@ from typing import Any
 
 import anthropic
 
-from core.agents import NOT_SPECIFIED, Episode, SimulatedChatUser
-from core.errors import GenerationError
-from core.execute import TaskDatabase, open_database
-from core.llm_tools import DATASOURCE, POOL_OPS, SYSTEM, block_dict, datasource, tools_for
-from core.planpool import Clock, PoolError, PoolNotEmptyError, QuestionPool, epoch_ms
-from core.questions import render_question
-from core.sampler import DEFAULT_MODEL, resolve_api_key
-from core.similarity import output_key
+from core.engine.errors import GenerationError
+from core.engine.execute import TaskDatabase, open_database
+from core.engine.similarity import output_key
+from core.generation.sampler import DEFAULT_MODEL, resolve_api_key
+from core.planpool.agents import NOT_SPECIFIED, Episode, SimulatedChatUser
+from core.planpool.llm_tools import DATASOURCE, POOL_OPS, SYSTEM, block_dict, datasource, tools_for
+from core.planpool.pool import Clock, PoolError, PoolNotEmptyError, QuestionPool, epoch_ms
+from core.planpool.questions import render_question
 
 NEW, ASKING, SUBMITTED, BUDGET = "new", "asking", "submitted", "turn budget"
 UNSPECIFIED_REASON = "not specified by the user"
@@ -299,7 +299,7 @@ class MatchingUser:
 
 
 def llm_runner(model: str | None = None, **kwargs: Any) -> Callable[..., tuple[Episode, str | None]]:
-    """A per-run callable for :func:`core.planpool_eval.evaluate_task` (--agent llm)."""
+    """A per-run callable for :func:`core.planpool.evaluate.evaluate_task` (--agent llm)."""
     agent = LLMAgent(model=model or DEFAULT_MODEL, **kwargs)
 
     def run(task: Any, pool: Any, session: Any, gold: int, variant: str

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.gain import information_gain, split_entropy
-from core.variables import DecisionVariable
+from core.engine.gain import information_gain, split_entropy
+from core.engine.variables import DecisionVariable
 
 STRATEGIES = ("cluster-grouped", "cluster-atomic", "eig-atomic", "max-prob-first", "random")
 DEFAULT_STRATEGY = "cluster-grouped"

@@ -13,13 +13,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-AMBROSIA_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "ambrosia" / "dev.jsonl"
+AMBROSIA_DEV = Path(__file__).resolve().parents[1] / "data" / "ambrosia" / "dev.jsonl"
 
 
 def make_bank(dest: Path, lines: tuple[int, ...] = (0, 1, 8),
               source: Path = AMBROSIA_DEV) -> Path:
     """Copy the given lines of an AMBROSIA-format bank to ``dest/tasks.jsonl`` and prepare it."""
-    from core.prepare import main as prepare
+    from core.engine.prepare import main as prepare
 
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
     dest.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """The LLM agent's tools: prompts per variant, tool schemas and the read-only datasource tools.
 
 Datasource tools (``get_schema``, ``describe_columns``, ``probe_values``, ``run_sql``) run
-through :mod:`core.execute`; clarification is ``ask`` for ``naive`` and ``plan-prompt``, and for
+through :mod:`core.engine.execute`; clarification is ``ask`` for ``naive`` and ``plan-prompt``, and for
 ``planpool`` it is masked and replaced by the pool tools ``init_pool``, ``add_question``,
 ``drop_question``, ``ask_next``, ``show_pool``; every variant has ``submit``.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from core.execute import TaskDatabase
+from core.engine.execute import TaskDatabase
 
 _BASE = ("You are a data analyst agent answering a user's question over a {dialect} database. "
          "Explore the database with the tools, clarify what the user means where the request "

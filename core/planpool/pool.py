@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.errors import StudioError
+from core.engine.errors import StudioError
 
 Clock = Callable[[], float]
 PENDING, ASKED, ANSWERED, DROPPED = "pending", "asked", "answered", "dropped"

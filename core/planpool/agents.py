@@ -7,7 +7,7 @@ those realisers are split (the gold does not care how that part is written). Onl
 realiser survives does it fall back to the gold's own features (Yes iff it has them all).
 
 :class:`StructuredAgent` asks decision variables of a :class:`RepairSession` phrased by
-:mod:`core.questions`. Variants (paper §5): ``naive`` asks the top variable while its gain is
+:mod:`core.planpool.questions`. Variants (paper §5): ``naive`` asks the top variable while its gain is
 above ``gain_threshold`` and stops early once the top output class holds ``confidence`` of the
 survivors' weight; ``plan-prompt`` makes a top-k plan but stops like naive (planned questions
 may be abandoned); ``planpool`` keeps the plan in a :class:`QuestionPool`, drops questions that
@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from core.planpool import Clock, QuestionPool, epoch_ms
-from core.questions import render_question
-from core.session import RankedVariable, RepairSession
-from core.simulate import SimulatedUser
+from core.engine.session import RankedVariable, RepairSession
+from core.evaluation.simulate import SimulatedUser
+from core.planpool.pool import Clock, QuestionPool, epoch_ms
+from core.planpool.questions import render_question
 
 VARIANTS = ("naive", "plan-prompt", "planpool")
 YES, NO, NOT_SPECIFIED = "yes", "no", "not specified"

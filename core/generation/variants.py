@@ -20,10 +20,10 @@ import sqlalchemy as sa
 import sqlglot
 from sqlglot import exp
 
-from core.errors import DatabaseError
-from core.execute import TaskDatabase
-from core.extract import normalise_sql
-from core.taskbank import Candidate
+from core.engine.errors import DatabaseError
+from core.engine.execute import TaskDatabase
+from core.engine.taskbank import Candidate
+from core.generation.extract import normalise_sql
 
 Schema = dict[str, list[str]]
 ForeignKey = tuple[str, str, str, str]  # (table, column, referenced table, referenced column)

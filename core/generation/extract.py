@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from core.errors import UnsafeQueryError
-from core.execute import check_query
-from core.taskbank import Candidate
+from core.engine.errors import UnsafeQueryError
+from core.engine.execute import check_query
+from core.engine.taskbank import Candidate
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
 _START = re.compile(r"(?im)(?:^|(?<=[:>`\s]))(WITH\s+\w+(?:\s*\([^)]*\))?\s+AS\s*\(|SELECT\b)")

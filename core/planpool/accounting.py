@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from core.session import RankedVariable, RepairSession
+from core.engine.session import RankedVariable, RepairSession
 
 
 def open_variables(session: RepairSession, dismissed: Iterable[tuple[str, ...]],

@@ -1,0 +1,93 @@
+"""Precompute prepared pools (with layouts) for a task bank, and find them again.
+
+``python -m core.prepare BANK.jsonl [--out DIR]`` writes ``DIR/<task id>.json`` for every task
+(default DIR: ``pools/`` beside the bank). The app reads these files, so no UMAP fit (and no
+numba compilation) ever runs on a request path. ``load_prepared`` returns the stored pool when
+it matches the task's candidates and otherwise prepares and caches it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from core.engine.execute import cache_dir
+from core.engine.pool import ENGINE_VERSION, PreparedPool, prepare_pool
+from core.engine.taskbank import Task, load_task_bank
+
+
+def pool_fingerprint(task: Task) -> str:
+    """Hash of what a prepared pool depends on: candidates, counts, golds, database, engine."""
+    payload = json.dumps([[c.sql, c.count] for c in task.candidates] + [task.gold,
+                         task.database.fingerprint(), ENGINE_VERSION])
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def default_pool_dir(bank: str | Path) -> Path:
+    return Path(bank).resolve().parent / "pools"
+
+
+def _read(path: Path, fingerprint: str) -> PreparedPool | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("fingerprint") != fingerprint:
+            return None
+        return PreparedPool.from_dict(data)
+    except (ValueError, KeyError):
+        return None
+
+
+def write_prepared(pool: PreparedPool, task: Task, path: Path) -> None:
+    data = pool.to_dict()
+    data["fingerprint"] = pool_fingerprint(task)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def load_prepared(task: Task, pool_dir: str | Path | None = None) -> PreparedPool:
+    """The prepared pool of ``task``: shipped file, else cache, else computed and cached."""
+    fp = pool_fingerprint(task)
+    candidates = []
+    if pool_dir is not None:
+        candidates.append(Path(pool_dir) / f"{task.id}.json")
+    cached = cache_dir("pools") / f"{task.id}-{fp}.json"
+    candidates.append(cached)
+    for path in candidates:
+        pool = _read(path, fp)
+        if pool is not None:
+            return pool
+    pool = prepare_pool(task)
+    write_prepared(pool, task, cached)
+    return pool
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core.prepare", description=__doc__)
+    parser.add_argument("bank", help="task bank (JSON Lines)")
+    parser.add_argument("--out", help="output folder (default: pools/ beside the bank)")
+    parser.add_argument("--seed", type=int, default=0, help="layout random_state")
+    args = parser.parse_args(argv)
+    tasks, _ = load_task_bank(args.bank)
+    out = Path(args.out) if args.out else default_pool_dir(args.bank)
+    out.mkdir(parents=True, exist_ok=True)
+    for i, task in enumerate(tasks, 1):
+        start = time.perf_counter()
+        pool = prepare_pool(task, random_state=args.seed)
+        write_prepared(pool, task, out / f"{task.id}.json")
+        invalid = int((~pool.valid).sum())
+        print(f"[{i}/{len(tasks)}] {task.id}: {pool.n} candidates, {len(pool.class_keys)} "
+              f"outputs, {invalid} invalid ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    print(f"wrote {len(tasks)} prepared pools to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""Per-stage timings of the engine at N = 50, 200 and 1000 candidates.
+
+``python -m core.bench [--sizes 50 200 1000] [--json OUT] [--repeat 5]``
+
+Pools of the requested size are built deterministically from a film-style database by
+enumerating plausible readings (column subsets, joins, filters, DISTINCT, ORDER BY, LIMIT) with
+weights drawn like sample counts. Stages: execution, features, similarity (functional classes),
+clustering, mining, ranking, one decision step (answer + re-cluster + re-mine + re-rank), and
+layout cold (fresh process: includes numba compilation) and warm. Figures are printed and
+written as JSON; targets live here, never in timed test assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from core.engine.clustering import cluster_candidates
+from core.engine.execute import execute_candidates, open_database
+from core.engine.layout import compute_layout
+from core.engine.pool import PreparedPool, candidate_features
+from core.engine.session import RepairSession
+from core.engine.similarity import functional_classes
+from core.engine.strategy import rank_variables
+from core.engine.taskbank import Candidate, DatabaseSpec, Task
+from core.engine.variables import mine_decision_variables
+
+BENCH_DUMP = """
+CREATE TABLE film(id INTEGER PRIMARY KEY, title TEXT, genre TEXT, year INT, minutes INT);
+CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT, born INT);
+CREATE TABLE review(id INTEGER PRIMARY KEY, film_id INT, reviewer TEXT, score INT, text TEXT);
+CREATE TABLE casting(film_id INT, person_id INT, role TEXT);
+"""
+
+
+def _bench_dump() -> str:
+    rows = [BENCH_DUMP]
+    genres = ["drama", "action", "comedy", "romance", "crime"]
+    for i in range(1, 41):
+        rows.append(f"INSERT INTO film VALUES({i}, 'Film {i}', '{genres[i % 5]}', "
+                    f"{1980 + i % 30}, {85 + (i * 7) % 60});")
+        rows.append(f"INSERT INTO person VALUES({i}, 'Person {i}', {1940 + i});")
+        rows.append(f"INSERT INTO review VALUES({i}, {1 + i % 25}, 'critic {i % 6}', {i % 10}, "
+                    f"'review text {i}');")
+        rows.append(f"INSERT INTO casting VALUES({1 + i % 30}, {i}, 'role {i % 4}');")
+    return "\n".join(rows)
+
+
+def synthetic_task(n: int, seed: int = 0) -> Task:
+    """A task with ``n`` distinct plausible candidates over the bench database."""
+    rng = np.random.default_rng(seed)
+    film_cols = ["film.title", "film.genre", "film.year", "film.minutes"]
+    review_cols = ["review.score", "review.text", "review.reviewer"]
+    wheres = ["", "WHERE film.genre = 'drama'", "WHERE film.year > 1995",
+              "WHERE film.minutes >= 120", "WHERE film.genre IN ('action', 'crime')",
+              "WHERE film.year > 1995 AND film.genre = 'drama'"]
+    orders = ["", "ORDER BY film.year", "ORDER BY film.year DESC", "ORDER BY film.title"]
+    limits = ["", "LIMIT 5", "LIMIT 10"]
+    sqls: list[str] = []
+    for cols_n, join, where, order, limit, distinct in itertools.product(
+            (1, 2, 3), (False, True), wheres, orders, limits, (False, True)):
+        pool_cols = film_cols + (review_cols if join else [])
+        for cols in itertools.combinations(pool_cols, cols_n):
+            source = "film JOIN review ON review.film_id = film.id" if join else "film"
+            sql = " ".join(p for p in [f"SELECT {'DISTINCT ' if distinct else ''}"
+                                       f"{', '.join(cols)} FROM {source}", where, order, limit]
+                           if p)
+            sqls.append(sql)
+    order_idx = rng.permutation(len(sqls))[:n]
+    counts = rng.geometric(0.5, size=len(order_idx))
+    cands = [Candidate(sqls[i], int(c)) for i, c in zip(order_idx, counts, strict=True)]
+    return Task(id=f"bench-{n}", question="bench", database=DatabaseSpec("dump", _bench_dump()),
+                candidates=cands)
+
+
+def _time(fn, repeat: int = 1):
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return out, best * 1000
+
+
+def layout_cold_ms(n: int) -> float:
+    """Layout in a fresh interpreter with an empty numba cache (what a new server pays)."""
+    code = ("import time,sys; from core.evaluation.bench import synthetic_task; from core.engine.pool import "
+            "prepare_pool; t=synthetic_task(int(sys.argv[1])); p=prepare_pool(t, layout=False);"
+            "from core.engine.layout import compute_layout; s=time.perf_counter();"
+            "compute_layout(p.class_index, p.class_distance, p.counts);"
+            "print((time.perf_counter()-s)*1000)")
+    env = dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="numba-cold-"))
+    out = subprocess.run([sys.executable, "-c", code, str(n)], capture_output=True, text=True,
+                         env=env, cwd=Path(__file__).resolve().parent.parent, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def bench_size(n: int, repeat: int, cold: bool) -> dict[str, float]:
+    """Timings (ms) of every stage for a pool of ``n`` candidates."""
+    task = synthetic_task(n)
+    db = open_database(task.database)
+    sqls = [c.sql for c in task.candidates]
+    results, t_exec = _time(lambda: execute_candidates(db, sqls))
+    schema = db.schema()
+    (vocab, x), t_feat = _time(lambda: candidate_features(sqls, results, "sqlite", schema))
+    (keys, cidx, csim), t_sim = _time(lambda: functional_classes(results))
+    counts = np.array([c.count for c in task.candidates], dtype=float)
+    dist = 1 - csim
+    labels, t_clu = _time(lambda: cluster_candidates(cidx, dist), repeat)
+    mined, t_mine = _time(lambda: mine_decision_variables(x, counts, labels), repeat)
+    _, t_rank = _time(lambda: rank_variables("cluster-grouped", mined, counts, cidx, labels),
+                      repeat)
+    pool = PreparedPool(task.id, "bench", "sqlite", sqls, counts, results, vocab, x, keys, cidx,
+                        csim)
+
+    def one_step() -> None:
+        session = RepairSession(pool)
+        session.variables()
+        top = session.next_variable()
+        start = time.perf_counter()
+        session.answer(top.keys, True)
+        session.variables()
+        session.predicted_query()
+        return time.perf_counter() - start
+
+    steps = [one_step() * 1000 for _ in range(repeat)]
+    _, t_warm = _time(lambda: compute_layout(cidx, dist, counts), 1)
+    row = {"n": n, "classes": len(keys), "features": len(vocab), "execution_ms": t_exec,
+           "features_ms": t_feat, "similarity_ms": t_sim, "clustering_ms": t_clu,
+           "mining_ms": t_mine, "ranking_ms": t_rank, "decision_step_ms": float(np.median(steps)),
+           "layout_warm_ms": t_warm}
+    if cold:
+        row["layout_cold_ms"] = layout_cold_ms(n)
+    db.close()
+    return row
+
+
+def _warm_layout() -> None:
+    """Compile UMAP's numba code once, so 'layout_warm_ms' measures a warm process."""
+    rng = np.random.default_rng(0)
+    pts = rng.random((12, 3))
+    dist = np.linalg.norm(pts[:, None] - pts[None], axis=2)
+    compute_layout(np.arange(12), dist)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core.bench", description=__doc__)
+    parser.add_argument("--sizes", nargs="+", type=int, default=[50, 200, 1000])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", default="bench-results/core-bench.json")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold-layout subprocess")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(tempfile.gettempdir(), "numba-cache"))
+    _warm_layout()
+    rows = [bench_size(n, args.repeat, not args.no_cold) for n in args.sizes]
+    cols = [c for c in rows[0] if c != "n"]
+    print(f"{'stage':<18}" + "".join(f"{'N=' + str(r['n']):>12}" for r in rows))
+    for c in cols:
+        print(f"{c:<18}" + "".join(f"{r.get(c, float('nan')):>12.1f}" for r in rows))
+    print("targets: decision_step_ms ≤ 50 at N=50, ≤ 300 at N=1000")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1))
+    print(f"written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

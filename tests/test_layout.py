@@ -1,0 +1,74 @@
+"""The repository's layout rules: core/ stands apart from the UI and the study runner."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("engine", "generation", "evaluation", "planpool")
+
+
+def _imports(path: Path) -> set[str]:
+    """Top-level module names imported anywhere in ``path`` (also inside functions)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "core").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_never_imports_streamlit_study_or_ui(path):
+    bad = _imports(path) & {"streamlit", "study", "ui", "pages"}
+    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_public_name_of_a_package_resolves(package):
+    module = importlib.import_module(f"core.{package}")
+    assert module.__doc__ and len(module.__doc__.strip().splitlines()) >= 2
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"core.{package}.{name}"
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
+
+
+def test_nothing_outside_the_checkout_is_read():
+    """No source or test reads the ../shared reading folder: the checkout stands alone."""
+    offenders = []
+    for path in [*ROOT.glob("*.py"), *ROOT.glob("[a-z]*/**/*.py")]:
+        if path == Path(__file__).resolve():
+            continue
+        text = path.read_text(encoding="utf-8")
+        if '"shared" / "data"' in text or "../shared" in text or "parents[2] / \"shared\"" in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
+def test_study_spec_modules_import_without_a_cycle():
+    """study.conditions and study.spec_items import on their own (no circle through study.spec)."""
+    code = "import study.spec_items, study.conditions; import study.spec"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+@pytest.mark.parametrize("command", ["prepare", "evaluate", "bench", "generate", "planpool_eval"])
+def test_each_command_line_tool_answers_help(command):
+    proc = subprocess.run([sys.executable, "-m", f"core.{command}", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"python -m core.{command}" in proc.stdout
+
+
+def test_core_generate_study_db_without_the_store_says_what_to_run(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "core.generate", str(ROOT / "studies/film/tasks.jsonl"),
+                           "--out", str(tmp_path / "o.jsonl"), "--study-db", "sqlite://"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "python -m study.generate" in proc.stderr
