@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.bench", description=__doc__)
     parser.add_argument("--sizes", nargs="+", type=int, default=[50, 200, 1000])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--json", default="bench-results/core-bench.json")
+    parser.add_argument("--json", help="also write the figures as JSON to this file "
+                        "(nothing is written unless asked)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-layout subprocess")
     args = parser.parse_args(argv)
     os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(tempfile.gettempdir(), "numba-cache"))
@@ -167,10 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     for c in cols:
         print(f"{c:<18}" + "".join(f"{r.get(c, float('nan')):>12.1f}" for r in rows))
     print("targets: decision_step_ms ≤ 50 at N=50, ≤ 300 at N=1000")
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=1))
-    print(f"written to {out}")
+    if args.json:
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rows, indent=1))
+        print(f"written to {out}")
     return 0
 
 
