@@ -10,8 +10,10 @@ is saved through ``save``, before the script draws the chat again.
 from __future__ import annotations
 
 from collections.abc import Callable
+import re
 from dataclasses import dataclass
 from functools import partial
+from html import escape
 from typing import Any
 
 import streamlit as st
@@ -116,15 +118,28 @@ def _reject(agent: ChatAgent, log: Log, save: Save, on_reject: OnSubmit | None) 
         on_reject(agent.candidate_, agent.sql or "")
 
 
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def safe(text: object) -> str:
+    """``text`` shown literally inside HTML-enabled Markdown: HTML escaped, Markdown escaped.
+
+    Question texts come from the LLM, answers and drop reasons from the participant's typing,
+    so none of them may become markup (``<script>``, ``<b>``, links, strike-through).
+    """
+    return _MARKDOWN.sub(r"\\\1", escape(str(text), quote=False)).replace("\n", " ")
+
+
 def pool_panel(agent: ChatAgent) -> None:
     """The question pool: pending (by priority), asked with answers, dropped with reasons."""
     st.subheader("Question pool", anchor=False)
     pool = agent.pool_
     qs = list(pool.questions.values())
-    rows = {"Pending": [f"{q.text} <small>({q.priority:.2f} bits)</small>" for q in pool.pending],
-            "Asked": [f"{q.text} → **{q.answer or 'waiting…'}**" for q in qs
-                      if q.status in (ASKED, ANSWERED)],
-            "Dropped": [f"~~{q.text}~~ <small>— {q.reason}</small>" for q in qs
+    rows = {"Pending": [f"{safe(q.text)} <small>({q.priority:.2f} bits)</small>"
+                        for q in pool.pending],
+            "Asked": [f"{safe(q.text)} → **{safe(q.answer) if q.answer else 'waiting…'}**"
+                      for q in qs if q.status in (ASKED, ANSWERED)],
+            "Dropped": [f"~~{safe(q.text)}~~ <small>— {safe(q.reason)}</small>" for q in qs
                         if q.status == DROPPED]}
     for title, lines in rows.items():
         st.markdown(f"**{title}** ({len(lines)})")
@@ -208,4 +223,4 @@ def render_chat(pool: PreparedPool, agent: ChatAgent, *, log: Log, save: Save,
     return agent
 
 
-__all__ = ["ChatOptions", "chat_agent", "pool_panel", "render_chat", "step"]
+__all__ = ["ChatOptions", "chat_agent", "pool_panel", "render_chat", "safe", "step"]
