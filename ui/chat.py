@@ -9,8 +9,8 @@ is saved through ``save``, before the script draws the chat again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from html import escape
@@ -63,7 +63,8 @@ def chat_agent(pool: PreparedPool, namespace: str, options: ChatOptions, *,
     """
     key = f"{PREFIX}.chat.{namespace}.{pool.task_id}"
     agent = st.session_state.get(key)
-    if not isinstance(agent, ChatAgent) or agent.session.pool is not pool:
+    stale = isinstance(agent, LLMChatAgent) and llm is None  # e.g. the study budget is spent
+    if not isinstance(agent, ChatAgent) or agent.session.pool is not pool or stale:
         session = (RepairSession.from_dict(saved_session, pool) if saved and saved_session
                    else RepairSession(pool))
         was_llm = bool(saved) and (saved or {}).get("kind") == LLMChatAgent.kind
