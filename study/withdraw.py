@@ -40,16 +40,15 @@ class WithdrawError(ValueError):
 def find_participant(store: Store, study: str, who: str) -> str:
     """The pseudonym of a label (``P3`` or ``3``) or a completion code within ``study``."""
     p, cc = S.participants.c, S.completion_codes.c
-    with store.read() as conn:
+    with store.read() as conn:  # a code first: a code may be all digits, like a label
+        pid = conn.execute(select(p.participant).join(
+            S.completion_codes, cc.participant == p.participant).where(
+            (p.study == study) & (func.upper(cc.code) == (who or "").strip().upper()))
+        ).scalar()
         m = _LABEL.match(who or "")
-        if m:
+        if pid is None and m:
             pid = conn.execute(select(p.participant).where(
                 (p.study == study) & (p.number == int(m.group(1))))).scalar()
-        else:
-            pid = conn.execute(select(p.participant).join(
-                S.completion_codes, cc.participant == p.participant).where(
-                (p.study == study) & (func.upper(cc.code) == (who or "").strip().upper()))
-            ).scalar()
     if pid is None:
         raise WithdrawError(f"no participant '{who}' in study '{study}'; enter a label such as "
                             "P3 (the Facilitator list's number) or the completion code the "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from study import schema as S
 from study.analysis.data import filter_data, load_study_data
@@ -93,6 +93,10 @@ def test_find_participant_by_label_or_completion_code(tmp_path):
     assert find_participant(store, spec.id, code.lower()) == b.participant
     with pytest.raises(WithdrawError, match="enter a label such as P3"):
         find_participant(store, spec.id, "P9")
+    with store.write() as conn:  # a code of digits only is still found as a code
+        conn.execute(update(S.completion_codes).values(code="00000001"))
+    assert find_participant(store, spec.id, "00000001") == b.participant
+    assert find_participant(store, spec.id, "1") == a.participant
     with pytest.raises(WithdrawError, match="completion code"):
         find_participant(store, spec.id, "NOPE")
 

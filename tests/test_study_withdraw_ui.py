@@ -57,6 +57,20 @@ def test_participant_withdraws_from_a_step_through_the_pilot_link(env):
     assert rec["by"] == "participant" and rec["stage"] == "pilot" and rec["mode"] == "deleted"
 
 
+def test_a_second_tab_of_a_withdrawn_participant_stops_logging(env):
+    tmp_path, store = env
+    at = _participant()
+    at.button(key="pq.consent.yes").click().run()
+    pid = _pid(at)
+    other = _participant(p=pid)  # the same link open in a second tab
+    at.checkbox(key="pq.withdraw.sure").check().run()
+    at.button(key="pq.withdraw.go").click().run()
+    other.run()  # the second tab reruns (e.g. a click) after the withdrawal
+    assert not other.exception, other.exception
+    assert "not valid" in other.error[0].value
+    assert read_events(store, participant=pid) == [] and store.participant(pid) is None
+
+
 def test_unknown_stage_in_a_link_is_refused(env):
     at = _participant(stage="beta")
     at.button(key="pq.consent.yes").click().run()
@@ -88,7 +102,8 @@ def test_facilitator_flags_with_a_reason_and_withdraws_by_label_and_code(env):
     at.checkbox(key="fac_wd_sure").check()
     at.button(key="FormSubmitter:fac_withdraw-Withdraw").click().run()
     assert not at.exception, at.exception
-    assert any(s.value.startswith("P2 withdrawn (deleted)") for s in at.success)
+    assert any(s.value.startswith("P2 withdrawn (deleted)") for s in at.success), (
+        [e.value for e in at.error], [s.value for s in at.success])
     assert store.participant(b.participant) is None
     at.text_input(key="fac_wd_who").input("P1")
     at.checkbox(key="fac_wd_sure").check()

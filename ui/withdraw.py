@@ -18,7 +18,7 @@ from study.spec import STAGES, StudySpec
 from study.store import Store
 from study.withdraw import WithdrawError, find_participant, withdraw, withdrawals
 
-WITHDRAWN = "pq.withdrawn"
+WITHDRAWN, RUNNER = "pq.withdrawn", "pq.runner"  # RUNNER: ui.participant_views.RUNNER
 _DONE = {"deleted": "Everything recorded about you in this study (your answers, interactions "
                     "and any recordings) has been deleted.",
          "kept": "As the study information says, what was recorded so far is kept but "
@@ -43,6 +43,8 @@ def withdrawn_notice(store: Store, participant: str | None) -> bool:
     if mode is None and participant:
         row = store.participant(participant)
         mode = "kept" if row is not None and row["status"] == "withdrawn" else None
+        if row is None:  # deleted from another tab: never reuse this tab's cached runner
+            st.session_state.pop(RUNNER, None)
     if mode is None:
         return False
     st.header("You have withdrawn from the study")
