@@ -232,18 +232,20 @@ class Runner:
         def change(prog: dict[str, Any]) -> bool:
             prog.setdefault("rejected", {})[task] = candidate
             return True
-        self._update(change)
-        if self.submitted(task) is None:
-            self.answer(flow.task_step_id(task, subtask),
-                        {"candidate": candidate, "sql": sql, "accepted": False})
+        with self.store.write():  # progress and answer together
+            self._update(change)
+            if self.submitted(task) is None:
+                self.answer(flow.task_step_id(task, subtask),
+                            {"candidate": candidate, "sql": sql, "accepted": False})
 
     def submit(self, task: str, candidate: int | None, sql: str, subtask: str = "3") -> None:
         """Record a task's submitted query (answer ``task:<task>/<subtask>`` and progress)."""
         def change(prog: dict[str, Any]) -> bool:
             prog.setdefault("submitted", {})[task] = candidate
             return True
-        self._update(change)
-        self.answer(flow.task_step_id(task, subtask), {"candidate": candidate, "sql": sql})
+        with self.store.write():  # progress and answer together
+            self._update(change)
+            self.answer(flow.task_step_id(task, subtask), {"candidate": candidate, "sql": sql})
 
     def advance(self, expected: str, *, by: str = "participant") -> flow.Step | None:
         """Move from step ``expected`` to the next one; None if the participant had moved on."""
