@@ -36,9 +36,9 @@ def test_pool_panel_escapes_html_and_markdown(monkeypatch) -> None:
     assert not at.exception, at.exception
     shown = "\n".join(m.value for m in at.markdown)
     assert "<script>" not in shown and "<b>" not in shown and "<img" not in shown
-    assert "&lt;script&gt;alert\\('x'\\)&lt;/script&gt;" in shown
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in shown
     assert "&lt;b&gt;yes&lt;/b&gt; \\*\\*really\\*\\*" in shown
-    assert "\\[link\\]\\(http://evil\\)" in shown and "\\~\\~gone\\~\\~" in shown
+    assert "\\[link\\](http://evil)" in shown and "\\~\\~gone\\~\\~" in shown
     assert "<small>" in shown  # the panel's own markup still renders
 
 
@@ -46,3 +46,7 @@ def test_safe_keeps_plain_text_readable() -> None:
     assert safe("Is the year 2003?") == "Is the year 2003?"
     assert safe("a & b") == "a &amp; b"
     assert safe("line\nbreak") == "line break"
+    assert safe("# big") == "\\# big" and safe("1. item") == "1\\. item"
+    assert safe("- x") == "\\- x" and safe("-5 degrees") == "-5 degrees"
+    assert safe("![x](http://evil/?leak)") == "!\\[x\\](http://evil/?leak)"
+    assert safe("costs $5 and $6") == "costs \\$5 and \\$6"

@@ -119,16 +119,22 @@ def _reject(agent: ChatAgent, log: Log, save: Save, on_reject: OnSubmit | None) 
         on_reject(agent.candidate_, agent.sql or "")
 
 
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_INLINE = re.compile(r"([\\`*_\[\]~|$])")  # emphasis, code, links, strike, tables, LaTeX
+_LEADING = re.compile(r"^(\s*)(#|[+\-](?=\s)|\d+(?=[.)]))")  # headings, list items
 
 
 def safe(text: object) -> str:
     """``text`` shown literally inside HTML-enabled Markdown: HTML escaped, Markdown escaped.
 
-    Question texts come from the LLM, answers and drop reasons from the participant's typing,
-    so none of them may become markup (``<script>``, ``<b>``, links, strike-through).
+    Question texts and chat messages come from the LLM, answers and drop reasons from the
+    participant's typing, so none of them may become markup (``<script>``, ``<b>``, links,
+    images, strike-through).
     """
-    return _MARKDOWN.sub(r"\\\1", escape(str(text), quote=False)).replace("\n", " ")
+    out = _INLINE.sub(r"\\\1", escape(str(text), quote=False)).replace("\n", " ")
+    def mark(m: re.Match[str]) -> str:  # "\#", "\-"; "1\." (a backslash escapes punctuation)
+        lead, sym = m.group(1), m.group(2)
+        return lead + (sym + "\\" if sym[0].isdigit() else "\\" + sym)
+    return _LEADING.sub(mark, out)
 
 
 def pool_panel(agent: ChatAgent) -> None:
@@ -216,7 +222,7 @@ def render_chat(pool: PreparedPool, agent: ChatAgent, *, log: Log, save: Save,
                 attempt = m["attempt"]
                 st.caption(f"— Started over (attempt {attempt}) —")
             with st.chat_message("assistant" if m["role"] == "agent" else "user"):
-                st.markdown(m["text"])
+                st.markdown(safe(m["text"]))
         _controls(agent, log, save, key, options, on_submit, on_reject)
     if side is not None:
         with side, st.container(border=True):
