@@ -58,7 +58,8 @@ def test_two_servers_one_killed_mid_session(pg_url, tmp_path):
     t0 = time.monotonic()
     a, b = _server(pg_url, study, 10, ja), _server(pg_url, study, 10, jb)
     deadline = time.monotonic() + 60
-    while len(_lines(jb, "ev")) < 60 and b.poll() is None and time.monotonic() < deadline:
+    while ((len(_lines(jb, "ev")) < 60 or len(_lines(jb, "join")) < 10) and b.poll() is None
+           and time.monotonic() < deadline):
         time.sleep(0.02)
     assert b.poll() is None, f"server B ended before the kill: {b.stderr.read()}"
     os.kill(b.pid, signal.SIGKILL)
@@ -66,7 +67,8 @@ def test_two_servers_one_killed_mid_session(pg_url, tmp_path):
     killed_after = len(_lines(jb, "ev"))
     assert len(_lines(jb, "done")) < 10  # mid-session: B's participants had not finished
     b_pids = _lines(jb, "join")
-    c = _server(pg_url, study, 0, jc, *b_pids)  # B's participants reconnect to a new server
+    # B's participants reconnect to a new server; any whose join B never acknowledged start over
+    c = _server(pg_url, study, 10 - len(b_pids), jc, *b_pids)
     assert a.wait(timeout=90) == 0, a.stderr.read()
     assert c.wait(timeout=90) == 0, c.stderr.read()
     elapsed = time.monotonic() - t0
@@ -74,7 +76,8 @@ def test_two_servers_one_killed_mid_session(pg_url, tmp_path):
     store = open_store(pg_url)
     parts = store.participants("twoserver")
     pids = [p["participant"] for p in parts]
-    journaled = set(_lines(ja, "join")) | set(b_pids)
+    journaled = set(_lines(ja, "join")) | set(b_pids) | set(_lines(jc, "join"))
+    assert len(journaled) == 20
     orphans = set(pids) - journaled  # joins B committed but never reported before the kill
     assert journaled <= set(pids)
     cells = Counter(p["cell"] for p in parts)

@@ -6,7 +6,7 @@ Runs ``N`` participants concurrently (one thread each, like browser sessions on 
 each joins, then logs EVENTS trace events with client event ids ``<pid>:e<i>`` and advances
 through the flow every few events. After each call returns (committed), one line goes to the
 JOURNAL with ``os.write`` (no buffering a SIGKILL could lose): ``join <pid>`` or ``ev <id>``.
-``resume PID...`` reconnects those participants instead (a new session on this server),
+``resume PID...`` also reconnects those participants (a new session on this server),
 re-sends all their events (a browser resends what it has no acknowledgement for) and
 finishes their flow.
 """
@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
         except BaseException as exc:  # pragma: no cover - reported through the exit code
             errors.append(exc)
 
-    targets = resume or [None] * int(n)
+    targets = [*resume, *[None] * int(n)]
     threads = [threading.Thread(target=session, args=(p,)) for p in targets]
     for t in threads:
         t.start()
