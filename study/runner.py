@@ -176,20 +176,35 @@ class Runner:
     def log(self, type: str, payload: dict[str, Any] | None = None, *, task: str | None = None,
             subtask: str | None = None, condition: str | None = None,
             event_id: str | None = None, client_ts: int | None = None) -> Event:
-        """One trace event; task/subtask/condition default to the current step's."""
-        step = self.current() if None in (task, subtask, condition) else None
-        return log_event(self.store, session_id=self.session_id, participant=self.participant,
-                         type=type, payload=payload, study=self.spec.id,
-                         condition=condition if condition is not None else (
-                             step.condition or self.assignment.condition),
-                         task=task if task is not None else step.task,
-                         subtask=subtask if subtask is not None else step.subtask,
-                         event_id=event_id, client_ts=client_ts, clock=self.clock)
+        """One trace event; task/subtask/condition default to the current step's.
+
+        Nothing is written for a participant who has withdrawn (``inserted`` is False), so an
+        open tab or console cannot add data after a withdrawal.
+        """
+        with self.store.write():
+            if self.withdrawn():
+                return Event(event_id or "", self.session_id, self.participant, type,
+                             payload or {}, self.spec.id, inserted=False)
+            step = self.current() if None in (task, subtask, condition) else None
+            return log_event(self.store, session_id=self.session_id,
+                             participant=self.participant, type=type, payload=payload,
+                             study=self.spec.id, condition=condition if condition is not None
+                             else (step.condition or self.assignment.condition),
+                             task=task if task is not None else step.task,
+                             subtask=subtask if subtask is not None else step.subtask,
+                             event_id=event_id, client_ts=client_ts, clock=self.clock)
+
+    def withdrawn(self) -> bool:
+        """Whether the participant has withdrawn (row deleted, or kept with that status)."""
+        with self.store.read() as conn:
+            status = conn.execute(select(S.participants.c.status).where(
+                S.participants.c.participant == self.participant)).scalar()
+        return status in (None, "withdrawn")
 
     def answer(self, item: str, value: Any) -> bool:
         """Upsert one answer and log it; False (nothing written) when it is unchanged."""
         with self.store.write():
-            if self.answers().get(item, object()) == value:
+            if self.withdrawn() or self.answers().get(item, object()) == value:
                 return False
             self.store.put_answer(self.participant, item, value, _ms(self.clock),
                                   study=self.spec.id)
@@ -201,6 +216,8 @@ class Runner:
         """Read-modify-write the progress row in one write transaction."""
         with self.store.write() as conn:
             self.store.lock_study(conn, f"progress:{self.participant}")
+            if self.withdrawn():
+                return False
             raw = conn.execute(select(S.progress.c.step).where(
                 S.progress.c.participant == self.participant)).scalar()
             prog = json.loads(raw) if raw else {"step": flow.CONSENT, "index": 0}

@@ -61,6 +61,22 @@ def test_withdraw_deletes_everything_and_keeps_an_anonymous_record(store_url, tm
         withdraw(store, spec, pid, by="participant", now=10**6)
 
 
+@pytest.mark.parametrize("keep", [False, True])
+def test_an_open_session_writes_nothing_after_a_withdrawal(tmp_path, keep):
+    spec = _spec(tmp_path, "withdrawal: keep\n" if keep else "")
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    r = join(store, spec)  # e.g. the participant's tab, still open
+    withdraw(store, spec, r.participant, by="researcher", now=1, audio=tmp_path / "audio")
+    n_events, n_answers = _rows(store, "events", r.participant), _rows(store, "answers",
+                                                                        r.participant)
+    assert r.withdrawn()
+    assert r.log("space.click", {"candidate_id": 1}).inserted is False
+    assert r.answer("demographics/sql_expertise", "advanced") is False
+    assert r.advance(r.current().id) is None
+    assert _rows(store, "events", r.participant) == n_events
+    assert _rows(store, "answers", r.participant) == n_answers
+
+
 def test_withdraw_keep_mode_excludes_and_releases_the_slot(tmp_path):
     spec = _spec(tmp_path, "withdrawal: keep\n")
     assert spec.withdrawal == "keep"
