@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
 import streamlit as st
 
 from study.analysis import completion as C
@@ -14,9 +15,11 @@ from study.analysis import workflows as W
 from study.analysis.data import filter_data, load_study_data
 from study.analysis.pools import study_pools
 from study.analysis.replay import replay
+from study.analysis.specs import find_study_spec
 from study.analysis.timings import annotations, timer_intervals, timings_table
-from study.export import build_tables, export_zip, find_spec, study_ids
+from study.export import build_tables, export_zip, find_spec, manifest, study_ids
 from study.store import default_url, open_store
+from study.withdraw import withdrawals
 from ui.access import require_researcher
 from ui.router import ensure_router
 
@@ -59,9 +62,12 @@ if not data.ids:
     st.info(f"No participants of {study} pass the filters ({len(raw.ids)} in total; simulated "
             "ones are hidden unless included).")
     st.stop()
-spec = find_spec(study)
-pools = _pools(study)
-tables = build_tables(data, spec)
+lookup = find_study_spec(study, raw)
+spec = lookup.spec
+for problem in lookup.problems:
+    st.warning(problem, icon=":material/warning:")
+pools = _pools(study) if spec else {}
+tables = build_tables(data, spec, lookup)
 labels = {data.label(p): p for p in data.ids}
 
 tabs = st.tabs(["Completion", "Questionnaires", "Timings", "Workflows", "Timeline & replay",
@@ -93,10 +99,17 @@ with tabs[0]:
                 st.error(str(exc))
 with tabs[1]:
     sus = tables["sus"]
+    sus_q = Q.sus_points(lookup.questionnaires)
     if sus.empty:
-        st.info("No complete SUS answers yet.")
+        st.info("No complete SUS answers yet." if sus_q else
+                "No SUS questionnaire: the study file lists none" if spec else
+                "No SUS scores: the study file is missing (see above) and no built-in SUS "
+                "questionnaire was recognised in the answers; the raw answers are below.")
+        if not sus_q:
+            st.dataframe(tables["answers"].drop(columns=["participant"]), hide_index=True,
+                         key="an_raw_answers")
     else:
-        points = Q.sus_points(spec.questionnaires)[1] if spec else 5
+        points = sus_q[1] if sus_q else 5
         summary = Q.sus_summary(sus["sus"], points)
         cols = st.columns(4)
         cols[0].metric("SUS mean", f"{summary.mean:.1f}")
@@ -110,7 +123,7 @@ with tabs[1]:
     if not items.empty:
         qid = st.selectbox("Questionnaire", sorted(set(items["questionnaire"])), key="an_q")
         dist = Q.likert_distribution(items[items["questionnaire"] == qid])
-        texts = {i.id: i.text for q in (spec.questionnaires if spec else ()) for i in q.items}
+        texts = {i.id: i.text for q in lookup.questionnaires for i in q.items}
         # theme=None keeps the diverging palette (Streamlit's theme would recolour the bars)
         st.plotly_chart(F.likert_diverging(dist, labels=texts), key="an_likert_fig",
                         theme=None)
@@ -148,6 +161,9 @@ with tabs[4]:
     who = st.selectbox("Participant", list(labels), key="an_rp_p")
     pid = labels[who]
     tasks = [t for t in dict.fromkeys(e.task for e in data.events_of(pid)) if t in pools]
+    if not pools:
+        st.info("Replay needs the study's candidate pools, which come from its study file "
+                "(missing, see above); the timeline is in the Timings tab and the export.")
     task = st.selectbox("Task", tasks, key="an_rp_t")
     evs = data.events_of(pid, task) if task else []
     ivs = timer_intervals(data)
@@ -172,7 +188,14 @@ with tabs[4]:
         st.caption(f"{len(bad)} of {len(steps) - 1} decision steps disagree with the "
                    "recorded survivor counts." if bad else "Replay matches the recorded trace.")
 with tabs[5]:
-    st.download_button("Download export (zip)", export_zip(tables),
+    meta = manifest(raw, data, tables, lookup, {"conditions": chosen, "stages": stages,
+                                                "include_flagged": flagged,
+                                                "include_simulated": simulated},
+                    len(withdrawals(store, study)))
+    st.dataframe(pd.DataFrame(list(meta["counts"].items()), columns=["table", "rows"]),
+                 hide_index=True, key="an_manifest")
+    st.download_button("Download export (zip)", export_zip(tables, meta),
                        file_name=f"{study}-{time.strftime('%Y%m%d-%H%M')}.zip",
                        mime="application/zip", key="an_export")
-    st.caption("CSV and Parquet per table, bundle.json, codebook.md/json; pseudonyms only.")
+    st.caption("CSV and Parquet per table, bundle.json, codebook.md/json and manifest.json "
+               "(rows per table, exclusions, withdrawals, the study file); pseudonyms only.")

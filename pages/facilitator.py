@@ -13,6 +13,7 @@ from study.runner import pending_override, set_override, studies_dir
 from ui import study_cache as data
 from ui.access import require_researcher
 from ui.router import ensure_router
+from ui.withdraw import flag_form, researcher_withdraw
 
 ensure_router()
 st.title("Facilitator")
@@ -45,8 +46,10 @@ live()
 rows = F.overview(store, spec, now=int(time.time() * 1000))
 active = [r for r in rows if r["status"] == "active"]
 st.subheader("Participant", anchor=False)
+st.caption(f"Participant link: `/participant?study={name}` · pilot link (stage pilot): "
+           f"`/participant?study={name}&stage=pilot`")
 if not active:
-    st.info("No active participant. Share the link `/participant?study=" + spec.id + "`.")
+    st.info("No active participant. Share the link `/participant?study=" + name + "`.")
 else:
     labels = {f"P{r['number']} · {r['step']}": r["participant"] for r in active}
     who = labels[st.selectbox("Active participant", list(labels), key="fac_who")]
@@ -77,6 +80,9 @@ else:
                 st.toast("Note saved.")
             except ValueError as exc:
                 st.error(str(exc))
+
+flag_form(store, spec, rows, session_id)
+researcher_withdraw(store, spec)
 
 st.subheader("Next participant's assignment", anchor=False)
 current = pending_override(store, spec.id)

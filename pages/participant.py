@@ -14,6 +14,7 @@ from study.spec import StudySpecError
 from ui import participant_views as views
 from ui import study_cache as data
 from ui.router import ensure_router
+from ui.withdraw import withdrawn_notice
 
 ensure_router()
 name = st.query_params.get("study", "film")
@@ -25,6 +26,8 @@ except (ValueError, StudySpecError) as exc:
     st.stop()
 store = data.store()
 pid = st.query_params.get("p")
+if withdrawn_notice(store, pid):
+    st.stop()
 if not pid:
     new = views.consent(store, spec)
     if new is None:

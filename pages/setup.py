@@ -15,6 +15,7 @@ from study.setup_pools import generate_candidates, pool_status, prepare_missing,
 from study.spec import StudySpecError, load_study
 from ui import study_cache as data
 from ui.access import require_researcher
+from ui.generation import api_key
 from ui.router import ensure_router
 
 ensure_router()
@@ -62,7 +63,8 @@ if not tasks:
     st.stop()
 tid = st.selectbox("Task", list(tasks), key="setup_gen_task")
 n = st.number_input("Samples", 5, 200, 50, step=5, key="setup_gen_n")
-online = has_api_key(data.secret("ANTHROPIC_API_KEY"))
+key = api_key()
+online = has_api_key(key)
 if not online:
     st.info(f"{NO_KEY_MESSAGE}\n\nCommand line: `python -m core.generate {spec.task_bank} "
             "--n 50 --out pools.jsonl` (with a key) or add `--offline-variants`.")
@@ -73,7 +75,7 @@ if run_llm or run_off:
     bar = st.progress(0.0, text="Starting…")
     try:
         pool, line = generate_candidates(
-            tasks[tid], n=int(n), offline=run_off, study_db=data.store(),
+            tasks[tid], n=int(n), offline=run_off, study_db=data.store(), api_key=key,
             on_progress=lambda d, t, what: bar.progress(min(d / max(t, 1), 1.0),
                                                        text=f"{what}: {d}/{t}"))
     except StudioError as exc:

@@ -3,7 +3,8 @@
 A design's *cells* are the pairs (condition sequence, task sequence). A joining participant gets
 the least-filled cell, counting completed participants and those active within the study's
 abandon timeout (abandoned ones release their slot; withdrawn, flagged participants and those of
-another stage or of simulated runs are not counted). Ties go to the cell whose condition and
+another stage or of simulated runs are not counted; a withdrawal that deletes the data deletes
+the row, so its slot is released too). Ties go to the cell whose condition and
 task sequences are least filled overall, then to the lowest index. The read-count-insert runs in
 one transaction under ``BEGIN IMMEDIATE`` (SQLite) or a per-study advisory lock (PostgreSQL), so
 concurrent joins never take the same slot.
@@ -164,8 +165,11 @@ def assign_participant(store: Store, spec: StudySpec, *, now: int,
         rows = conn.execute(select(p.cell, func.count()).where(
             (p.study == spec.id) & _counting(now, timeout_ms, stage, simulated))
             .group_by(p.cell)).all()
-        number = conn.execute(select(func.count()).select_from(S.participants)
-                              .where(p.study == spec.id)).scalar_one() + 1
+        number = max(  # withdrawn-and-deleted participants keep their number in withdrawals
+            conn.execute(select(func.coalesce(func.max(p.number), 0))
+                         .where(p.study == spec.id)).scalar_one(),
+            conn.execute(select(func.coalesce(func.max(S.withdrawals.c.number), 0))
+                         .where(S.withdrawals.c.study == spec.id)).scalar_one()) + 1
         idx, c, t = _choose(spec, Counter(dict(rows)), override)
         cond_order = condition_sequences(spec)[c]
         if spec.assignment.task_order == "random":

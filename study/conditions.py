@@ -14,6 +14,9 @@ Each condition is a known interface variant with its own settings (all optional)
   ``agent: structured | llm`` (default structured) picks who asks: ``llm`` is the tool-using
   LLM agent (core/llm_agent.py) and needs an Anthropic key at run time (without one the page
   says so and falls back to the structured agent); ``model`` (optional) names its model.
+  ``llm_budget_tokens`` (default 2,000,000) caps the tokens (input + output) the study's LLM
+  chats may spend with the researcher's key; when it is spent, chats fall back to the
+  structured agent (see study/budget.py). The key is spent only for enrolled participants.
 * ``single-shot`` — the most probable query only. ``show_sql`` (default true).
 
 Every condition may carry a ``label`` and ``instructions`` (shown above its interface). A
@@ -40,7 +43,8 @@ SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
     "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1},
     "atomic-only": {"show_action_space": True},
     "planpool-chat": {"show_pool": True, "max_questions": 5, "ig_threshold": 0.05,
-                      "free_text": False, "agent": "structured", "model": ""},
+                      "free_text": False, "agent": "structured", "model": "",
+                      "llm_budget_tokens": 2_000_000},
     "single-shot": {"show_sql": True},
 }
 MAX_QUESTIONS = 20
@@ -63,6 +67,7 @@ class Condition:
     agent: str = "structured"
     model: str = ""
     show_sql: bool = True
+    llm_budget_tokens: int = 2_000_000
 
 
 def _owner(key: str) -> list[str]:
@@ -91,6 +96,12 @@ def _check_value(ck: Checker, key: str, value: Any, where: str) -> Any:
                    "e.g. 'model: claude-sonnet-4-5', or remove it for the default model")
             return None
         return value.strip()
+    if key == "llm_budget_tokens":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            ck.err(where, f"must be a whole number of tokens (0 or more), got {value!r}",
+                   "e.g. 'llm_budget_tokens: 2000000' (input + output tokens for the study)")
+            return None
+        return value
     if key == "max_questions":
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_QUESTIONS:
             ck.err(where, f"must be an integer 1..{MAX_QUESTIONS}, got {value!r}",
@@ -136,6 +147,9 @@ def parse_condition(ck: Checker, item: Any, where: str) -> Condition | None:
         checked = _check_value(ck, key, value, path)
         if checked is not None:
             values[key] = checked
+    if cid == "planpool-chat" and "llm_budget_tokens" in raw and values["agent"] != "llm":
+        ck.warn(f"{where}.llm_budget_tokens", "has no effect without 'agent: llm'",
+                "add 'agent: llm' or remove llm_budget_tokens")
     if cid == "planpool-chat" and "model" in raw and values["agent"] != "llm":
         ck.warn(f"{where}.model", "has no effect without 'agent: llm'",
                 "add 'agent: llm' or remove model")

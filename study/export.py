@@ -5,14 +5,17 @@
 
 Writes ``DIR/<study>/<table>.csv`` and ``.parquet`` for every table of :data:`CODEBOOK`,
 ``bundle.json`` (all tables as records), ``codebook.md`` and ``codebook.json`` (every column and
-every event type). Participants appear by pseudonym only; payment completion codes are not
-exported. Simulated and flagged participants are excluded unless asked for.
+every event type), and ``manifest.json``: rows per table, participants stored and excluded (by
+reason), withdrawals, the study file used (or what is missing without it) and the filters.
+Participants appear by pseudonym only; payment completion codes are not exported. Simulated
+and flagged participants are excluded unless asked for; withdrawn ones always are.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +26,11 @@ from study import schema as S
 from study.analysis.completion import completion_table, pool_outputs, suggestions
 from study.analysis.data import StudyData, filter_data, load_study_data
 from study.analysis.questionnaires_agg import likert_long, sus_points, sus_scores
+from study.analysis.specs import SpecLookup, find_study_spec
 from study.analysis.timings import timer_intervals, timings_table
 from study.analysis.workflows import workflow_table
-from study.spec import StudySpec, load_study
-from study.store import REPO_ROOT, Store, open_store
+from study.spec import StudySpec
+from study.store import Store, open_store
 from study.trace import EVENT_TYPES
 
 _P = {"participant": "pseudonym (random; never a name)"}
@@ -92,13 +96,8 @@ def study_ids(store: Store) -> list[str]:
 
 
 def find_spec(study: str) -> StudySpec | None:
-    """The study file studies/<study>/study.yaml when it exists and its id matches."""
-    path = REPO_ROOT / "studies" / study / "study.yaml"
-    if path.is_file():
-        spec = load_study(path)
-        if spec.id == study:
-            return spec
-    return None
+    """The study file of ``study`` (see :func:`study.analysis.specs.find_study_spec`)."""
+    return find_study_spec(study).spec
 
 
 def _answers_table(data: StudyData) -> pd.DataFrame:
@@ -113,8 +112,9 @@ def _answers_table(data: StudyData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(CODEBOOK["answers"]["columns"]))
 
 
-def build_tables(data: StudyData, spec: StudySpec | None) -> dict[str, pd.DataFrame]:
-    """Every export table of one (filtered) study."""
+def build_tables(data: StudyData, spec: StudySpec | None,
+                 lookup: SpecLookup | None = None) -> dict[str, pd.DataFrame]:
+    """Every export table of one (filtered) study (questionnaires from ``lookup`` if given)."""
     conds = {p["participant"]: p["condition"] for p in data.participants}
     pcols = list(CODEBOOK["participants"]["columns"])
     parts = pd.DataFrame([{k: (json.dumps(p[k]) if k.endswith("_order") else p[k])
@@ -122,7 +122,7 @@ def build_tables(data: StudyData, spec: StudySpec | None) -> dict[str, pd.DataFr
     events = pd.DataFrame([e.to_row() for e in data.events],
                           columns=list(CODEBOOK["events"]["columns"]))
     tables = {"participants": parts, "events": events, "answers": _answers_table(data)}
-    qs = spec.questionnaires if spec else ()
+    qs = lookup.questionnaires if lookup else (spec.questionnaires if spec else ())
     tables["questionnaire_items"] = likert_long(data.answers, qs, conds)
     sp = sus_points(qs)
     tables["sus"] = (sus_scores(data.answers, sp[0], sp[1], conds) if sp else
@@ -157,10 +157,38 @@ def codebook_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_export(tables: dict[str, pd.DataFrame], out: Path) -> list[Path]:
-    """Write CSV, Parquet, bundle.json and the codebook into ``out``; returns the files."""
+def manifest(raw: StudyData, data: StudyData, tables: dict[str, pd.DataFrame],
+             lookup: SpecLookup, filters: dict[str, Any], n_withdrawals: int) -> dict[str, Any]:
+    """What an export holds and leaves out: counts per table, exclusions, the study file."""
+    kept = set(data.ids)
+    excluded: dict[str, int] = {}
+    for p in raw.participants:
+        if p["participant"] in kept:
+            continue
+        why = ("withdrawn" if p["status"] == "withdrawn" else "simulated" if p["simulated"]
+               else "flagged" if p["flagged"] else "filtered (condition or stage)")
+        excluded[why] = excluded.get(why, 0) + 1
+    return {"study": lookup.study, "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                time.gmtime()),
+            "counts": {name: len(df) for name, df in tables.items()},
+            "participants_stored": len(raw.participants), "participants_exported": len(kept),
+            "excluded": excluded, "withdrawals": n_withdrawals,
+            "events_stored": len(raw.events),
+            "answers_stored": sum(len(a) for a in raw.answers.values()),
+            "study_file": str(lookup.spec.path) if lookup.spec else None,
+            "study_hash": lookup.spec.hash if lookup.spec else None,
+            "recorded_hashes": sorted({p["study_hash"] for p in raw.participants}),
+            "questionnaires": [q.id for q in lookup.questionnaires],
+            "problems": list(lookup.problems), "filters": filters}
+
+
+def write_export(tables: dict[str, pd.DataFrame], out: Path,
+                 meta: dict[str, Any] | None = None) -> list[Path]:
+    """Write CSV, Parquet, bundle.json, the codebook and the manifest into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    files = []
+    meta = meta or {"counts": {name: len(df) for name, df in tables.items()}}
+    (out / "manifest.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    files = [out / "manifest.json"]
     for name, df in tables.items():
         df.to_csv(out / f"{name}.csv", index=False)
         df.to_parquet(out / f"{name}.parquet", index=False)
@@ -173,26 +201,32 @@ def write_export(tables: dict[str, pd.DataFrame], out: Path) -> list[Path]:
     return [*files, out / "bundle.json", out / "codebook.json", out / "codebook.md"]
 
 
-def export_zip(tables: dict[str, pd.DataFrame]) -> bytes:
+def export_zip(tables: dict[str, pd.DataFrame], meta: dict[str, Any] | None = None) -> bytes:
     """The export (CSV, Parquet, bundle, codebook) as one zip archive in memory."""
     import tempfile
     import zipfile
     from io import BytesIO
     buf = BytesIO()
     with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buf, "w") as zf:
-        for f in write_export(tables, Path(tmp)):
+        for f in write_export(tables, Path(tmp), meta):
             zf.write(f, f.name)
     return buf.getvalue()
 
 
 def export_study(store: Store, study: str, out: Path, *, include_simulated: bool = False,
-                 include_flagged: bool = False) -> dict[str, pd.DataFrame]:
-    """Load, filter, tabulate and write one study; returns the tables written."""
-    data = filter_data(load_study_data(store, study), include_simulated=include_simulated,
+                 include_flagged: bool = False) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Load, filter, tabulate and write one study; returns the tables and the manifest."""
+    from study.withdraw import withdrawals
+    raw = load_study_data(store, study)
+    data = filter_data(raw, include_simulated=include_simulated,
                        include_flagged=include_flagged)
-    tables = build_tables(data, find_spec(study))
-    write_export(tables, out)
-    return tables
+    lookup = find_study_spec(study, raw)
+    tables = build_tables(data, lookup.spec, lookup)
+    meta = manifest(raw, data, tables, lookup, {"include_simulated": include_simulated,
+                                                 "include_flagged": include_flagged},
+                    len(withdrawals(store, study)))
+    write_export(tables, out, meta)
+    return tables, meta
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,11 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     store = open_store(args.db)
     for study in [args.study] if args.study else study_ids(store):
-        tables = export_study(store, study, Path(args.out) / study,
-                              include_simulated=args.include_simulated,
-                              include_flagged=args.include_flagged)
+        tables, meta = export_study(store, study, Path(args.out) / study,
+                                    include_simulated=args.include_simulated,
+                                    include_flagged=args.include_flagged)
         print(f"{study}: {len(tables['participants'])} participants, "
               f"{len(tables['events'])} events -> {Path(args.out) / study}")
+        for problem in meta["problems"]:
+            print(f"  warning: {problem}")
     return 0
 
 

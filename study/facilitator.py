@@ -1,4 +1,4 @@
-"""The facilitator console's logic: live sessions, timer control, advance, markers and notes.
+"""The facilitator console's logic: live sessions, timer control, advance, markers, notes, flags.
 
 Facilitator actions are ordinary trace events of the participant they concern (same table, same
 ``server_ts`` clock as the participant's own events) written under a researcher session id;
@@ -16,7 +16,7 @@ from study.flow import Step
 from study.runner import Clock, Runner
 from study.spec import StudySpec
 from study.store import Store
-from study.trace import Event
+from study.trace import Event, log_event
 
 MARKERS = ("confused", "insight", "question", "error", "help given")
 
@@ -34,11 +34,24 @@ def overview(store: Store, spec: StudySpec, *, now: int) -> list[dict[str, Any]]
             continue
         prog = store.get_progress(p["participant"]) or {}
         rows.append({"number": p["number"], "participant": p["participant"],
-                     "status": p["status"], "condition": p["condition"],
+                     "status": p["status"], "stage": p["stage"], "condition": p["condition"],
                      "step": prog.get("step", "consent"),
                      "idle_s": max(0, (now - p["last_active"]) // 1000),
-                     "flagged": bool(p["flagged"])})
+                     "flagged": bool(p["flagged"]), "flag_reason": p.get("flag_reason") or ""})
     return rows
+
+
+def flag(store: Store, spec: StudySpec, participant: str, session_id: str, *, reason: str,
+         flagged: bool = True, clock: Clock = time.time) -> Event:
+    """Flag (with a reason; excluded from balancing and analysis) or unflag a participant."""
+    if flagged and not reason.strip():
+        raise ValueError("say why the participant is flagged (e.g. 'did not follow the "
+                         "instructions'); the reason is kept with the flag")
+    with store.write():
+        store.set_flagged(participant, flagged, reason)
+        return log_event(store, session_id=session_id, participant=participant, type="flag",
+                         study=spec.id, payload={"flagged": flagged, "reason": reason.strip(),
+                                                 "by": "facilitator"}, clock=clock)
 
 
 class Console:

@@ -6,8 +6,10 @@ The progress row (``progress`` table) is the single source of truth for where a 
 "rejected": {task: id}}`` (chat: the planpool-chat condition's agent, question pool and
 session; rejected: a proposed query the participant said was not what they meant).
 Moves are compare-and-set (``BEGIN IMMEDIATE`` on SQLite, a row lock on PostgreSQL), so a
-double click, a second tab or a facilitator's advance never skips a step twice. Every write is
-committed before the call returns, so a refresh (or a killed server) resumes at the exact step.
+double click, a second tab or a facilitator's advance never skips a step twice. ``join``,
+``advance`` and ``answer`` each write in one transaction (participant, progress, step, timer
+and answer events together), committed before the call returns, so a refresh (or a server
+killed at any point) resumes at the exact step with no half-written move.
 """
 
 from __future__ import annotations
@@ -72,21 +74,30 @@ def set_override(store: Store, study: str, override: Override | None, now: int) 
                      override.__dict__ if override else None, now, study=study)
 
 
-def join(store: Store, spec: StudySpec, *, clock: Clock = time.time) -> Runner:
-    """Assign a new participant (consuming a pending override) who has just consented."""
+def join(store: Store, spec: StudySpec, *, stage: str | None = None,
+         clock: Clock = time.time) -> Runner:
+    """Assign a new participant who has just consented, in one transaction.
+
+    The facilitator's pending override is read and cleared under the study lock inside the
+    assignment transaction, so of many concurrent joins exactly one receives it. ``stage``
+    (``pilot`` from a pilot link) defaults to the study file's ``stage``.
+    """
     now = _ms(clock)
-    override = pending_override(store, spec.id)
-    a = assign_participant(store, spec, now=now, override=override)
-    if override is not None:
-        set_override(store, spec.id, None, now)
-    runner = Runner(store, spec, a.participant, clock=clock)
-    runner.log("session.start", {"resumed": False})
-    runner.log("consent", {"given": True}, task="", subtask="")
-    first = runner.steps[1]
-    store.set_progress(a.participant, {"step": first.id, "index": 1, "workspace": {},
-                                       "submitted": {}}, now)
-    for ev in flow.transition_events(a.participant, runner.steps[0], first):
-        runner.log(ev.pop("type"), **ev)
+    with store.write() as conn:
+        store.lock_study(conn, spec.id)
+        override = pending_override(store, spec.id)
+        a = assign_participant(store, spec, now=now, override=override,
+                               stage=stage or spec.stage)
+        if override is not None:
+            set_override(store, spec.id, None, now)
+        runner = Runner(store, spec, a.participant, clock=clock)
+        runner.log("session.start", {"resumed": False}, task="", subtask="")
+        runner.log("consent", {"given": True}, task="", subtask="")
+        first = runner.steps[1]
+        store.set_progress(a.participant, {"step": first.id, "index": 1, "workspace": {},
+                                           "submitted": {}}, now)
+        for ev in flow.transition_events(a.participant, runner.steps[0], first):
+            runner.log(ev.pop("type"), **ev)
     return runner
 
 
@@ -165,30 +176,48 @@ class Runner:
     def log(self, type: str, payload: dict[str, Any] | None = None, *, task: str | None = None,
             subtask: str | None = None, condition: str | None = None,
             event_id: str | None = None, client_ts: int | None = None) -> Event:
-        """One trace event; task/subtask/condition default to the current step's."""
-        step = self.current() if None in (task, subtask, condition) else None
-        return log_event(self.store, session_id=self.session_id, participant=self.participant,
-                         type=type, payload=payload, study=self.spec.id,
-                         condition=condition if condition is not None else (
-                             step.condition or self.assignment.condition),
-                         task=task if task is not None else step.task,
-                         subtask=subtask if subtask is not None else step.subtask,
-                         event_id=event_id, client_ts=client_ts, clock=self.clock)
+        """One trace event; task/subtask/condition default to the current step's.
+
+        Nothing is written for a participant who has withdrawn (``inserted`` is False), so an
+        open tab or console cannot add data after a withdrawal.
+        """
+        with self.store.write():
+            if self.withdrawn():
+                return Event(event_id or "", self.session_id, self.participant, type,
+                             payload or {}, self.spec.id, inserted=False)
+            step = self.current() if None in (task, subtask, condition) else None
+            return log_event(self.store, session_id=self.session_id,
+                             participant=self.participant, type=type, payload=payload,
+                             study=self.spec.id, condition=condition if condition is not None
+                             else (step.condition or self.assignment.condition),
+                             task=task if task is not None else step.task,
+                             subtask=subtask if subtask is not None else step.subtask,
+                             event_id=event_id, client_ts=client_ts, clock=self.clock)
+
+    def withdrawn(self) -> bool:
+        """Whether the participant has withdrawn (row deleted, or kept with that status)."""
+        with self.store.read() as conn:
+            status = conn.execute(select(S.participants.c.status).where(
+                S.participants.c.participant == self.participant)).scalar()
+        return status in (None, "withdrawn")
 
     def answer(self, item: str, value: Any) -> bool:
         """Upsert one answer and log it; False (nothing written) when it is unchanged."""
-        if self.answers().get(item, object()) == value:
-            return False
-        self.store.put_answer(self.participant, item, value, _ms(self.clock),
-                              study=self.spec.id)
-        self.log("answer", {"item": item, "value": value})
-        self.store.touch(self.participant, _ms(self.clock))
+        with self.store.write():
+            if self.withdrawn() or self.answers().get(item, object()) == value:
+                return False
+            self.store.put_answer(self.participant, item, value, _ms(self.clock),
+                                  study=self.spec.id)
+            self.log("answer", {"item": item, "value": value})
+            self.store.touch(self.participant, _ms(self.clock))
         return True
 
     def _update(self, change: Callable[[dict[str, Any]], bool]) -> bool:
         """Read-modify-write the progress row in one write transaction."""
         with self.store.write() as conn:
             self.store.lock_study(conn, f"progress:{self.participant}")
+            if self.withdrawn():
+                return False
             raw = conn.execute(select(S.progress.c.step).where(
                 S.progress.c.participant == self.participant)).scalar()
             prog = json.loads(raw) if raw else {"step": flow.CONSENT, "index": 0}
@@ -220,18 +249,20 @@ class Runner:
         def change(prog: dict[str, Any]) -> bool:
             prog.setdefault("rejected", {})[task] = candidate
             return True
-        self._update(change)
-        if self.submitted(task) is None:
-            self.answer(flow.task_step_id(task, subtask),
-                        {"candidate": candidate, "sql": sql, "accepted": False})
+        with self.store.write():  # progress and answer together
+            self._update(change)
+            if self.submitted(task) is None:
+                self.answer(flow.task_step_id(task, subtask),
+                            {"candidate": candidate, "sql": sql, "accepted": False})
 
     def submit(self, task: str, candidate: int | None, sql: str, subtask: str = "3") -> None:
         """Record a task's submitted query (answer ``task:<task>/<subtask>`` and progress)."""
         def change(prog: dict[str, Any]) -> bool:
             prog.setdefault("submitted", {})[task] = candidate
             return True
-        self._update(change)
-        self.answer(flow.task_step_id(task, subtask), {"candidate": candidate, "sql": sql})
+        with self.store.write():  # progress and answer together
+            self._update(change)
+            self.answer(flow.task_step_id(task, subtask), {"candidate": candidate, "sql": sql})
 
     def advance(self, expected: str, *, by: str = "participant") -> flow.Step | None:
         """Move from step ``expected`` to the next one; None if the participant had moved on."""
@@ -246,21 +277,23 @@ class Runner:
             prog["step"], prog["index"] = new.id, flow.index_of(self.steps, new.id)
             return True
 
-        if not self._update(change):
-            return None
-        for ev in flow.transition_events(self.participant, prev, new, by=by):
-            self.log(ev.pop("type"), **ev)
-        self.store.touch(self.participant, _ms(self.clock))
-        if new.kind == "done":
-            self.finish()
+        with self.store.write():
+            if not self._update(change):
+                return None
+            for ev in flow.transition_events(self.participant, prev, new, by=by):
+                self.log(ev.pop("type"), **ev)
+            self.store.touch(self.participant, _ms(self.clock))
+            if new.kind == "done":
+                self.finish()
         return new
 
     def finish(self) -> str:
         """Issue (or return) the completion code and mark the participant completed."""
         now = _ms(self.clock)
-        code = self.store.completion_code(self.participant, now)
-        if self.store.participant(self.participant)["status"] != "completed":
-            self.store.set_status(self.participant, "completed", now)
-            self.log("session.end", {"status": "completed"}, task="", subtask="",
-                     event_id=f"{self.participant}:session.end")
+        with self.store.write():
+            code = self.store.completion_code(self.participant, now)
+            if self.store.participant(self.participant)["status"] != "completed":
+                self.store.set_status(self.participant, "completed", now)
+                self.log("session.end", {"status": "completed"}, task="", subtask="",
+                         event_id=f"{self.participant}:session.end")
         return code

@@ -16,6 +16,13 @@ progress          the participant's current step, so a refresh resumes exactly t
 candidate_pools   cached candidate pools, keyed by the generator's cache key.
 completion_codes  the code shown at the end (one per participant).
 codes             researchers' qualitative codes for analysis.
+withdrawals       one row per withdrawal: study, join number, cell, stage, when, who asked, what
+                  happened to the data (deleted | kept) and how many rows; never the pseudonym.
+llm_spend         tokens an LLM condition spent, per participant, task and attempt (cumulative
+                  counts of that attempt, upserted), so a study's budget can be checked.
+
+Version 2 added ``participants.flag_reason``, ``withdrawals`` and ``llm_spend``; a version-1
+database is upgraded in place (additive only) by ``Store.ensure_schema``.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -51,6 +58,7 @@ participants = Table(
     Column("stage", String(16), nullable=False, default="main"),  # pilot | main
     Column("simulated", Boolean, nullable=False, default=False),
     Column("flagged", Boolean, nullable=False, default=False),
+    Column("flag_reason", Text, nullable=True),  # why a researcher flagged the participant
     Column("status", String(16), nullable=False, default="active"),
     Column("cell", Integer, nullable=False),  # index into the design's (conditions x tasks) cells
     Column("task_sequence", Integer, nullable=False),
@@ -140,4 +148,31 @@ codes = Table(
 )
 Index("ix_codes_participant", codes.c.participant)
 
+withdrawals = Table(
+    "withdrawals", metadata,
+    Column("id", Integer, Identity(), primary_key=True),
+    Column("study", String(200), nullable=False),
+    Column("number", Integer, nullable=False),  # the withdrawn participant's join number
+    Column("cell", Integer, nullable=False),
+    Column("stage", String(16), nullable=False),
+    Column("condition", String(64), nullable=False),
+    Column("by", String(16), nullable=False),  # participant | researcher
+    Column("mode", String(16), nullable=False),  # deleted | kept
+    Column("counts", Text, nullable=False),  # JSON {table: rows deleted (or kept)}
+    Column("ts", BigInteger, nullable=False),
+)
+Index("ix_withdrawals_study", withdrawals.c.study)
+
+llm_spend = Table(
+    "llm_spend", metadata,
+    Column("study", String(200), primary_key=True),
+    Column("participant", String(64), primary_key=True),
+    Column("task", String(200), primary_key=True),
+    Column("attempt", Integer, primary_key=True),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("updated", BigInteger, nullable=False),
+)
+
 TABLE_NAMES = tuple(metadata.tables)
+V1_TABLES = tuple(t for t in TABLE_NAMES if t not in ("withdrawals", "llm_spend"))

@@ -74,9 +74,10 @@ def prepare_missing(spec: StudySpec, on_progress: Progress | None = None) -> lis
 
 
 def generate_candidates(task: Task, *, n: int, offline: bool, study_db: Any = None,
-                        model: str | None = None,
-                        on_progress: Progress | None = None) -> tuple[GeneratedPool, dict]:
-    """A candidate pool for ``task`` (LLM samples, or offline variants); (pool, bank line)."""
+                        model: str | None = None, on_progress: Progress | None = None,
+                        api_key: str | None = None) -> tuple[GeneratedPool, dict]:
+    """A candidate pool for ``task`` (LLM samples with ``api_key`` or $ANTHROPIC_API_KEY, or
+    offline variants); (pool, bank line)."""
     if offline:
         pool = variant_pool(task, n)
     else:
@@ -87,6 +88,7 @@ def generate_candidates(task: Task, *, n: int, offline: bool, study_db: Any = No
             if on_progress:
                 on_progress(done, total, "cached" if info.get("cached") else "sampling")
 
-        pool = generate_pool(AnthropicSampler(config), task.question, task.database, cache,
+        pool = generate_pool(AnthropicSampler(config, api_key=api_key), task.question,
+                             task.database, cache,
                              on_progress=progress)
     return pool, pool_line(task, pool)

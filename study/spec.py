@@ -28,7 +28,10 @@ __all__ = ["Checker", "SpecProblem", "StudySpecError"]
 STANDARD_SUBTASKS = ("1", "2a", "2b", "3")
 CONDITION_MODES = ("within", "between")
 TOP_KEYS = ("id", "title", "consent", "conditions", "task_bank", "subtasks", "tasks",
-            "onboarding", "questionnaires", "assignment", "description", "completion")
+            "onboarding", "questionnaires", "assignment", "description", "completion",
+            "stage", "withdrawal")
+STAGES = ("main", "pilot")  # stage: who joins through the ordinary link (a pilot link: pilot)
+WITHDRAWAL = ("delete", "keep")  # withdrawal: delete the data, or keep it excluded
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -79,6 +82,8 @@ class StudySpec:
     task_bank: Path | None = None
     description: str = ""
     warnings: tuple[SpecProblem, ...] = field(default_factory=tuple)
+    stage: str = "main"
+    withdrawal: str = "delete"
 
     @property
     def task_ids(self) -> list[str]:
@@ -256,6 +261,8 @@ def parse_study(text: str, path: str | Path) -> StudySpec:
     if bank_raw:
         bank = (path.parent / bank_raw).resolve()
         _check_bank(ck, bank, tasks, onboarding.practice_task)
+    stage = ck.enum(data, "stage", "", STAGES, "main")
+    withdrawal = ck.enum(data, "withdrawal", "", WITHDRAWAL, "delete")
     if ck.errors:
         raise StudySpecError(ck.errors)
     return StudySpec(
@@ -263,7 +270,8 @@ def parse_study(text: str, path: str | Path) -> StudySpec:
         conditions=tuple(conditions), tasks=tuple(tasks), onboarding=onboarding,
         questionnaires=tuple(questionnaires), assignment=assignment, path=path,
         hash=hashlib.sha256(text.encode()).hexdigest(), task_bank=bank,
-        description=ck.text(data, "description", ""), warnings=tuple(ck.warnings))
+        description=ck.text(data, "description", ""), warnings=tuple(ck.warnings),
+        stage=stage, withdrawal=withdrawal)
 
 
 def load_study(path: str | Path) -> StudySpec:

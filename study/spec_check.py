@@ -105,7 +105,7 @@ class Checker:
         if value not in choices:
             close = difflib.get_close_matches(str(value), choices, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            self.err(f"{where}.{key}", f"'{value}' is not allowed",
+            self.err(f"{where}.{key}" if where else key, f"'{value}' is not allowed",
                      f"{hint}use one of: {', '.join(choices)}")
             return default
         return str(value)

@@ -93,29 +93,42 @@ class Store:
     # -- transactions -------------------------------------------------------------------------
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A committed-on-exit write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
+        """A committed-on-exit write transaction (``BEGIN IMMEDIATE`` on SQLite).
+
+        Inside an open ``write()`` of the same thread, ``write()`` and ``read()`` join that
+        transaction, so a multi-step operation (join, advance, answer) commits all or nothing
+        and reads its own writes.
+        """
+        outer = getattr(self._local, "conn", None)
+        if outer is not None:
+            yield outer
+            return
         if self.dialect != "sqlite":
             with self.engine.connect() as conn, conn.begin():
-                yield conn
+                self._local.conn = conn
+                try:
+                    yield conn
+                finally:
+                    self._local.conn = None
             return
-        if getattr(self._local, "writing", False):
-            raise StoreError("a write transaction is already open in this thread; SQLite "
-                             "allows one writer, so do all writes inside the outer "
-                             "'with store.write() as conn' block")
         # One writer at a time inside this process: SQLite's busy handler sleeps in steps of
         # up to 100 ms, so threads queue on a lock and only other processes meet the handler.
         with self._write_lock, self.engine.connect() as conn:
-            self._local.writing = True
+            conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+            self._local.conn = conn
             try:
-                conn = conn.execution_options(sqlite_begin="IMMEDIATE")
                 with conn.begin():
                     yield conn
             finally:
-                self._local.writing = False
+                self._local.conn = None
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        """A read-only snapshot transaction."""
+        """A read-only snapshot transaction (the open write transaction of this thread, if any)."""
+        outer = getattr(self._local, "conn", None)
+        if outer is not None:
+            yield outer
+            return
         with self.engine.connect() as conn, conn.begin():
             yield conn
 
@@ -154,6 +167,9 @@ class Store:
             if "schema_meta" in present:
                 version = conn.execute(select(S.schema_meta.c.value).where(
                     S.schema_meta.c.key == "version")).scalar()
+            if version == "1" and set(S.V1_TABLES) <= ours:
+                _upgrade_v1(conn)
+                version, ours = str(S.SCHEMA_VERSION), set(S.TABLE_NAMES)
         if version != str(S.SCHEMA_VERSION):
             found = "no schema version" if version is None else f"schema version {version}"
             raise SchemaVersionError(
@@ -240,11 +256,12 @@ class Store:
                 S.participants.c.participant == participant).values(status=status,
                                                                     last_active=now))
 
-    def set_flagged(self, participant: str, flagged: bool = True) -> None:
-        """Flag (exclude from balancing and analysis) or unflag a participant."""
+    def set_flagged(self, participant: str, flagged: bool = True, reason: str = "") -> None:
+        """Flag (exclude from balancing and analysis, with a reason) or unflag a participant."""
         with self.write() as conn:
             conn.execute(S.participants.update().where(
-                S.participants.c.participant == participant).values(flagged=flagged))
+                S.participants.c.participant == participant).values(
+                flagged=flagged, flag_reason=(reason.strip() or None) if flagged else None))
 
     def start_session(self, participant: str, study: str, now: int,
                       role: str = "participant") -> str:
@@ -343,6 +360,14 @@ class Store:
             q = q.where(S.codes.c.participant == participant)
         with self.read() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
+
+
+def _upgrade_v1(conn: Connection) -> None:
+    """Version 1 -> 2, additive: participants.flag_reason, the withdrawals and llm_spend tables."""
+    conn.execute(text("ALTER TABLE participants ADD COLUMN flag_reason TEXT"))
+    S.metadata.create_all(conn, tables=[S.withdrawals, S.llm_spend])
+    conn.execute(S.schema_meta.update().where(S.schema_meta.c.key == "version")
+                 .values(value=str(S.SCHEMA_VERSION)))
 
 
 def _decode_participant(row: dict[str, Any]) -> dict[str, Any]:

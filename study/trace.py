@@ -47,6 +47,7 @@ EVENT_TYPES: dict[str, str] = {
     # facilitator and flow
     "marker": "a one-click facilitator marker; {label}",
     "note": "a free facilitator note; {text}",
+    "flag": "a researcher flagged (excluded) or unflagged the participant; {flagged, reason}",
     "step": "the participant moved to a flow step; {step}",
     "consent": "consent given or declined; {given: bool}",
     "answer": "a questionnaire/demographics/subtask answer was saved; {item, value}",
@@ -55,7 +56,8 @@ EVENT_TYPES: dict[str, str] = {
                      "(planpool-chat, single-shot); {candidate, sql}",
     "audio": "a think-aloud recording was stored under logs/; {path, duration_ms}",
     "session.start": "a browser session (re)connected; {resumed: bool}",
-    "session.end": "the session ended (completed, withdrawn)",
+    "session.end": "the session ended; {status: completed | withdrawn} (a withdrawal that keeps "
+                   "the data; one that deletes it leaves only a withdrawals row)",
     # candidate pools and the comparison conditions
     "pool.init": "the candidate pool for a task was loaded; {n_candidates, key} — or, with "
                  "pool: questions, the chat's question pool was planned; {questions}",

@@ -95,11 +95,15 @@ def test_default_url_uses_environment_and_in_memory_is_refused(tmp_path, monkeyp
         open_store("sqlite://")
 
 
-def test_nested_sqlite_write_fails_fast_instead_of_deadlocking(tmp_path):
-    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
-    with store.write(), pytest.raises(StoreError, match="already open in this thread"):
-        store.put_answer("p", "i", 1, now=0)
-    store.put_answer("p", "i", 2, now=1)  # the guard was released
+def test_nested_writes_join_the_outer_transaction(store_url):
+    store = open_store(store_url)
+    with pytest.raises(RuntimeError, match="boom"), store.write():
+        store.put_answer("p", "i", 1, now=0)  # joins the outer transaction (no deadlock)
+        assert store.answers("p") == {"i": 1}  # and reads its own write
+        raise RuntimeError("boom")
+    assert store.answers("p") == {}  # rolled back together with the outer transaction
+    with store.write():
+        store.put_answer("p", "i", 2, now=1)
     assert store.answers("p") == {"i": 2}
 
 

@@ -18,9 +18,14 @@ def bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_bank(tmp_path_factory.mktemp("genbank"), lines=(0,))
 
 
-def _page(bank: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+def _page(bank: Path, monkeypatch: pytest.MonkeyPatch, researcher: bool = True,
+          secret_key: str | None = None) -> AppTest:
     monkeypatch.setenv("PLEASQLARIFY_BANK", str(bank))
     at = AppTest.from_file(str(ROOT / "pages" / "workspace.py"), default_timeout=120)
+    if researcher:
+        at.session_state["researcher"] = True  # what ui.access.unlock sets
+    if secret_key:
+        at.secrets["ANTHROPIC_API_KEY"] = secret_key
     at.run()
     assert not at.exception, at.exception
     return at
@@ -71,3 +76,26 @@ def test_generate_samples_once_and_the_workspace_switches_to_the_new_pool(
              ).click().run()
         assert not at.exception
         assert server.count == first
+
+
+def test_sampling_needs_researcher_access_and_never_exports_the_key(bank, monkeypatch, tmp_path):
+    replies = ["SELECT Name FROM Room WHERE Indoor_Outdoor_Space = 'Terrace'"]
+    with StubServer(replies) as server:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setattr("core.generation.poolcache.DEFAULT_CACHE_DIR", tmp_path / "cache")
+        task = task_ids(bank)[0]
+        public = _page(bank, monkeypatch, researcher=False, secret_key="sk-secret-only")
+        public.text_input(key=_question_key(task)).input("Which rooms are terraces?").run()
+        assert any("needs researcher access" in i.value for i in public.info)
+        assert not [b for b in public.button
+                    if b.label == "Generate candidates for this question"]
+        assert server.count == 0
+
+        at = _page(bank, monkeypatch, secret_key="sk-secret-only")  # key only in secrets.toml
+        at.text_input(key=_question_key(task)).input("Which rooms are terraces?").run()
+        next(b for b in at.button if b.label == "Generate candidates for this question"
+             ).click().run()
+        assert not at.exception, at.exception
+        assert server.count == 50
+        assert "ANTHROPIC_API_KEY" not in __import__("os").environ

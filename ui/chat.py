@@ -9,9 +9,11 @@ is saved through ``save``, before the script draws the chat again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from html import escape
 from typing import Any
 
 import streamlit as st
@@ -61,7 +63,8 @@ def chat_agent(pool: PreparedPool, namespace: str, options: ChatOptions, *,
     """
     key = f"{PREFIX}.chat.{namespace}.{pool.task_id}"
     agent = st.session_state.get(key)
-    if not isinstance(agent, ChatAgent) or agent.session.pool is not pool:
+    stale = isinstance(agent, LLMChatAgent) and llm is None  # e.g. the study budget is spent
+    if not isinstance(agent, ChatAgent) or agent.session.pool is not pool or stale:
         session = (RepairSession.from_dict(saved_session, pool) if saved and saved_session
                    else RepairSession(pool))
         was_llm = bool(saved) and (saved or {}).get("kind") == LLMChatAgent.kind
@@ -116,15 +119,34 @@ def _reject(agent: ChatAgent, log: Log, save: Save, on_reject: OnSubmit | None) 
         on_reject(agent.candidate_, agent.sql or "")
 
 
+_INLINE = re.compile(r"([\\`*_\[\]~|$])")  # emphasis, code, links, strike, tables, LaTeX
+_LEADING = re.compile(r"^(\s*)(#|[+\-](?=\s)|\d+(?=[.)]))")  # headings, list items
+
+
+def safe(text: object) -> str:
+    """``text`` shown literally inside HTML-enabled Markdown: HTML escaped, Markdown escaped.
+
+    Question texts and chat messages come from the LLM, answers and drop reasons from the
+    participant's typing, so none of them may become markup (``<script>``, ``<b>``, links,
+    images, strike-through).
+    """
+    out = _INLINE.sub(r"\\\1", escape(str(text), quote=False)).replace("\n", " ")
+    def mark(m: re.Match[str]) -> str:  # "\#", "\-"; "1\." (a backslash escapes punctuation)
+        lead, sym = m.group(1), m.group(2)
+        return lead + (sym + "\\" if sym[0].isdigit() else "\\" + sym)
+    return _LEADING.sub(mark, out)
+
+
 def pool_panel(agent: ChatAgent) -> None:
     """The question pool: pending (by priority), asked with answers, dropped with reasons."""
     st.subheader("Question pool", anchor=False)
     pool = agent.pool_
     qs = list(pool.questions.values())
-    rows = {"Pending": [f"{q.text} <small>({q.priority:.2f} bits)</small>" for q in pool.pending],
-            "Asked": [f"{q.text} → **{q.answer or 'waiting…'}**" for q in qs
-                      if q.status in (ASKED, ANSWERED)],
-            "Dropped": [f"~~{q.text}~~ <small>— {q.reason}</small>" for q in qs
+    rows = {"Pending": [f"{safe(q.text)} <small>({q.priority:.2f} bits)</small>"
+                        for q in pool.pending],
+            "Asked": [f"{safe(q.text)} → **{safe(q.answer) if q.answer else 'waiting…'}**"
+                      for q in qs if q.status in (ASKED, ANSWERED)],
+            "Dropped": [f"~~{safe(q.text)}~~ <small>— {safe(q.reason)}</small>" for q in qs
                         if q.status == DROPPED]}
     for title, lines in rows.items():
         st.markdown(f"**{title}** ({len(lines)})")
@@ -200,7 +222,7 @@ def render_chat(pool: PreparedPool, agent: ChatAgent, *, log: Log, save: Save,
                 attempt = m["attempt"]
                 st.caption(f"— Started over (attempt {attempt}) —")
             with st.chat_message("assistant" if m["role"] == "agent" else "user"):
-                st.markdown(m["text"])
+                st.markdown(safe(m["text"]))
         _controls(agent, log, save, key, options, on_submit, on_reject)
     if side is not None:
         with side, st.container(border=True):
@@ -208,4 +230,4 @@ def render_chat(pool: PreparedPool, agent: ChatAgent, *, log: Log, save: Save,
     return agent
 
 
-__all__ = ["ChatOptions", "chat_agent", "pool_panel", "render_chat", "step"]
+__all__ = ["ChatOptions", "chat_agent", "pool_panel", "render_chat", "safe", "step"]

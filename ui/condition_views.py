@@ -10,7 +10,6 @@ change is saved with the participant's progress, so a refresh resumes where they
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -21,11 +20,12 @@ from core.engine.session import RepairSession
 from core.generation.sampler import DEFAULT_MODEL
 from core.planpool.chat_agent import ChatAgent
 from core.planpool.llm_agent import LLMAgent
-from study import flow
+from study import budget, flow
 from study.conditions import Condition
 from study.runner import Runner
 from ui import study_cache as data
 from ui.chat import ChatOptions, chat_agent, render_chat
+from ui.generation import api_key
 from ui.single_shot import render_single_shot
 from ui.state import WorkspaceOptions, workspace_state
 from ui.workspace import render_workspace
@@ -106,10 +106,10 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
 
 def llm_agent(cond: Condition) -> LLMAgent | None:
     """The condition's LLM agent when a key is configured (environment or secrets), else None."""
-    key = os.environ.get("ANTHROPIC_API_KEY") or data.secret("ANTHROPIC_API_KEY")
-    if not key or not str(key).strip():
+    key = api_key()
+    if key is None:
         return None
-    return LLMAgent(model=cond.model or DEFAULT_MODEL, api_key=str(key))
+    return LLMAgent(model=cond.model or DEFAULT_MODEL, api_key=key)
 
 
 def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done: Done) -> None:
@@ -118,11 +118,16 @@ def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done:
     options = ChatOptions(show_pool=cond.show_pool, max_questions=cond.max_questions,
                           ig_threshold=cond.ig_threshold, free_text=cond.free_text)
     saved = runner.chat(step.task) or {}
-    llm = llm_agent(cond) if cond.agent == "llm" else None
+    refused = (budget.refusal(runner.store, runner.spec.id, runner.participant, cond)
+               if cond.agent == "llm" else None)
+    llm = llm_agent(cond) if cond.agent == "llm" and refused is None else None
     if cond.agent == "llm" and llm is None:
-        st.warning(LLM_FALLBACK, icon=":material/key_off:")
+        reason = refused or "no Anthropic API key configured"
+        st.warning(LLM_FALLBACK if refused is None else
+                   f"The assistant runs without the language model here: {reason}. The "
+                   "structured agent asks the questions instead.", icon=":material/key_off:")
         runner.log("chat.agent_fallback", {"wanted": "llm", "using": "structured",
-                                           "reason": "no Anthropic API key configured"},
+                                           "reason": reason},
                    event_id=f"{runner.participant}:chat.agent_fallback:{step.task}")
     database = data.task(runner.spec, step.task).database
     agent = chat_agent(pool, namespace, options, saved=saved.get("agent"),
@@ -140,8 +145,15 @@ def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done:
         runner.reject(step.task, candidate, sql, _subtask(step))
         done()
 
-    render_chat(pool, agent, log=lambda t, p: runner.log(t, p), save=save, options=options,
-                on_submit=on_submit, on_reject=on_reject)
+    def log(event_type: str, payload: dict[str, Any]) -> None:
+        runner.log(event_type, payload)
+        if event_type == "llm.step":  # the attempt's cumulative usage, for the study budget
+            budget.record(runner.store, runner.spec.id, runner.participant, step.task,
+                          payload.get("attempt", 1), payload.get("usage"),
+                          int(runner.clock() * 1000))
+
+    render_chat(pool, agent, log=log, save=save, options=options, on_submit=on_submit,
+                on_reject=on_reject)
 
 
 def single_shot(runner: Runner, step: flow.Step, namespace: str, cond: Condition,

@@ -1,8 +1,10 @@
 """Free exploration with the participant's own wording: sample candidates for an edited question.
 
-With an Anthropic key (environment or ``.streamlit/secrets.toml``) the researcher can sample a
-fresh pool for the question typed in the workspace, with a progress bar; without one, a clear
-message says so and the shipped pool stays. The generated pool is kept per browser session.
+Sampling spends the researcher's Anthropic key (environment or ``.streamlit/secrets.toml``), so
+only a session with researcher access may sample a fresh pool for the question typed in the
+workspace; everyone else keeps the shipped pool and is told why. The key is passed to the
+sampler directly and never copied into the process environment. The generated pool is kept
+per browser session.
 """
 
 from __future__ import annotations
@@ -15,22 +17,20 @@ from core.engine.errors import GenerationError
 from core.engine.pool import PreparedPool
 from core.engine.taskbank import Task
 from core.generation.generate import question_pool
-from core.generation.sampler import NO_KEY_MESSAGE, has_api_key
+from core.generation.sampler import NO_KEY_MESSAGE, AnthropicSampler, SamplerConfig, has_api_key
+from ui.access import is_researcher
 from ui.state import PREFIX
+from ui.study_cache import secret
 
 _KEY = f"{PREFIX}.generated"
+RESEARCHER_ONLY = ("Sampling candidates for your own question uses the study's API key, so it "
+                   "needs researcher access (unlock it on the Researcher page).")
 
 
-def _secret_key() -> None:
-    """Expose a key from Streamlit secrets to the SDK (never logged, never shown)."""
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return
-    try:
-        key = st.secrets.get("ANTHROPIC_API_KEY")
-    except (FileNotFoundError, KeyError, st.errors.StreamlitSecretNotFoundError):
-        key = None
-    if key:
-        os.environ["ANTHROPIC_API_KEY"] = str(key)
+def api_key() -> str | None:
+    """The configured Anthropic key (environment, else secrets.toml); read, never exported."""
+    key = os.environ.get("ANTHROPIC_API_KEY") or secret("ANTHROPIC_API_KEY")
+    return str(key).strip() if key and str(key).strip() else None
 
 
 def generated_pool(task: Task) -> PreparedPool | None:
@@ -53,9 +53,13 @@ def back_to_shipped(task: Task) -> None:
 
 
 def offer_generation(task: Task, question: str) -> None:
-    """Under an edited question: a Generate button (with a key) or the no-key message."""
-    _secret_key()
-    if not has_api_key():
+    """Under an edited question: a Generate button (researcher with a key) or why not."""
+    if not is_researcher():
+        st.info(f"The candidates below are the shipped pool for “{task.question}”. "
+                f"{RESEARCHER_ONLY}")
+        return
+    key = api_key()
+    if not has_api_key(key):
         st.info(f"The candidates below are the shipped pool for “{task.question}”. "
                 f"{NO_KEY_MESSAGE}")
         return
@@ -70,7 +74,8 @@ def offer_generation(task: Task, question: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=label)
 
     try:
-        pool = question_pool(task, question, on_progress=progress)
+        sampler = AnthropicSampler(SamplerConfig(n=50), api_key=key)
+        pool = question_pool(task, question, sampler=sampler, on_progress=progress)
     except GenerationError as exc:
         st.error(f"No candidates were generated: {exc}")
         return

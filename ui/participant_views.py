@@ -24,6 +24,7 @@ from study.store import Store
 from ui import study_cache as data
 from ui.condition_views import WHERE_SUBMIT, condition_of, practice_interfaces, render_condition
 from ui.visibility import tab_visibility
+from ui.withdraw import link_stage, participant_withdraw
 
 RUNNER, ERRORS, DECLINED, TAB_SEQ = "pq.runner", "pq.errors", "pq.declined", "pq.tab_seq"
 
@@ -97,7 +98,7 @@ def consent(store: Store, spec: StudySpec) -> str | None:
         st.markdown(spec.consent)
     row = st.container(horizontal=True)
     if row.button("I agree", type="primary", key="pq.consent.yes"):
-        runner = join(store, spec)
+        runner = join(store, spec, stage=link_stage())
         st.session_state[RUNNER] = runner
         return runner.participant
     if row.button("I do not agree", key="pq.consent.no"):
@@ -273,3 +274,4 @@ def render(runner: Runner) -> None:
         done(runner)
     else:
         VIEWS[step.kind](runner, step)
+    participant_withdraw(runner)

@@ -1,7 +1,8 @@
 """One study's trace loaded from the store into plain records, and the analysis filters.
 
 Every analysis function takes a :class:`StudyData` (or its parts), never the store, so it can be
-tested on a hand-made trace. Simulated and flagged participants are excluded by default.
+tested on a hand-made trace. Simulated and flagged participants are excluded by default;
+withdrawn participants whose data the study keeps (``withdrawal: keep``) are always excluded.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def filter_data(data: StudyData, *, conditions: list[str] | None = None,
         if p.get("flagged") and not include_flagged:
             continue
         if p.get("simulated") and not include_simulated:
+            continue
+        if p.get("status") == "withdrawn":
             continue
         keep.append(p)
     ids = {p["participant"] for p in keep}
