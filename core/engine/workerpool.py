@@ -1,0 +1,170 @@
+"""A pool of SQL worker processes (:mod:`core.engine.sqlworker`) and the hard outer deadline.
+
+Candidate SQL never runs in the app's own process: a worker has its own address-space and heap
+limits, so a query that balloons cannot grow the app, and a worker that does not answer by the
+time limit plus ``KILL_GRACE_S`` is killed (SIGKILL) and replaced. Workers are reused across
+queries and databases (each keeps its connections), at most ``MAX_WORKERS`` at once.
+
+Decision (measured by ``python -m core.engine.bench_limits``): the worker round trip costs
+about 0.1 ms per query on the film pools, against about 0.4 ms for the query itself in process,
+and starting a worker costs about 40 ms once; in exchange the limits hold on every backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from core.engine.errors import DatabaseError
+
+WORKER_SCRIPT = Path(__file__).with_name("sqlworker.py")
+HEADROOM_MB = 320  # RLIMIT_AS of a worker: its address space at start plus this
+KILL_GRACE_S = 0.3  # the outer deadline: time limit + this, then SIGKILL
+MAX_WORKERS = 4
+START_TIMEOUT_S = 20.0
+_HEADER = struct.Struct(">I")
+
+
+class WorkerTimeout(Exception):
+    """The worker did not answer by the outer deadline and was killed."""
+
+
+class Worker:
+    """One worker process and its pipes."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, MALLOC_ARENA_MAX="2", PYTHONDONTWRITEBYTECODE="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", str(WORKER_SCRIPT), str(HEADROOM_MB)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+            start_new_session=True)
+        self.ready = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _read_exact(self, n: int, deadline: float) -> bytes:
+        fd = self.proc.stdout.fileno()
+        chunks, got = [], 0
+        while got < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise WorkerTimeout
+            chunk = os.read(fd, min(n - got, 1 << 20))
+            if not chunk:
+                code = self.proc.wait()
+                raise DatabaseError(
+                    f"the SQL worker process stopped unexpectedly (exit code {code}); the query "
+                    "probably exceeded its memory limit")
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def _receive(self, deadline: float) -> dict[str, Any]:
+        (n,) = _HEADER.unpack(self._read_exact(_HEADER.size, deadline))
+        return marshal.loads(self._read_exact(n, deadline))
+
+    def call(self, request: dict[str, Any], wait_s: float) -> dict[str, Any]:
+        """Send one request and wait at most ``wait_s`` for the reply (else kill, then raise)."""
+        if not self.ready:
+            self._receive(time.monotonic() + START_TIMEOUT_S)
+            self.ready = True
+        body = marshal.dumps(request)
+        try:
+            self.proc.stdin.write(_HEADER.pack(len(body)) + body)
+            self.proc.stdin.flush()
+            return self._receive(time.monotonic() + wait_s)
+        except BrokenPipeError:
+            raise DatabaseError("the SQL worker process is gone; run the query again") from None
+        except WorkerTimeout:
+            self.kill()
+            raise
+
+    def kill(self) -> None:
+        if self.alive():
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+class WorkerPool:
+    """Idle workers handed out one per query; dead ones are dropped, new ones started lazily."""
+
+    def __init__(self, max_workers: int = MAX_WORKERS):
+        self.max_workers = max_workers
+        self._idle: list[Worker] = []
+        self._busy = 0
+        self._cond = threading.Condition()
+        self._pid = os.getpid()
+
+    def _reset_after_fork(self) -> None:
+        if os.getpid() != self._pid:  # a forked child must not share the parent's pipes
+            self._idle, self._busy, self._pid = [], 0, os.getpid()
+
+    def prestart(self) -> None:
+        """Start one worker in the background if none is idle (hides the start-up cost)."""
+        with self._cond:
+            self._reset_after_fork()
+            if not self._idle and self._busy < self.max_workers:
+                self._idle.append(Worker())
+
+    def _take(self) -> Worker:
+        with self._cond:
+            self._reset_after_fork()
+            while not self._idle and self._busy >= self.max_workers:
+                self._cond.wait()
+            self._busy += 1
+            while self._idle:
+                w = self._idle.pop()
+                if w.alive():
+                    return w
+        try:
+            return Worker()
+        except OSError as exc:
+            self._give_back(None)
+            raise DatabaseError(f"cannot start the SQL worker process: {exc}") from None
+
+    def _give_back(self, worker: Worker | None) -> None:
+        with self._cond:
+            self._busy -= 1
+            if worker is not None and worker.alive() and os.getpid() == self._pid:
+                self._idle.append(worker)
+            self._cond.notify()
+
+    def run(self, request: dict[str, Any], wait_s: float) -> dict[str, Any]:
+        """Run one request on a free worker; raises WorkerTimeout or DatabaseError."""
+        worker = self._take()
+        try:
+            return worker.call(request, wait_s)
+        finally:
+            self._give_back(worker)
+
+    def pids(self) -> list[int]:
+        """Process ids of the idle workers (for measurements)."""
+        with self._cond:
+            return [w.pid for w in self._idle if w.alive()]
+
+    def shutdown(self) -> None:
+        with self._cond:
+            idle, self._idle = self._idle, []
+        for w in idle:
+            w.kill()
+
+
+POOL = WorkerPool()
