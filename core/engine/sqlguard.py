@@ -8,8 +8,8 @@ allow-list of pure functions (``pg_read_file``, ``pg_terminate_backend``, ``pg_a
 Functions sqlglot types as standard SQL (``Count``, ``Upper``, ``Substring``, …) are pure, except
 the few typed classes in ``_TYPED_DENIED`` (file readers, sequences, AI/ML calls). Functions it
 does not know (``exp.Anonymous``) must be named in ``PURE_FUNCTIONS``. A schema-qualified call
-(``pg_catalog.upper(x)``) is refused, and a token scan refuses the server-side name prefixes in
-``_DENIED_PREFIXES`` whatever node they parse to.
+(``pg_catalog.upper(x)``) is refused, and a text scan refuses the server-side name prefixes in
+``_DENIED_PREFIXES`` wherever ``name(`` appears in the text, whatever node it parses to.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import re
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.tokens import TokenType
 
 from core.engine.errors import UnsafeQueryError
 
@@ -68,17 +67,37 @@ int2 int4 int8 float4 float8 numeric text varchar bool
 """
 PURE_FUNCTIONS = frozenset(_PURE_TEXT.split())
 
+_CALL = re.compile(r"""([A-Za-z_][\w$]*)["`\]]?\s*\(""")
 # Server-side families refused wherever they appear as ``name(``, even if sqlglot types them.
 _DENIED_PREFIXES = re.compile(
     r"^(pg_|lo_|dblink|load_extension|fts3|set_config|current_setting|nextval|setval|currval|"
     r"lastval|txid_|query_to_xml|table_to_xml|cursor_to_xml|readfile|writefile|edit$)", re.I)
 
 
+_MAX_FORMAT_WIDTH = 10_000
+_FORMAT_SPEC = re.compile(r"%[-+ #0,!]*(\*|\d*)(?:\.(\*|\d*))?")
+
+
+def _check_printf(node: exp.Func, dialect: str) -> None:
+    """SQLite's printf/format pads in a loop the interrupt cannot stop (``%.*c`` with 9e8 ran
+    21 s in one VM step): the format must be a literal, with widths of at most 10 000, no ``*``."""
+    args = node.expressions if isinstance(node, exp.Anonymous) else [node.this]
+    fmt = args[0] if args else None
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise UnsafeQueryError(f"{_call_name(node)}() needs a literal format string here")
+    for width, precision in _FORMAT_SPEC.findall(fmt.this):
+        for part in (width, precision):
+            if part == "*" or (part and int(part) > _MAX_FORMAT_WIDTH):
+                raise UnsafeQueryError(
+                    f"{_call_name(node)}() widths and precisions must be numbers up to "
+                    f"{_MAX_FORMAT_WIDTH} written in the format (not '*')")
+
+
 def _call_name(node: exp.Func) -> str:
     """The name a function call was written with (lower case) or sqlglot's class name."""
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower()
-    return type(node).__name__
+    return node.sql_name().lower()
 
 
 def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
@@ -90,6 +109,9 @@ def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
                 "call the function without a schema")
         if not isinstance(node, exp.Func):
             continue
+        if dialect == "sqlite" and (isinstance(node, exp.Format) or (
+                isinstance(node, exp.Anonymous) and _call_name(node) == "printf")):
+            _check_printf(node, dialect)
         if isinstance(node, exp.Anonymous):
             name = _call_name(node)
             if name not in PURE_FUNCTIONS:
@@ -100,17 +122,13 @@ def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
             cls = type(node).__name__
             if cls in _TYPED_DENIED or cls.startswith(_TYPED_DENIED_PREFIXES):
                 raise UnsafeQueryError(
-                    f"the function {node.sql_name().lower()}() is not on the allow-list of "
-                    "pure functions candidate SQL may call")
-    try:
-        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
-    except sqlglot.errors.TokenError:
-        return
-    for tok, nxt in zip(tokens, tokens[1:], strict=False):
-        if nxt.token_type == TokenType.L_PAREN and _DENIED_PREFIXES.match(tok.text):
+                    f"the function {_call_name(node)}() is not on the allow-list of pure "
+                    "functions candidate SQL may call")
+    for match in _CALL.finditer(sql):
+        if _DENIED_PREFIXES.match(match.group(1)):
             raise UnsafeQueryError(
-                f"the function {tok.text.lower()}() is not on the allow-list of pure functions "
-                "candidate SQL may call")
+                f"the function {match.group(1).lower()}() is not on the allow-list of pure "
+                "functions candidate SQL may call")
 
 
 def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:

@@ -32,7 +32,7 @@ import time
 from typing import Any
 
 MAX_VALUE_BYTES = 10_000_000  # SQLITE_LIMIT_LENGTH: longest string or blob a query may build
-HEAP_LIMIT_BYTES = 128 * 1024 * 1024  # PRAGMA hard_heap_limit for this process
+HEAP_LIMIT_BYTES = 64 * 1024 * 1024  # PRAGMA hard_heap_limit for this process
 BLOB_HEX_MAX = 512  # longer blobs are rendered as "<blob N bytes sha256 …>", not doubled as hex
 _HEADER = struct.Struct(">I")
 _SQLITE_LIMITS = [
@@ -60,19 +60,25 @@ class LimitError(Exception):
 
 
 class Watchdog(threading.Thread):
-    """Calls the armed function once its deadline passes, unless disarmed first."""
+    """Calls the armed function once its deadline passes, unless disarmed first.
+
+    Arming wakes the thread only when it sleeps without a deadline or past the new one, so a
+    stream of short queries costs no thread switch per query.
+    """
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self._cond = threading.Condition()
         self._deadline: float | None = None
+        self._until: float | None = None  # when the thread wakes next (None: when notified)
         self._fn: Any = None
         self.fired = False
 
     def arm(self, seconds: float, fn: Any) -> None:
         with self._cond:
             self._deadline, self._fn, self.fired = time.monotonic() + seconds, fn, False
-            self._cond.notify()
+            if self._until is None or self._until > self._deadline:
+                self._cond.notify()
 
     def disarm(self) -> bool:
         """Stop watching; True if the function fired (the query was interrupted)."""
@@ -84,10 +90,12 @@ class Watchdog(threading.Thread):
         with self._cond:
             while True:
                 if self._deadline is None:
+                    self._until = None
                     self._cond.wait()
                     continue
                 left = self._deadline - time.monotonic()
                 if left > 0:
+                    self._until = self._deadline
                     self._cond.wait(left)
                     continue
                 self._deadline, self.fired = None, True
@@ -118,23 +126,29 @@ def _norm(v: Any) -> Any:
 
 
 def _cell_bytes(v: Any) -> int:
-    return len(v) if isinstance(v, str) else 16
+    """Bytes a raw cell holds (blobs and text by length, everything else 16)."""
+    return len(v) if isinstance(v, str | bytes | bytearray | memoryview) else 16
 
 
 def _collect(fetch: Any, row_cap: int, max_bytes: int) -> tuple[list[tuple], bool]:
+    """Up to ``row_cap + 1`` normalised rows; raw cell bytes are counted against ``max_bytes``.
+
+    Batches start at one row and double only while rows stay small, so a result of huge rows
+    is stopped after the first one that crosses the budget.
+    """
     rows: list[tuple] = []
-    size = 0
+    size, batch = 0, 1
     while len(rows) <= row_cap:
-        batch = fetch(min(256, row_cap + 1 - len(rows)))
-        if not batch:
+        chunk = fetch(min(batch, row_cap + 1 - len(rows)))
+        if not chunk:
             break
-        for raw in batch:
-            row = tuple(_norm(v) for v in raw)
-            size += sum(_cell_bytes(v) for v in row)
+        for raw in chunk:
+            size += sum(_cell_bytes(v) for v in raw)
             if size > max_bytes:
                 raise LimitError("size", f"stopped: the result is larger than the "
-                                         f"{max_bytes // 1_000_000} MB result limit")
-            rows.append(row)
+                                         f"{max_bytes / 1e6:g} MB result limit")
+            rows.append(tuple(_norm(v) for v in raw))
+        batch = min(batch * 2, 256) if size < 4096 * len(rows) else 1
     return rows[:row_cap], len(rows) > row_cap
 
 
