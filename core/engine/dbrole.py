@@ -36,9 +36,9 @@ def role_warnings(spec: DatabaseSpec) -> list[str]:
 
 
 def _warnings(conn: sa.Connection) -> list[str]:
-    role, superuser, createrole, bypassrls = conn.exec_driver_sql(
+    role, superuser, createrole, bypassrls = conn.execute(sa.text(
         "SELECT rolname, rolsuper, rolcreaterole, rolbypassrls FROM pg_roles "
-        "WHERE rolname = current_user").one()
+        "WHERE rolname = current_user")).one()
     out = []
     if superuser:
         out.append(f"the task database role '{role}' is a superuser: a candidate could read "
@@ -46,22 +46,22 @@ def _warnings(conn: sa.Connection) -> list[str]:
     if createrole or bypassrls:
         out.append(f"the task database role '{role}' may create roles or bypass row security; "
                    f"{_FIX}")
-    writable = conn.exec_driver_sql(
+    writable = conn.execute(sa.text(
         "SELECT n.nspname || '.' || c.relname FROM pg_class c "
         "JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S') "
         "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
         "AND n.nspname NOT LIKE 'pg_toast%' AND (has_table_privilege(c.oid, "
         "'INSERT, UPDATE, DELETE, TRUNCATE') OR pg_has_role(c.relowner, 'USAGE')) "
-        "ORDER BY 1 LIMIT 6").scalars().all()
+        "ORDER BY 1 LIMIT 6")).scalars().all()
     if writable:
         more = ", …" if len(writable) > 5 else ""
         out.append(f"the task database role '{role}' can write or owns "
                    f"{', '.join(writable[:5])}{more}; {_FIX}")
-    create = conn.exec_driver_sql(
+    create = conn.execute(sa.text(
         "SELECT has_database_privilege(current_database(), 'CREATE'), "
         "EXISTS (SELECT 1 FROM pg_namespace WHERE nspname NOT LIKE 'pg_%' AND nspname <> "
-        "'information_schema' AND has_schema_privilege(oid, 'CREATE'))").one()
+        "'information_schema' AND has_schema_privilege(oid, 'CREATE'))")).one()
     if any(create):
         out.append(f"the task database role '{role}' may create schemas or tables "
                    f"in this database; {_FIX}")
