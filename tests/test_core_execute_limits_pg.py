@@ -161,3 +161,23 @@ def test_role_warnings_for_superuser_writer_and_reader(film_pg):
 
 def test_sqlite_databases_need_no_role_warning(tmp_path):
     assert role_warnings(DatabaseSpec("sqlite", str(tmp_path / "x.sqlite"))) == []
+
+
+def test_setup_warns_about_a_superuser_task_database(film_pg, tmp_path):
+    """The Setup page's warnings: a study whose bank points at PostgreSQL as a superuser."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from study.setup_pools import database_warnings
+    from study.spec import load_study
+
+    film = Path(__file__).resolve().parent.parent / "studies" / "film"
+    lines = [json.loads(x) for x in (film / "tasks.jsonl").read_text().splitlines() if x.strip()]
+    for line in lines:
+        line["database"] = {"url": film_pg}
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    shutil.copy(film / "study-two-conditions.yaml", tmp_path / "study.yaml")
+    warnings = database_warnings(load_study(tmp_path / "study.yaml"))
+    assert len(warnings) == 1 and "superuser" in warnings[0] and "read-only role" in warnings[0]
+    assert warnings[0].startswith("task film-")

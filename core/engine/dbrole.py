@@ -39,10 +39,10 @@ def _warnings(conn: sa.Connection) -> list[str]:
     role, superuser, createrole, bypassrls = conn.execute(sa.text(
         "SELECT rolname, rolsuper, rolcreaterole, rolbypassrls FROM pg_roles "
         "WHERE rolname = current_user")).one()
+    if superuser:  # a superuser may do everything the checks below look for
+        return [f"the task database role '{role}' is a superuser: a candidate could read "
+                f"server files or stop other sessions if a check failed; {_FIX}"]
     out = []
-    if superuser:
-        out.append(f"the task database role '{role}' is a superuser: a candidate could read "
-                   f"server files or stop other sessions if a check failed; {_FIX}")
     if createrole or bypassrls:
         out.append(f"the task database role '{role}' may create roles or bypass row security; "
                    f"{_FIX}")
@@ -65,7 +65,7 @@ def _warnings(conn: sa.Connection) -> list[str]:
     if any(create):
         out.append(f"the task database role '{role}' may create schemas or tables "
                    f"in this database; {_FIX}")
-    held = [] if superuser else [
+    held = [
         r for r in _SERVER_ROLES
         if conn.execute(sa.text("SELECT pg_has_role(current_user, :r, 'USAGE')"),
                         {"r": r}).scalar()]
