@@ -23,13 +23,13 @@ ATTACKS = [
     ("SELECT printf('%.*c', 900000000, 'x')", ("printf()", "not '*'")),
     ("SELECT printf('%900000000c', 'x')", ("printf()",)),
     ("WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) "
-     "SELECT max(length(s)) FROM r", ("size limit",)),
+     "SELECT max(length(s)) FROM r", ("stopped",)),  # size, memory or (loaded) time limit
     ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
      ("1 s time limit",)),
     ("WITH RECURSIVE c(x) AS (SELECT 1 UNION SELECT x + 1 FROM c) SELECT count(*) FROM c",
      ("1 s time limit",)),
     ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100) "
-     "SELECT randomblob(9000000), randomblob(9000000) FROM c", ("result limit",)),
+     "SELECT randomblob(9000000), randomblob(9000000) FROM c", ("stopped",)),
     ("SELECT zeroblob(900000000)", ("size limit",)),
 ]
 

@@ -18,6 +18,7 @@ LIMIT_S = 1.0
 
 ATTACKS = [
     ("SELECT repeat('x', 900000000)", ()),
+    ("SELECT repeat('x', 200000000)", ()),  # fast enough to reach the worker's memory limit
     ("SELECT lpad('x', 900000000, 'x')", ()),
     ("SELECT format('%900000000s', 'x')", ()),
     ("WITH RECURSIVE r(s) AS (SELECT 'x'::text UNION ALL SELECT s || s FROM r) "
@@ -26,7 +27,7 @@ ATTACKS = [
      ("1 s time limit",)),
     ("SELECT g, repeat('x', 1000) FROM generate_series(1, 100000000) g", ()),
     ("SELECT repeat('x', 9000000), repeat('y', 9000000) FROM generate_series(1, 100)",
-     ("result limit",)),
+     ("stopped",)),
 ]
 
 # README: "A read-only role for task databases" (the statements the Setup page points to)

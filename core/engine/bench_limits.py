@@ -34,6 +34,7 @@ ATTACKS = {
     },
     "postgres": {
         "repeat 9e8": "SELECT repeat('x', 900000000)",
+        "repeat 2e8": "SELECT repeat('x', 200000000)",
         "lpad 9e8": "SELECT lpad('x', 900000000, 'x')",
         "recursive doubling": "WITH RECURSIVE r(s) AS (SELECT 'x'::text UNION ALL "
                               "SELECT s || s FROM r) SELECT max(length(s)) FROM r",

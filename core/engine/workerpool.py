@@ -28,7 +28,7 @@ from typing import Any
 from core.engine.errors import DatabaseError
 
 WORKER_SCRIPT = Path(__file__).with_name("sqlworker.py")
-HEADROOM_MB = 256  # RLIMIT_AS of a worker: its address space at start plus this
+HEADROOM_MB = 192  # RLIMIT_AS of a worker: its address space at start plus this (< 200 MB growth)
 KILL_GRACE_S = 0.3  # the outer deadline: time limit + this, then SIGKILL
 MAX_WORKERS = 4
 START_TIMEOUT_S = 20.0
