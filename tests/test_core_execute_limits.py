@@ -183,3 +183,23 @@ def test_common_pure_functions_run(film_file, sql):
     assert res.ok, res.error
     assert res.rows
     db.close()
+
+
+def test_a_batch_keeps_going_past_a_killed_worker(film_file):
+    """One streamed request per pool: a query that kills its worker fails alone, in time."""
+    db = open_database(DatabaseSpec("sqlite", str(film_file)), timeout_s=LIMIT_S)
+    sqls = ["SELECT count(*) FROM film", "SELECT printf('%.*c', 900000000, 'x')",
+            "SELECT count(*) FROM review"]
+    start = time.monotonic()
+    out = POOL.run_many(db._request(), sqls, LIMIT_S + KILL_GRACE_S)  # past check_query
+    assert time.monotonic() - start < LIMIT_S + STOP_MARGIN_S + 5.0  # + a new worker's start
+    assert out[0]["rows"] == [(4,)] and isinstance(out[1], WorkerTimeout)
+    assert out[2]["rows"] == [(4,)]
+    mixed = db.execute_many([
+        "SELECT title FROM film WHERE id = 1", "DROP TABLE film",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+        "SELECT nope FROM film", "SELECT count(*) FROM film"])
+    assert [r.ok for r in mixed] == [True, False, False, False, True]
+    assert "DROP" in mixed[1].error and "time limit" in mixed[2].error
+    assert mixed[0].rows == [("Pulp Fiction",)] and mixed[4].rows == [(4,)]
+    db.close()

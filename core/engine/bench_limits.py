@@ -4,7 +4,8 @@
 [--pg-url URL] [--timeout 2]``
 
 Per query on the bank's pools: the statement check alone, the same limited SQLite backend in
-this process, and the full path (check + worker round trip); the start-up of one worker. Then
+this process, the full path one query per round trip (``execute``) and one round trip per pool
+(``execute_many``, what pool preparation uses); the start-up of one worker. Then
 each attack with its stop time, this process's RSS growth and the worker's peak RSS growth.
 """
 
@@ -89,6 +90,10 @@ def per_query_cost(bank: str, repeat: int) -> dict[str, float]:
             for sql in sqls:
                 db.execute(sql)
 
+    def batched() -> None:
+        for db, sqls in work:
+            db.execute_many(sqls)
+
     def check() -> None:
         for _, sqls in work:
             for sql in sqls:
@@ -99,8 +104,11 @@ def per_query_cost(bank: str, repeat: int) -> dict[str, float]:
 
     full()  # warm the worker's connections
     out = {"queries": n, "check_ms": _best_ms(check, n, repeat),
-           "inline_limited_ms": _best_ms(inline, n, repeat), "worker_ms": _best_ms(full, n, repeat)}
+           "inline_limited_ms": _best_ms(inline, n, repeat), "worker_ms": _best_ms(full, n, repeat),
+           "worker_batched_ms": _best_ms(batched, n, repeat)}
     out["worker_overhead_ms"] = out["worker_ms"] - out["inline_limited_ms"] - out["check_ms"]
+    out["batched_overhead_ms"] = (out["worker_batched_ms"] - out["inline_limited_ms"]
+                                  - out["check_ms"])
     starts = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -144,7 +152,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     cost = per_query_cost(args.bank, args.repeat)
     print(f"per query over {cost['queries']} candidates of {args.bank} (best of {args.repeat}):")
-    for key in ("check_ms", "inline_limited_ms", "worker_ms", "worker_overhead_ms"):
+    for key in ("check_ms", "inline_limited_ms", "worker_ms", "worker_overhead_ms",
+                "worker_batched_ms", "batched_overhead_ms"):
         print(f"  {key:22s} {cost[key]:8.3f}")
     print(f"  {'worker_start_ms':22s} {cost['worker_start_ms']:8.1f}  (median, once per worker)")
     tasks, _ = load_task_bank(args.bank, lenient=True)

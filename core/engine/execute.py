@@ -1,12 +1,16 @@
-"""Safe, read-only execution of candidate SQL (in a worker process, see workerpool).
+"""Safe, read-only execution of candidate SQL.
 
-Three layers keep a candidate from changing or hanging a database:
+Four layers keep a candidate from changing, hanging or exhausting anything:
 
-1. an allow-list parsed with sqlglot (exactly one SELECT / WITH / set operation, nothing else);
-2. a read-only connection (SQLite opened with ``mode=ro`` and ``PRAGMA query_only``;
-   PostgreSQL in a ``READ ONLY`` transaction);
-3. a time limit that really stops the statement (SQLite's progress handler interrupts the VM;
-   PostgreSQL's ``statement_timeout``) and a row cap with a ``truncated`` flag.
+1. allow-lists parsed with sqlglot (:mod:`core.engine.sqlguard`): exactly one SELECT / WITH /
+   set operation, and only pure functions;
+2. a read-only connection: SQLite files, dumps and ``sqlite:///`` URLs open as percent-encoded
+   ``mode=ro`` URIs with ``query_only`` and an authorizer; PostgreSQL runs each query in a
+   ``READ ONLY`` transaction through a cursor; every other dialect is refused;
+3. a worker process (:mod:`core.engine.sqlworker`, :mod:`core.engine.workerpool`) with size,
+   heap, result and address-space limits, and a time limit enforced from outside the query
+   (interrupt / cancel at the limit, SIGKILL of the worker at the limit + 0.3 s);
+4. a row cap with a ``truncated`` flag.
 
 A failing candidate becomes data (:class:`ExecutionResult` with ``error``), never an exception
 that stops the pool.
@@ -195,25 +199,50 @@ class TaskDatabase:
         quoted = sqlglot.exp.to_identifier(table).sql(self.dialect)
         return self.execute(f"SELECT * FROM {quoted} LIMIT {int(n)}")
 
-    def execute(self, sql: str) -> ExecutionResult:
-        """Run one candidate safely; every failure comes back as ``ExecutionResult.error``."""
-        start = time.perf_counter()
-        try:
-            check_query(sql, self.dialect)
-            reply = POOL.run({"kind": self.dialect, "target": self._target, "sql": sql,
-                              "timeout_s": float(self.timeout_s), "row_cap": int(self.row_cap),
-                              "max_bytes": int(self.max_result_bytes)},
-                             self.timeout_s + KILL_GRACE_S)
-        except (UnsafeQueryError, DatabaseError) as exc:
-            return ExecutionResult(error=str(exc), elapsed_ms=_ms(start))
-        except WorkerTimeout:
+    def _request(self) -> dict[str, Any]:
+        return {"kind": self.dialect, "target": self._target, "timeout_s": float(self.timeout_s),
+                "row_cap": int(self.row_cap), "max_bytes": int(self.max_result_bytes)}
+
+    def _result(self, reply: dict[str, Any] | Exception, start: float) -> ExecutionResult:
+        if isinstance(reply, WorkerTimeout):
             return ExecutionResult(
                 error=f"stopped after the {self.timeout_s:g} s time limit (the SQL worker did "
                       "not answer in time and was stopped)", elapsed_ms=_ms(start))
+        if isinstance(reply, Exception):
+            return ExecutionResult(error=str(reply), elapsed_ms=_ms(start))
+        ms = float(reply.get("ms", _ms(start)))  # measured in the worker, per query
         if "error" in reply:
-            return ExecutionResult(error=str(reply["error"]), elapsed_ms=_ms(start))
+            return ExecutionResult(error=str(reply["error"]), elapsed_ms=ms)
         return ExecutionResult(list(reply["columns"]), [tuple(r) for r in reply["rows"]], None,
-                               bool(reply["truncated"]), _ms(start))
+                               bool(reply["truncated"]), ms)
+
+    def execute(self, sql: str) -> ExecutionResult:
+        """Run one candidate safely; every failure comes back as ``ExecutionResult.error``."""
+        return self.execute_many([sql])[0]
+
+    def execute_many(self, sqls: list[str]) -> list[ExecutionResult]:
+        """Run candidates in order through one streamed worker request (one round trip); each
+        keeps its own time limit, and failures come back per candidate."""
+        results: list[ExecutionResult | None] = [None] * len(sqls)
+        todo: list[int] = []
+        for i, sql in enumerate(sqls):
+            start = time.perf_counter()
+            try:
+                check_query(sql, self.dialect)
+                todo.append(i)
+            except UnsafeQueryError as exc:
+                results[i] = ExecutionResult(error=str(exc), elapsed_ms=_ms(start))
+        if todo:
+            start = time.perf_counter()
+            try:
+                replies = POOL.run_many(self._request(), [sqls[i] for i in todo],
+                                        self.timeout_s + KILL_GRACE_S)
+            except DatabaseError as exc:
+                replies = [exc] * len(todo)
+            for i, reply in zip(todo, replies, strict=True):
+                results[i] = self._result(reply, start)
+        return [r for r in results if r is not None]
+
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
@@ -275,4 +304,4 @@ def open_database(spec: DatabaseSpec, **kwargs: Any) -> TaskDatabase:
 
 def execute_candidates(db: TaskDatabase, sqls: list[str]) -> list[ExecutionResult]:
     """Execute every candidate; failures are recorded per candidate and never stop the pool."""
-    return [db.execute(sql) for sql in sqls]
+    return db.execute_many(sqls)

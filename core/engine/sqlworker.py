@@ -279,8 +279,36 @@ def _limit_address_space(headroom_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
+def _answer(req: dict[str, Any], sql: str, backends: dict[str, Any], dog: Watchdog,
+            headroom_mb: int) -> dict[str, Any]:
+    """Run one query of ``req`` and return its reply (errors as data)."""
+    key = req["kind"] + ":" + req["target"]
+    try:
+        if key not in backends:
+            cls = SqliteBackend if req["kind"] == "sqlite" else PostgresBackend
+            backends[key] = cls(req["target"])
+        columns, rows, truncated = backends[key].run(
+            sql, req["timeout_s"], req["row_cap"], req["max_bytes"], dog)
+        return {"columns": columns, "rows": rows, "truncated": truncated}
+    except LimitError as exc:
+        return {"error": str(exc), "kind": exc.kind}
+    except MemoryError:
+        backends.clear()
+        return {"error": f"stopped: the query needed more than the {headroom_mb} MB memory "
+                         "limit of the SQL worker", "kind": "memory"}
+    except Exception as exc:  # noqa: BLE001 - every failure is data for the caller
+        backend = backends.get(key)
+        if isinstance(backend, PostgresBackend) and backend.con.closed:
+            backends.pop(key, None)
+        return {"error": _first_line(exc), "kind": "db"}
+
+
 def serve(headroom_mb: int) -> None:
-    """Answer requests from stdin until it closes; each backend is opened once and kept."""
+    """Answer requests from stdin until it closes; each backend is opened once and kept.
+
+    A request carries ``sql`` (one reply) or ``sqls`` (one reply per query, streamed, so a
+    pool of candidates costs one round trip and the parent still times each query).
+    """
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write into the reply channel
     dog = Watchdog()
@@ -290,27 +318,11 @@ def serve(headroom_mb: int) -> None:
     backends: dict[str, Any] = {}
     _write(out, {"ready": os.getpid()})
     while (req := _read(inp)) is not None:
-        key = ""
-        try:
-            key = req["kind"] + ":" + req["target"]
-            if key not in backends:
-                cls = SqliteBackend if req["kind"] == "sqlite" else PostgresBackend
-                backends[key] = cls(req["target"])
-            columns, rows, truncated = backends[key].run(
-                req["sql"], req["timeout_s"], req["row_cap"], req["max_bytes"], dog)
-            reply = {"columns": columns, "rows": rows, "truncated": truncated}
-        except LimitError as exc:
-            reply = {"error": str(exc), "kind": exc.kind}
-        except MemoryError:
-            backends.clear()
-            reply = {"error": f"stopped: the query needed more than the {headroom_mb} MB memory "
-                              "limit of the SQL worker", "kind": "memory"}
-        except Exception as exc:  # noqa: BLE001 - every failure is data for the caller
-            reply = {"error": _first_line(exc), "kind": "db"}
-            backend = backends.get(key)
-            if isinstance(backend, PostgresBackend) and backend.con.closed:
-                backends.pop(key, None)
-        _write(out, reply)
+        for sql in req.get("sqls") or [req.get("sql", "")]:
+            start = time.perf_counter()
+            reply = _answer(req, sql, backends, dog, headroom_mb)
+            reply["ms"] = round((time.perf_counter() - start) * 1000, 3)
+            _write(out, reply)
 
 
 if __name__ == "__main__":

@@ -78,8 +78,8 @@ class Worker:
         (n,) = _HEADER.unpack(self._read_exact(_HEADER.size, deadline))
         return marshal.loads(self._read_exact(n, deadline))
 
-    def call(self, request: dict[str, Any], wait_s: float) -> dict[str, Any]:
-        """Send one request and wait at most ``wait_s`` for the reply (else kill, then raise)."""
+    def send(self, request: dict[str, Any]) -> None:
+        """Send one request (after the worker's start-up message)."""
         if not self.ready:
             self._receive(time.monotonic() + START_TIMEOUT_S)
             self.ready = True
@@ -87,12 +87,21 @@ class Worker:
         try:
             self.proc.stdin.write(_HEADER.pack(len(body)) + body)
             self.proc.stdin.flush()
-            return self._receive(time.monotonic() + wait_s)
         except BrokenPipeError:
             raise DatabaseError("the SQL worker process is gone; run the query again") from None
+
+    def receive(self, wait_s: float) -> dict[str, Any]:
+        """The next reply within ``wait_s``; otherwise the worker is killed and this raises."""
+        try:
+            return self._receive(time.monotonic() + wait_s)
         except WorkerTimeout:
             self.kill()
             raise
+
+    def call(self, request: dict[str, Any], wait_s: float) -> dict[str, Any]:
+        """Send one request and wait at most ``wait_s`` for the reply (else kill, then raise)."""
+        self.send(request)
+        return self.receive(wait_s)
 
     def kill(self) -> None:
         if self.alive():
@@ -154,6 +163,25 @@ class WorkerPool:
             return worker.call(request, wait_s)
         finally:
             self._give_back(worker)
+
+    def run_many(self, request: dict[str, Any], sqls: list[str],
+                 wait_s: float) -> list[dict[str, Any] | Exception]:
+        """Run ``sqls`` as one streamed request; each query gets ``wait_s``. A query that times
+        out or kills its worker becomes its exception; the rest go on in a fresh worker."""
+        out: list[dict[str, Any] | Exception] = []
+        while len(out) < len(sqls):
+            rest = sqls[len(out):]
+            worker = self._take()
+            try:
+                worker.send({**request, "sqls": rest})
+                for _ in rest:
+                    out.append(worker.receive(wait_s))
+            except (WorkerTimeout, DatabaseError) as exc:
+                out.append(exc)
+                worker.kill()
+            finally:
+                self._give_back(worker)
+        return out
 
     def pids(self) -> list[int]:
         """Process ids of the idle workers (for measurements)."""
