@@ -6,9 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.engine.bench_limits import status_mb
 from core.engine.execute import ExecutionResult, TaskDatabase
-from core.engine.workerpool import POOL
+from core.engine.workerpool import POOL, reset_peak, status_mb
 
 MEMORY_BOUND_MB = 200.0  # the bound on process growth per attack
 STOP_MARGIN_S = 0.5  # the bound on stopping: the limit plus this
@@ -29,12 +28,15 @@ def run_attack(db: TaskDatabase, sql: str) -> Run:
     assert db.execute("SELECT 1").ok
     pids = POOL.pids()
     before = {p: status_mb(p, "VmRSS") for p in pids}
+    for p in pids:
+        reset_peak(p)
     rss = status_mb("self", "VmRSS")
     start = time.monotonic()
     result = db.execute(sql)
     elapsed = time.monotonic() - start
-    alive = POOL.pids()
-    worker = max((status_mb(p, "VmHWM") - before[p] for p in pids if p in alive), default=0.0)
+    # a killed worker's peak was read just before the kill
+    worker = max((POOL.killed_peaks.get(p, status_mb(p, "VmHWM")) - before[p] for p in pids),
+                 default=0.0)
     return Run(result, elapsed, status_mb("self", "VmRSS") - rss, worker)
 
 

@@ -20,7 +20,7 @@ from core.engine.execute import open_database
 from core.engine.sqlguard import check_query
 from core.engine.sqlworker import SqliteBackend, Watchdog
 from core.engine.taskbank import DatabaseSpec, load_task_bank
-from core.engine.workerpool import POOL, Worker
+from core.engine.workerpool import POOL, Worker, reset_peak, status_mb
 
 ATTACKS = {
     "sqlite": {
@@ -44,18 +44,6 @@ ATTACKS = {
         "generate_series rows": "SELECT g, repeat('x', 1000) FROM generate_series(1, 100000000) g",
     },
 }
-
-
-def status_mb(pid: int | str, field: str) -> float:
-    """A VmRSS / VmHWM figure of a process from /proc, in MB (0 if the process is gone)."""
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except FileNotFoundError:
-        return 0.0
-    return 0.0
 
 
 def _best_ms(fn: Any, n: int, repeat: int) -> float:
@@ -129,14 +117,17 @@ def attack_figures(spec: DatabaseSpec, dialect: str, timeout_s: float) -> list[d
     db.execute("SELECT 1")
     rows = []
     for name, sql in ATTACKS[dialect].items():
+        db.execute("SELECT 1")  # a warm worker: a start-up after a kill is not the query's time
         pids = POOL.pids()
         before = {p: status_mb(p, "VmRSS") for p in pids}
+        for p in pids:
+            reset_peak(p)
         rss = status_mb("self", "VmRSS")
         start = time.monotonic()
         res = db.execute(sql)
         elapsed = time.monotonic() - start
-        worker = max((status_mb(p, "VmHWM") - before[p] for p in pids if p in POOL.pids()),
-                     default=0.0)
+        worker = max((POOL.killed_peaks.get(p, status_mb(p, "VmHWM")) - before[p]
+                      for p in pids), default=0.0)
         rows.append({"attack": name, "stop_s": elapsed, "app_rss_mb": status_mb(
             "self", "VmRSS") - rss, "worker_peak_mb": worker, "error": res.error or "(ran)"})
     db.close()

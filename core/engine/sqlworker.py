@@ -236,6 +236,13 @@ class PostgresBackend:
             raise LimitError("timeout", _timeout_text(timeout_s)) from None
         except self.psycopg.errors.ProgramLimitExceeded as exc:
             raise LimitError("size", f"stopped: {_first_line(exc)}") from None
+        except self.psycopg.Error as exc:
+            text = str(exc)  # libpq cannot allocate a huge row under RLIMIT_AS
+            if "out of memory" in text or "results from command 'FETCH" in text:
+                con.close()
+                raise LimitError("memory", "stopped: a result row needed more than the SQL "
+                                           "worker's memory limit") from None
+            raise
         finally:
             dog.disarm()
             if not con.closed:
@@ -291,16 +298,17 @@ def _answer(req: dict[str, Any], sql: str, backends: dict[str, Any], dog: Watchd
             sql, req["timeout_s"], req["row_cap"], req["max_bytes"], dog)
         return {"columns": columns, "rows": rows, "truncated": truncated}
     except LimitError as exc:
-        return {"error": str(exc), "kind": exc.kind}
+        reply = {"error": str(exc), "kind": exc.kind}
     except MemoryError:
         backends.clear()
         return {"error": f"stopped: the query needed more than the {headroom_mb} MB memory "
                          "limit of the SQL worker", "kind": "memory"}
     except Exception as exc:  # noqa: BLE001 - every failure is data for the caller
-        backend = backends.get(key)
-        if isinstance(backend, PostgresBackend) and backend.con.closed:
-            backends.pop(key, None)
-        return {"error": _first_line(exc), "kind": "db"}
+        reply = {"error": _first_line(exc), "kind": "db"}
+    backend = backends.get(key)
+    if isinstance(backend, PostgresBackend) and backend.con.closed:
+        backends.pop(key, None)  # reconnect on the next query
+    return reply
 
 
 def serve(headroom_mb: int) -> None:

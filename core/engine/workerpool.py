@@ -35,6 +35,24 @@ START_TIMEOUT_S = 20.0
 _HEADER = struct.Struct(">I")
 
 
+def status_mb(pid: int | str, field: str) -> float:
+    """A VmRSS / VmHWM figure of a process from /proc, in MB (0 if the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return 0.0
+
+
+def reset_peak(pid: int) -> None:
+    """Reset a process's VmHWM to its current RSS (Linux clear_refs), to measure one query."""
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/clear_refs", "w") as fh:
+        fh.write("5")
+
+
 class WorkerTimeout(Exception):
     """The worker did not answer by the outer deadline and was killed."""
 
@@ -49,6 +67,7 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
             start_new_session=True)
         self.ready = False
+        self.peak_mb: float | None = None  # VmHWM when it was killed
 
     @property
     def pid(self) -> int:
@@ -104,7 +123,9 @@ class Worker:
         return self.receive(wait_s)
 
     def kill(self) -> None:
+        """SIGKILL the worker (noting its peak RSS first, for the limit benchmarks)."""
         if self.alive():
+            self.peak_mb = status_mb(self.proc.pid, "VmHWM")
             os.kill(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
@@ -121,6 +142,7 @@ class WorkerPool:
         self._busy = 0
         self._cond = threading.Condition()
         self._pid = os.getpid()
+        self.killed_peaks: dict[int, float] = {}  # pid -> VmHWM (MB) of workers killed
 
     def _reset_after_fork(self) -> None:
         if os.getpid() != self._pid:  # a forked child must not share the parent's pipes
@@ -150,10 +172,18 @@ class WorkerPool:
             raise DatabaseError(f"cannot start the SQL worker process: {exc}") from None
 
     def _give_back(self, worker: Worker | None) -> None:
+        """Return a live worker to the pool; a killed one is replaced at once, in the
+        background, so the next query does not wait for a start-up."""
         with self._cond:
             self._busy -= 1
-            if worker is not None and worker.alive() and os.getpid() == self._pid:
-                self._idle.append(worker)
+            if os.getpid() == self._pid and worker is not None:
+                if worker.peak_mb is not None:
+                    self.killed_peaks[worker.pid] = worker.peak_mb
+                if worker.alive():
+                    self._idle.append(worker)
+                elif not self._idle:
+                    with contextlib.suppress(OSError):
+                        self._idle.append(Worker())
             self._cond.notify()
 
     def run(self, request: dict[str, Any], wait_s: float) -> dict[str, Any]:
