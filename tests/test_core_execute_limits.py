@@ -203,3 +203,18 @@ def test_a_batch_keeps_going_past_a_killed_worker(film_file):
     assert "DROP" in mixed[1].error and "time limit" in mixed[2].error
     assert mixed[0].rows == [("Pulp Fiction",)] and mixed[4].rows == [(4,)]
     db.close()
+
+
+def test_concurrent_queries_share_the_pool_correctly(film_file):
+    """Threads (one Streamlit session each) get their own worker; a runaway blocks no one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    db = open_database(DatabaseSpec("sqlite", str(film_file)), timeout_s=LIMIT_S)
+    sqls = ["WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) "
+            "FROM c"] + [f"SELECT count(*) + {i} FROM film" for i in range(11)]
+    with ThreadPoolExecutor(6) as ex:
+        results = list(ex.map(db.execute, sqls))
+    assert "time limit" in results[0].error
+    assert [r.rows for r in results[1:]] == [[(4 + i,)] for i in range(11)]
+    assert len(POOL.pids()) <= POOL.max_workers
+    db.close()

@@ -5,9 +5,16 @@ limits, so a query that balloons cannot grow the app, and a worker that does not
 time limit plus ``KILL_GRACE_S`` is killed (SIGKILL) and replaced. Workers are reused across
 queries and databases (each keeps its connections), at most ``MAX_WORKERS`` at once.
 
-Decision (measured by ``python -m core.engine.bench_limits``): the worker round trip costs
-about 0.1 ms per query on the film pools, against about 0.4 ms for the query itself in process,
-and starting a worker costs about 40 ms once; in exchange the limits hold on every backend.
+Decision: a worker process, always. In-process limits cannot stop everything: SQLite's
+``printf('%.*c', 900000000, 'x')`` pads in one VM step that ignores interrupts (21 s measured),
+and a PostgreSQL client buffers whole rows (a 200 MB ``repeat`` row), so only a process with its
+own RLIMIT_AS that can be killed bounds both time and memory. Cost, measured by ``python -m
+core.engine.bench_limits`` on the film pools (329 candidates) on the shared 2-core machine at
+load 13-16: the limited SQLite backend alone 0.07-0.13 ms per query, the worker round trip
+0.8-1.0 ms more per query (0.04-0.3 ms on a quieter machine), and a worker's start 130-380 ms
+once, in the background. End to end (open + execute the 2069 candidates and golds of the film
+and AMBROSIA banks) the old in-process path took 3.9-5.7 ms per query and this one 2.8-4.5:
+the difference is within the noise of the machine.
 """
 
 from __future__ import annotations
