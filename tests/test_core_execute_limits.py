@@ -167,6 +167,15 @@ def test_functions_outside_the_allow_list_are_refused(sql, dialect):
     assert type(info.value).__name__ == "UnsafeQueryError"
 
 
+@pytest.mark.parametrize("sql", REFUSED_FUNCTIONS)
+def test_refused_functions_never_reach_the_file(film_file, sql):
+    same = unchanged(lambda: file_hash(film_file))
+    db = open_database(DatabaseSpec("sqlite", str(film_file)), timeout_s=LIMIT_S)
+    assert_stopped(run_attack(db, sql), LIMIT_S, "function")
+    db.close()
+    same()
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT upper(title), lower(genre), length(title), substr(title, 1, 3) FROM film",
     "SELECT count(*), sum(year), avg(year), min(year), max(year), total(year) FROM film",

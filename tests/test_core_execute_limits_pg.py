@@ -90,9 +90,10 @@ def test_server_functions_are_refused_and_leave_no_trace(film_pg, sql):
     with other.connect() as victim:
         pid = victim.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
         same = unchanged(lambda: _content(film_pg))
-        db = open_database(DatabaseSpec("url", film_pg))
-        res = db.execute(sql.format(pid=pid))
-        assert not res.ok and ("allow-list" in res.error or "schema-qualified" in res.error)
+        db = open_database(DatabaseSpec("url", film_pg), timeout_s=LIMIT_S)
+        run = run_attack(db, sql.format(pid=pid))
+        assert_stopped(run, LIMIT_S, "function")
+        assert "allow-list" in run.result.error or "schema-qualified" in run.result.error
         db.close()
         assert victim.exec_driver_sql("SELECT 1").scalar_one() == 1  # not terminated
         same()
