@@ -279,9 +279,13 @@ def _write(stream: Any, obj: Any) -> None:
 
 
 def _limit_address_space(headroom_mb: int) -> None:
-    """RLIMIT_AS = the current address space plus ``headroom_mb``."""
-    with open("/proc/self/statm") as fh:
-        current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    """RLIMIT_AS = the current address space plus ``headroom_mb`` (Linux; elsewhere the heap,
+    result and time limits still hold)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return
     limit = current + headroom_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 

@@ -11,8 +11,9 @@ and a PostgreSQL client buffers whole rows (a 200 MB ``repeat`` row), so only a 
 own RLIMIT_AS that can be killed bounds both time and memory. Cost, measured by ``python -m
 core.engine.bench_limits`` on the film pools (329 candidates) on the shared 2-core machine at
 load 13-16: the limited SQLite backend alone 0.07-0.13 ms per query, the worker round trip
-0.8-1.0 ms more per query (0.04-0.3 ms on a quieter machine), and a worker's start 130-380 ms
-once, in the background. End to end (open + execute the 2069 candidates and golds of the film
+0.8-1.0 ms more per query, 0.8 ms at load 6 (0.4 ms when a pool goes as one streamed request,
+``execute_many``, as pool preparation does), and a worker's start 100-380 ms once, in the
+background. End to end (open + execute the 2069 candidates and golds of the film
 and AMBROSIA banks) the old in-process path took 3.9-5.7 ms per query and this one 2.8-4.5:
 the difference is within the noise of the machine.
 """
