@@ -338,4 +338,5 @@ def serve(headroom_mb: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):  # the app went away
+        serve(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
