@@ -11,7 +11,13 @@ import streamlit as st
 from core.engine.errors import StudioError
 from core.generation.sampler import NO_KEY_MESSAGE, has_api_key
 from study.runner import studies_dir
-from study.setup_pools import generate_candidates, pool_status, prepare_missing, study_tasks
+from study.setup_pools import (
+    database_warnings,
+    generate_candidates,
+    pool_status,
+    prepare_missing,
+    study_tasks,
+)
 from study.spec import StudySpecError, load_study
 from ui import study_cache as data
 from ui.access import require_researcher
@@ -43,6 +49,8 @@ for w in spec.warnings:
 st.caption(f"Participant link: `/participant?study={path.parent.name}`")
 
 st.subheader("Tasks and pools", anchor=False)
+for w in database_warnings(spec):
+    st.warning(w)
 status = pool_status(spec)
 st.dataframe(pd.DataFrame([{"task": s.task, "role": s.role, "in bank": s.in_bank,
                             "candidates": s.candidates, "pool prepared": s.prepared}

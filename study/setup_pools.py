@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.engine.dbrole import role_warnings
 from core.engine.pool import prepare_pool
 from core.engine.prepare import _read, default_pool_dir, pool_fingerprint, write_prepared
 from core.engine.taskbank import Task, load_task_bank
@@ -39,6 +40,15 @@ def study_tasks(spec: StudySpec) -> dict[str, Task]:
         return {}
     tasks, _ = load_task_bank(spec.task_bank, lenient=True)
     return {t.id: t for t in tasks}
+
+
+def database_warnings(spec: StudySpec) -> list[str]:
+    """Least-privilege warnings for each distinct task database of the study (PostgreSQL roles
+    that are superusers or can write); SQLite databases always open read-only."""
+    seen: dict[str, Task] = {}
+    for task in study_tasks(spec).values():
+        seen.setdefault(task.database.value, task)
+    return [f"task {t.id}: {w}" for t in seen.values() for w in role_warnings(t.database)]
 
 
 def pool_status(spec: StudySpec) -> list[PoolStatus]:

@@ -1,12 +1,16 @@
-"""Safe, read-only execution of candidate SQL through SQLAlchemy.
+"""Safe, read-only execution of candidate SQL.
 
-Three layers keep a candidate from changing or hanging a database:
+Four layers keep a candidate from changing, hanging or exhausting anything:
 
-1. an allow-list parsed with sqlglot (exactly one SELECT / WITH / set operation, nothing else);
-2. a read-only connection (SQLite opened with ``mode=ro`` and ``PRAGMA query_only``;
-   PostgreSQL in a ``READ ONLY`` transaction);
-3. a time limit that really stops the statement (SQLite's progress handler interrupts the VM;
-   PostgreSQL's ``statement_timeout``) and a row cap with a ``truncated`` flag.
+1. allow-lists parsed with sqlglot (:mod:`core.engine.sqlguard`): exactly one SELECT / WITH /
+   set operation, and only pure functions;
+2. a read-only connection: SQLite files, dumps and ``sqlite:///`` URLs open as percent-encoded
+   ``mode=ro`` URIs with ``query_only`` and an authorizer; PostgreSQL runs each query in a
+   ``READ ONLY`` transaction through a cursor; every other dialect is refused;
+3. a worker process (:mod:`core.engine.sqlworker`, :mod:`core.engine.workerpool`) with size,
+   heap, result and address-space limits, and a time limit enforced from outside the query
+   (interrupt / cancel at the limit, SIGKILL of the worker at the limit + 0.3 s);
+4. a row cap with a ``truncated`` flag.
 
 A failing candidate becomes data (:class:`ExecutionResult` with ``error``), never an exception
 that stops the pool.
@@ -14,33 +18,32 @@ that stops the pool.
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
 import hashlib
 import os
 import sqlite3
 import tempfile
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 import sqlglot
-from sqlglot import exp
 
-from core.engine.errors import DatabaseError, QueryTimeoutError, UnsafeQueryError
+from core.engine.errors import DatabaseError, UnsafeQueryError
+from core.engine.sqlguard import check_query
+from core.engine.sqlworker import _norm as _worker_norm
 from core.engine.taskbank import DatabaseSpec
+from core.engine.workerpool import KILL_GRACE_S, POOL, WorkerTimeout
+
+__all__ = ["DEFAULT_ROW_CAP", "DEFAULT_TIMEOUT_S", "ExecutionResult", "TaskDatabase",
+           "check_query", "execute_candidates", "materialise_dump", "open_database"]
 
 DEFAULT_TIMEOUT_S = 2.0
 DEFAULT_ROW_CAP = 1000
-_ALLOWED_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
-_FORBIDDEN = (
-    exp.Insert, exp.Update, exp.Delete, exp.Drop, exp.Create, exp.Alter, exp.Command,
-    exp.Pragma, exp.Attach, exp.Detach, exp.Merge, exp.TruncateTable, exp.Set, exp.Transaction,
-    exp.Commit, exp.Rollback, exp.Into,
-)
+DEFAULT_RESULT_BYTES = 16_000_000  # cell text a result may carry back
 
 
 @dataclass
@@ -70,36 +73,6 @@ class ExecutionResult:
     def from_dict(cls, d: dict[str, Any]) -> ExecutionResult:
         return cls(list(d["columns"]), [tuple(r) for r in d["rows"]], d.get("error"),
                    bool(d.get("truncated")), float(d.get("elapsed_ms", 0.0)))
-
-
-def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
-    """Parse ``sql`` and return its AST if it is exactly one read-only query.
-
-    Raises :class:`UnsafeQueryError` naming what was refused (PRAGMA, ATTACH, DDL, DML, several
-    statements, or unparsable text).
-    """
-    if not sql or not sql.strip():
-        raise UnsafeQueryError("empty SQL: write one SELECT statement")
-    try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except sqlglot.errors.ParseError as exc:
-        first = exc.errors[0]["description"] if exc.errors else str(exc)
-        raise UnsafeQueryError(f"SQL does not parse ({first})") from None
-    except sqlglot.errors.TokenError as exc:
-        raise UnsafeQueryError(f"SQL does not parse ({exc})") from None
-    if len(statements) != 1:
-        raise UnsafeQueryError(
-            f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")
-    tree = statements[0]
-    root = tree
-    if not isinstance(root, _ALLOWED_ROOTS):
-        raise UnsafeQueryError(
-            f"only SELECT, WITH and set operations may run; this is {type(root).__name__.upper()}")
-    for node in tree.walk():
-        if isinstance(node, _FORBIDDEN):
-            raise UnsafeQueryError(
-                f"{type(node).__name__.upper()} is not allowed inside a candidate query")
-    return tree
 
 
 _DUMP_LOCK = threading.Lock()
@@ -137,24 +110,39 @@ def materialise_dump(dump: str) -> Path:
 
 
 class TaskDatabase:
-    """A read-only handle on a task's database with a per-query time limit and row cap."""
+    """A read-only handle on a task's database with a hard per-query time limit and row cap.
+
+    Candidates run in a worker process (:mod:`core.engine.workerpool`) under size, memory and
+    time limits; this process keeps a read-only SQLAlchemy engine for schema reflection only.
+    SQLite files, dumps and ``sqlite:///`` URLs open with ``mode=ro``; PostgreSQL URLs run in
+    ``READ ONLY`` transactions with a statement timeout; other dialects are refused.
+    """
 
     def __init__(self, spec: DatabaseSpec, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 row_cap: int = DEFAULT_ROW_CAP):
+                 row_cap: int = DEFAULT_ROW_CAP, max_result_bytes: int = DEFAULT_RESULT_BYTES):
         self.spec = spec
         self.timeout_s = timeout_s
         self.row_cap = row_cap
+        self.max_result_bytes = max_result_bytes
         self.dialect = spec.dialect
-        self._engine = self._make_engine(spec)
+        if self.dialect == "sqlite":
+            self.path: Path | None = sqlite_path(spec)
+            self._target = sqlite_uri(self.path)
+        elif self.dialect == "postgres":
+            self.path = None
+            self._target = _libpq_url(spec.value)
+        else:
+            raise DatabaseError(
+                f"task databases of dialect '{self.dialect}' are refused: candidates can only "
+                "run read-only with a hard time limit on SQLite (a file, a dump or a sqlite:/// "
+                "URL) and PostgreSQL (postgresql+psycopg:// URL)")
+        self._engine = self._make_engine()
         self._schema: dict[str, list[str]] | None = None
+        POOL.prestart()
 
-    @staticmethod
-    def _make_engine(spec: DatabaseSpec) -> sa.Engine:
-        if spec.kind in ("dump", "sqlite"):
-            path = materialise_dump(spec.value) if spec.kind == "dump" else Path(spec.value)
-            if not path.is_file():
-                raise DatabaseError(f"SQLite database '{path}' does not exist")
-            uri = f"file:{path}?mode=ro"
+    def _make_engine(self) -> sa.Engine:
+        if self.dialect == "sqlite":
+            uri = self._target
 
             def creator() -> sqlite3.Connection:
                 con = sqlite3.connect(uri, uri=True, check_same_thread=False)
@@ -162,8 +150,13 @@ class TaskDatabase:
                 return con
 
             return sa.create_engine("sqlite://", creator=creator, poolclass=sa.pool.NullPool)
+        url = sa.engine.make_url(self.spec.value)
+        if "+" not in url.drivername:
+            url = url.set(drivername="postgresql+psycopg")
+        ms = max(1, int(self.timeout_s * 1000))
         try:
-            return sa.create_engine(spec.value, pool_pre_ping=True, pool_size=2)
+            return sa.create_engine(url, pool_pre_ping=True, pool_size=2, connect_args={
+                "options": f"-c default_transaction_read_only=on -c statement_timeout={ms}"})
         except (sa.exc.ArgumentError, ImportError) as exc:
             raise DatabaseError(f"cannot use database URL: {exc}") from None
 
@@ -206,72 +199,49 @@ class TaskDatabase:
         quoted = sqlglot.exp.to_identifier(table).sql(self.dialect)
         return self.execute(f"SELECT * FROM {quoted} LIMIT {int(n)}")
 
+    def _request(self) -> dict[str, Any]:
+        return {"kind": self.dialect, "target": self._target, "timeout_s": float(self.timeout_s),
+                "row_cap": int(self.row_cap), "max_bytes": int(self.max_result_bytes)}
+
+    def _result(self, reply: dict[str, Any] | Exception, start: float) -> ExecutionResult:
+        if isinstance(reply, WorkerTimeout):
+            return ExecutionResult(
+                error=f"stopped after the {self.timeout_s:g} s time limit (the SQL worker did "
+                      "not answer in time and was stopped)", elapsed_ms=_ms(start))
+        if isinstance(reply, Exception):
+            return ExecutionResult(error=str(reply), elapsed_ms=_ms(start))
+        ms = float(reply.get("ms", _ms(start)))  # measured in the worker, per query
+        if "error" in reply:
+            return ExecutionResult(error=str(reply["error"]), elapsed_ms=ms)
+        return ExecutionResult(list(reply["columns"]), [tuple(r) for r in reply["rows"]], None,
+                               bool(reply["truncated"]), ms)
+
     def execute(self, sql: str) -> ExecutionResult:
         """Run one candidate safely; every failure comes back as ``ExecutionResult.error``."""
-        start = time.perf_counter()
-        try:
-            check_query(sql, self.dialect)
-            columns, rows, truncated = self._run(sql)
-        except (UnsafeQueryError, QueryTimeoutError, DatabaseError) as exc:
-            return ExecutionResult(error=str(exc), elapsed_ms=_ms(start))
-        except (sa.exc.SQLAlchemyError, sqlite3.Error) as exc:
-            return ExecutionResult(error=_short_error(exc), elapsed_ms=_ms(start))
-        return ExecutionResult(columns, rows, None, truncated, _ms(start))
+        return self.execute_many([sql])[0]
 
-    def _run(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        with self._engine.connect() as conn:
-            if self.dialect == "sqlite":
-                return self._run_sqlite(conn, sql)
-            return self._run_server(conn, sql)
-
-    def _run_sqlite(self, conn: sa.Connection, sql: str):
-        raw = conn.connection.driver_connection
-        deadline = time.monotonic() + self.timeout_s
-        timed_out = False
-
-        def handler() -> int:
-            nonlocal timed_out
-            if time.monotonic() > deadline:
-                timed_out = True
-                return 1
-            return 0
-
-        raw.set_progress_handler(handler, 2000)
-        try:
-            cur = raw.cursor()
+    def execute_many(self, sqls: list[str]) -> list[ExecutionResult]:
+        """Run candidates in order through one streamed worker request (one round trip); each
+        keeps its own time limit, and failures come back per candidate."""
+        results: list[ExecutionResult | None] = [None] * len(sqls)
+        todo: list[int] = []
+        for i, sql in enumerate(sqls):
+            start = time.perf_counter()
             try:
-                cur.execute(sql)
-                rows = cur.fetchmany(self.row_cap + 1)
-            except sqlite3.OperationalError as exc:
-                if timed_out:
-                    raise QueryTimeoutError(
-                        f"stopped after the {self.timeout_s:g} s time limit") from None
-                raise DatabaseError(_short_error(exc)) from None
-            columns = [d[0] for d in cur.description or []]
-            cur.close()
-        finally:
-            raw.set_progress_handler(None, 0)
-        truncated = len(rows) > self.row_cap
-        return columns, [_norm_row(r) for r in rows[: self.row_cap]], truncated
-
-    def _run_server(self, conn: sa.Connection, sql: str):
-        ms = max(1, int(self.timeout_s * 1000))
-        try:
-            with conn.begin():
-                if self.dialect == "postgres":
-                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
-                result = conn.exec_driver_sql(sql.replace("%", "%%"))
-                columns = list(result.keys())
-                rows = result.fetchmany(self.row_cap + 1)
-                conn.rollback()
-        except sa.exc.OperationalError as exc:
-            if "statement timeout" in str(exc).lower() or "canceling statement" in str(exc):
-                raise QueryTimeoutError(
-                    f"stopped after the {self.timeout_s:g} s time limit") from None
-            raise
-        truncated = len(rows) > self.row_cap
-        return columns, [_norm_row(tuple(r)) for r in rows[: self.row_cap]], truncated
+                check_query(sql, self.dialect)
+                todo.append(i)
+            except UnsafeQueryError as exc:
+                results[i] = ExecutionResult(error=str(exc), elapsed_ms=_ms(start))
+        if todo:
+            start = time.perf_counter()
+            try:
+                replies = POOL.run_many(self._request(), [sqls[i] for i in todo],
+                                        self.timeout_s + KILL_GRACE_S)
+            except DatabaseError as exc:
+                replies = [exc] * len(todo)
+            for i, reply in zip(todo, replies, strict=True):
+                results[i] = self._result(reply, start)
+        return [r for r in results if r is not None]
 
 
 def _ms(start: float) -> float:
@@ -284,21 +254,48 @@ def _short_error(exc: BaseException) -> str:
 
 
 def _norm_value(v: Any) -> Any:
-    """Make a cell JSON-friendly and comparable across drivers."""
-    if isinstance(v, decimal.Decimal):
-        v = float(v)  # then integral values become int, as for SQLite's REAL 2.0
-    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
-        return int(v)
-    if isinstance(v, bytes | bytearray | memoryview):
-        return bytes(v).hex()
-    if isinstance(v, _dt.date | _dt.datetime | _dt.time):
-        return v.isoformat()
-    return v
+    """Make a cell JSON-friendly and comparable across drivers (the worker's normalisation)."""
+    return _worker_norm(v)
 
 
 def _norm_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(_norm_value(v) for v in row)
 
+
+def sqlite_path(spec: DatabaseSpec) -> Path:
+    """The SQLite file of a dump (materialised), a file spec or a ``sqlite:///`` URL."""
+    if spec.kind == "dump":
+        return materialise_dump(spec.value)
+    if spec.kind == "sqlite":
+        path = Path(spec.value)
+    else:
+        try:
+            database = sa.engine.make_url(spec.value).database
+        except sa.exc.ArgumentError as exc:
+            raise DatabaseError(f"cannot use database URL: {exc}") from None
+        if not database or database == ":memory:":
+            raise DatabaseError(
+                f"the SQLite URL '{spec.value}' names no file (an in-memory database has no "
+                "tables); use sqlite:////absolute/path.sqlite")
+        path = Path(database)
+    if not path.is_file():
+        raise DatabaseError(f"SQLite database '{path}' does not exist")
+    return path.resolve()
+
+
+def sqlite_uri(path: Path) -> str:
+    """A read-only SQLite URI for ``path`` with every special character (#, ?, %, space)
+    percent-encoded, so the file opened is exactly the one named."""
+    return f"file:{urllib.parse.quote(str(path))}?mode=ro"
+
+
+def _libpq_url(url: str) -> str:
+    """The SQLAlchemy URL as a libpq URL for psycopg (driver suffix dropped)."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise DatabaseError(f"cannot use database URL: {exc}") from None
+    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
 
 def open_database(spec: DatabaseSpec, **kwargs: Any) -> TaskDatabase:
     """Open a task database read-only (``dump`` materialised once to a cached SQLite file)."""
@@ -307,4 +304,4 @@ def open_database(spec: DatabaseSpec, **kwargs: Any) -> TaskDatabase:
 
 def execute_candidates(db: TaskDatabase, sqls: list[str]) -> list[ExecutionResult]:
     """Execute every candidate; failures are recorded per candidate and never stop the pool."""
-    return [db.execute(sql) for sql in sqls]
+    return db.execute_many(sqls)

@@ -1,0 +1,164 @@
+"""What the hard limits cost and how fast they stop each attack (a printing benchmark).
+
+``python -m core.engine.bench_limits [--bank studies/film/tasks.jsonl] [--repeat 5]
+[--pg-url URL] [--timeout 2]``
+
+Per query on the bank's pools: the statement check alone, the same limited SQLite backend in
+this process, the full path one query per round trip (``execute``) and one round trip per pool
+(``execute_many``, what pool preparation uses); the start-up of one worker. Then
+each attack with its stop time, this process's RSS growth and the worker's peak RSS growth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+from core.engine.execute import open_database
+from core.engine.sqlguard import check_query
+from core.engine.sqlworker import SqliteBackend, Watchdog
+from core.engine.taskbank import DatabaseSpec, load_task_bank
+from core.engine.workerpool import POOL, Worker, reset_peak, status_mb
+
+ATTACKS = {
+    "sqlite": {
+        "randomblob(1e9)": "SELECT randomblob(1000000000)",
+        "printf %.*c 9e8": "SELECT printf('%.*c', 900000000, 'x')",
+        "recursive doubling": "WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) "
+                              "SELECT max(length(s)) FROM r",
+        "recursive count": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                           "SELECT count(*) FROM c",
+        "many big rows": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                         "WHERE x < 100) SELECT randomblob(9000000), randomblob(9000000) FROM c",
+    },
+    "postgres": {
+        "repeat 9e8": "SELECT repeat('x', 900000000)",
+        "repeat 2e8": "SELECT repeat('x', 200000000)",
+        "lpad 9e8": "SELECT lpad('x', 900000000, 'x')",
+        "recursive doubling": "WITH RECURSIVE r(s) AS (SELECT 'x'::text UNION ALL "
+                              "SELECT s || s FROM r) SELECT max(length(s)) FROM r",
+        "recursive count": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                           "SELECT count(*) FROM c",
+        "generate_series rows": "SELECT g, repeat('x', 1000) FROM generate_series(1, 100000000) g",
+    },
+}
+
+
+def _best_ms(fn: Any, n: int, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best * 1000 / max(n, 1)
+
+
+def per_query_cost(bank: str, repeat: int) -> dict[str, float]:
+    """ms per query (best of ``repeat`` passes over every candidate of every task)."""
+    tasks, _ = load_task_bank(bank, lenient=True)
+    dbs = [open_database(t.database) for t in tasks]
+    work = [(db, [c.sql for c in t.candidates]) for db, t in zip(dbs, tasks, strict=True)]
+    n = sum(len(s) for _, s in work)
+    dog = Watchdog()
+    dog.start()
+    backends = [SqliteBackend(db._target) for db in dbs]
+
+    def inline() -> None:
+        for backend, (_, sqls) in zip(backends, work, strict=True):
+            for sql in sqls:
+                try:
+                    backend.run(sql, 2.0, 1000, 16_000_000, dog)
+                except Exception:  # noqa: BLE001, S112 - failing candidates cost time too
+                    continue
+
+    def full() -> None:
+        for db, sqls in work:
+            for sql in sqls:
+                db.execute(sql)
+
+    def batched() -> None:
+        for db, sqls in work:
+            db.execute_many(sqls)
+
+    def check() -> None:
+        for _, sqls in work:
+            for sql in sqls:
+                try:
+                    check_query(sql)
+                except Exception:  # noqa: BLE001, S112
+                    continue
+
+    full()  # warm the worker's connections
+    out = {"queries": n, "check_ms": _best_ms(check, n, repeat),
+           "inline_limited_ms": _best_ms(inline, n, repeat), "worker_ms": _best_ms(full, n, repeat),
+           "worker_batched_ms": _best_ms(batched, n, repeat)}
+    out["worker_overhead_ms"] = out["worker_ms"] - out["inline_limited_ms"] - out["check_ms"]
+    out["batched_overhead_ms"] = (out["worker_batched_ms"] - out["inline_limited_ms"]
+                                  - out["check_ms"])
+    starts = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        w = Worker()
+        w.call({"kind": "sqlite", "target": dbs[0]._target, "sql": "SELECT 1", "timeout_s": 2.0,
+                "row_cap": 1, "max_bytes": 1000}, 5.0)
+        starts.append((time.perf_counter() - start) * 1000)
+        w.kill()
+    out["worker_start_ms"] = statistics.median(starts)
+    for db in dbs:
+        db.close()
+    return out
+
+
+def attack_figures(spec: DatabaseSpec, dialect: str, timeout_s: float) -> list[dict[str, Any]]:
+    """Stop time and memory growth of every attack of ``dialect`` (limit ``timeout_s``)."""
+    db = open_database(spec, timeout_s=timeout_s)
+    db.execute("SELECT 1")
+    rows = []
+    for name, sql in ATTACKS[dialect].items():
+        db.execute("SELECT 1")  # a warm worker: a start-up after a kill is not the query's time
+        pids = POOL.pids()
+        before = {p: status_mb(p, "VmRSS") for p in pids}
+        for p in pids:
+            reset_peak(p)
+        rss = status_mb("self", "VmRSS")
+        start = time.monotonic()
+        res = db.execute(sql)
+        elapsed = time.monotonic() - start
+        worker = max((POOL.killed_peaks.get(p, status_mb(p, "VmHWM")) - before[p]
+                      for p in pids), default=0.0)
+        rows.append({"attack": name, "stop_s": elapsed, "app_rss_mb": status_mb(
+            "self", "VmRSS") - rss, "worker_peak_mb": worker, "error": res.error or "(ran)"})
+    db.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bank", default="studies/film/tasks.jsonl")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--timeout", type=float, default=2.0)
+    ap.add_argument("--pg-url", default="", help="a PostgreSQL database for the server attacks")
+    args = ap.parse_args(argv)
+    cost = per_query_cost(args.bank, args.repeat)
+    print(f"per query over {cost['queries']} candidates of {args.bank} (best of {args.repeat}):")
+    for key in ("check_ms", "inline_limited_ms", "worker_ms", "worker_overhead_ms",
+                "worker_batched_ms", "batched_overhead_ms"):
+        print(f"  {key:22s} {cost[key]:8.3f}")
+    print(f"  {'worker_start_ms':22s} {cost['worker_start_ms']:8.1f}  (median, once per worker)")
+    tasks, _ = load_task_bank(args.bank, lenient=True)
+    targets = [("sqlite", tasks[0].database)]
+    if args.pg_url:
+        targets.append(("postgres", DatabaseSpec("url", args.pg_url)))
+    for dialect, spec in targets:
+        print(f"\nattacks on {dialect}, limit {args.timeout:g} s:")
+        print(f"  {'attack':22s} {'stop s':>7s} {'app MB':>7s} {'worker MB':>9s}  error")
+        for r in attack_figures(spec, dialect, args.timeout):
+            print(f"  {r['attack']:22s} {r['stop_s']:7.2f} {r['app_rss_mb']:7.1f} "
+                  f"{r['worker_peak_mb']:9.1f}  {r['error'][:80]}")
+    POOL.shutdown()
+
+
+if __name__ == "__main__":
+    main()

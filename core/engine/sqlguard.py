@@ -1,0 +1,161 @@
+"""The statement and function allow-lists every candidate passes before it reaches a database.
+
+``check_query`` accepts exactly one SELECT / WITH / set operation, refuses every write, PRAGMA,
+ATTACH, transaction or ``INTO`` anywhere in the tree, and refuses every function call outside an
+allow-list of pure functions (``pg_read_file``, ``pg_terminate_backend``, ``pg_advisory_lock``,
+``lo_import``, ``dblink``, ``load_extension``, ``nextval``, ``set_config``, ``pg_sleep``, …).
+
+Functions sqlglot types as standard SQL (``Count``, ``Upper``, ``Substring``, …) are pure, except
+the few typed classes in ``_TYPED_DENIED`` (file readers, sequences, AI/ML calls). Functions it
+does not know (``exp.Anonymous``) must be named in ``PURE_FUNCTIONS``. A schema-qualified call
+(``pg_catalog.upper(x)``) is refused, and a text scan refuses the server-side name prefixes in
+``_DENIED_PREFIXES`` wherever ``name(`` appears in the text, whatever node it parses to.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+
+from core.engine.errors import UnsafeQueryError
+
+_ALLOWED_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
+_FORBIDDEN = (
+    exp.Insert, exp.Update, exp.Delete, exp.Drop, exp.Create, exp.Alter, exp.Command,
+    exp.Pragma, exp.Attach, exp.Detach, exp.Merge, exp.TruncateTable, exp.Set, exp.Transaction,
+    exp.Commit, exp.Rollback, exp.Into,
+)
+
+_TYPED_DENIED = frozenset({
+    "ReadCSV", "ReadParquet", "NextValueFor", "ToFile", "Secret", "Predict", "GenerateEmbedding",
+    "GenerateText", "GenerateTable", "FeaturesAtTime", "VectorSearch", "Search", "SearchIp",
+    "MLForecast", "MLTranslate", "CurrentIpAddress",
+})
+_TYPED_DENIED_PREFIXES = ("AI",)
+
+# Pure functions sqlglot parses as exp.Anonymous, in SQLite and PostgreSQL (lower case).
+_PURE_TEXT = """
+abs acos acosh asin asinh atan atan2 atanh ceil ceiling cos cosh degrees exp floor ln log log10
+log2 mod pi pow power radians sign sin sinh sqrt cbrt tan tanh trunc div gcd lcm width_bucket
+char glob hex ifnull iif instr length like likelihood likely lower ltrim max min nullif
+octet_length printf quote random randomblob replace round rtrim soundex substr substring trim
+typeof unhex unicode unlikely upper zeroblob coalesce format concat concat_ws
+date time datetime julianday unixepoch strftime timediff
+avg count group_concat string_agg sum total
+row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
+json json_array json_array_length json_extract json_insert json_object json_patch json_remove
+json_replace json_set json_type json_valid json_quote json_group_array json_group_object
+json_each json_tree generate_series
+to_char to_date to_timestamp to_number date_part date_trunc age make_date make_time
+make_timestamp make_interval justify_days justify_hours justify_interval isfinite
+array_agg array_length array_to_string string_to_array array_position array_remove array_append
+array_cat array_dims array_lower array_upper cardinality unnest
+split_part regexp_replace regexp_match regexp_matches regexp_split_to_array regexp_like
+regexp_count regexp_substr regexp_instr strpos position btrim lpad rpad repeat initcap left right
+char_length character_length reverse translate md5 chr ascii to_hex encode decode
+quote_ident quote_literal quote_nullable starts_with
+greatest least bool_and bool_or every bit_and bit_or stddev stddev_pop stddev_samp variance
+var_pop var_samp corr covar_pop covar_samp regr_slope regr_intercept percentile_cont
+percentile_disc mode
+json_agg jsonb_agg json_build_object jsonb_build_object json_build_array jsonb_build_array
+row_to_json to_json to_jsonb json_object_agg jsonb_object_agg json_array_elements
+jsonb_array_elements json_extract_path jsonb_extract_path json_extract_path_text
+jsonb_extract_path_text jsonb_typeof json_typeof
+int2 int4 int8 float4 float8 numeric text varchar bool
+"""
+PURE_FUNCTIONS = frozenset(_PURE_TEXT.split())
+
+_CALL = re.compile(r"""([A-Za-z_][\w$]*)["`\]]?\s*\(""")
+# Server-side families refused wherever they appear as ``name(``, even if sqlglot types them.
+_DENIED_PREFIXES = re.compile(
+    r"^(pg_|lo_|dblink|load_extension|fts3|set_config|current_setting|nextval|setval|currval|"
+    r"lastval|txid_|query_to_xml|table_to_xml|cursor_to_xml|readfile|writefile|edit$)", re.I)
+
+
+_MAX_FORMAT_WIDTH = 10_000
+_FORMAT_SPEC = re.compile(r"%[-+ #0,!]*(\*|\d*)(?:\.(\*|\d*))?")
+
+
+def _check_printf(node: exp.Func, dialect: str) -> None:
+    """SQLite's printf/format pads in a loop the interrupt cannot stop (``%.*c`` with 9e8 ran
+    21 s in one VM step): the format must be a literal, with widths of at most 10 000, no ``*``."""
+    args = node.expressions if isinstance(node, exp.Anonymous) else [node.this]
+    fmt = args[0] if args else None
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise UnsafeQueryError(f"{_call_name(node)}() needs a literal format string here")
+    for width, precision in _FORMAT_SPEC.findall(fmt.this):
+        for part in (width, precision):
+            if part == "*" or (part and int(part) > _MAX_FORMAT_WIDTH):
+                raise UnsafeQueryError(
+                    f"{_call_name(node)}() widths and precisions must be numbers up to "
+                    f"{_MAX_FORMAT_WIDTH} written in the format (not '*')")
+
+
+def _call_name(node: exp.Func) -> str:
+    """The name a function call was written with (lower case) or sqlglot's class name."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    return node.sql_name().lower()
+
+
+def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
+    """Refuse every call outside the pure-function allow-list (see the module docstring)."""
+    for node in tree.walk():
+        if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
+            raise UnsafeQueryError(
+                f"the schema-qualified function call '{node.sql(dialect)[:60]}' is not allowed; "
+                "call the function without a schema")
+        if not isinstance(node, exp.Func):
+            continue
+        if dialect == "sqlite" and (isinstance(node, exp.Format) or (
+                isinstance(node, exp.Anonymous) and _call_name(node) == "printf")):
+            _check_printf(node, dialect)
+        if isinstance(node, exp.Anonymous):
+            name = _call_name(node)
+            if name not in PURE_FUNCTIONS:
+                raise UnsafeQueryError(
+                    f"the function {name}() is not on the allow-list of pure functions "
+                    "candidate SQL may call")
+        else:
+            cls = type(node).__name__
+            if cls in _TYPED_DENIED or cls.startswith(_TYPED_DENIED_PREFIXES):
+                raise UnsafeQueryError(
+                    f"the function {_call_name(node)}() is not on the allow-list of pure "
+                    "functions candidate SQL may call")
+    for match in _CALL.finditer(sql):
+        if _DENIED_PREFIXES.match(match.group(1)):
+            raise UnsafeQueryError(
+                f"the function {match.group(1).lower()}() is not on the allow-list of pure "
+                "functions candidate SQL may call")
+
+
+def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
+    """Parse ``sql`` and return its AST if it is exactly one read-only query of pure functions.
+
+    Raises :class:`UnsafeQueryError` naming what was refused (PRAGMA, ATTACH, DDL, DML, several
+    statements, a function outside the allow-list, or unparsable text).
+    """
+    if not sql or not sql.strip():
+        raise UnsafeQueryError("empty SQL: write one SELECT statement")
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except sqlglot.errors.ParseError as exc:
+        first = exc.errors[0]["description"] if exc.errors else str(exc)
+        raise UnsafeQueryError(f"SQL does not parse ({first})") from None
+    except sqlglot.errors.TokenError as exc:
+        raise UnsafeQueryError(f"SQL does not parse ({exc})") from None
+    if len(statements) != 1:
+        raise UnsafeQueryError(
+            f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")
+    tree = statements[0]
+    if not isinstance(tree, _ALLOWED_ROOTS):
+        raise UnsafeQueryError(
+            f"only SELECT, WITH and set operations may run; this is {type(tree).__name__.upper()}")
+    for node in tree.walk():
+        if isinstance(node, _FORBIDDEN):
+            raise UnsafeQueryError(
+                f"{type(node).__name__.upper()} is not allowed inside a candidate query")
+    check_functions(tree, sql, dialect)
+    return tree

@@ -1,0 +1,186 @@
+"""Hard limits and least privilege on a real PostgreSQL server (tests/pg.py starts it)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from core.engine.dbrole import role_warnings
+from core.engine.execute import open_database
+from core.engine.taskbank import DatabaseSpec
+from core.engine.workerpool import POOL
+from tests.limits_helpers import assert_stopped, run_attack, unchanged
+
+pytestmark = pytest.mark.postgres
+LIMIT_S = 1.0
+
+ATTACKS = [
+    ("SELECT repeat('x', 900000000)", ()),
+    ("SELECT repeat('x', 200000000)", ()),  # fast enough to reach the worker's memory limit
+    ("SELECT lpad('x', 900000000, 'x')", ()),
+    ("SELECT format('%900000000s', 'x')", ()),
+    ("WITH RECURSIVE r(s) AS (SELECT 'x'::text UNION ALL SELECT s || s FROM r) "
+     "SELECT max(length(s)) FROM r", ()),
+    ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+     ("1 s time limit",)),
+    ("SELECT g, repeat('x', 1000) FROM generate_series(1, 100000000) g", ()),
+    ("SELECT repeat('x', 9000000), repeat('y', 9000000) FROM generate_series(1, 100)",
+     ("stopped",)),
+]
+
+# README: "A read-only role for task databases" (the statements the Setup page points to)
+READER_SQL = """
+CREATE ROLE studio_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS
+    CONNECTION LIMIT 20;
+ALTER ROLE studio_reader SET default_transaction_read_only = on;
+ALTER ROLE studio_reader SET statement_timeout = '5s';
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+GRANT CONNECT ON DATABASE {db} TO studio_reader;
+GRANT USAGE ON SCHEMA public TO studio_reader;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO studio_reader;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO studio_reader;
+"""
+
+
+@pytest.fixture
+def film_pg(pg_url: str) -> str:
+    engine = sa.create_engine(pg_url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE film (id int PRIMARY KEY, title text, year int)")
+        conn.exec_driver_sql("INSERT INTO film VALUES (1, 'Pulp Fiction', 1994), "
+                             "(2, 'Jackie Brown', 1997), (3, 'Heat', 1995)")
+    engine.dispose()
+    return pg_url
+
+
+def _content(url: str) -> tuple:
+    """Rows of film, the advisory locks held and the sessions on the server."""
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        rows = conn.exec_driver_sql("SELECT * FROM film ORDER BY id").fetchall()
+        locks = conn.exec_driver_sql(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").scalar_one()
+    engine.dispose()
+    return tuple(rows), locks
+
+
+@pytest.mark.parametrize(("sql", "words"), ATTACKS)
+def test_each_attack_stops_in_time_and_memory(film_pg, sql, words):
+    same = unchanged(lambda: _content(film_pg))
+    db = open_database(DatabaseSpec("url", film_pg), timeout_s=LIMIT_S)
+    assert_stopped(run_attack(db, sql), LIMIT_S, *words)
+    assert db.execute("SELECT count(*) FROM film").rows == [(3,)]  # the handle still works
+    db.close()
+    same()
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT pg_read_file('/etc/passwd')", "SELECT * FROM pg_ls_dir('.')",
+    "SELECT pg_terminate_backend({pid})", "SELECT pg_cancel_backend({pid})",
+    "SELECT pg_advisory_lock(42)", "SELECT pg_try_advisory_lock(42)",
+    "SELECT lo_import('/etc/passwd')", "SELECT * FROM dblink('x', 'SELECT 1') AS t(a int)",
+    "SELECT set_config('transaction_read_only', 'off', true)", "SELECT pg_sleep(5)",
+    "SELECT nextval('film_seq')", "SELECT pg_catalog.pg_read_file('/etc/passwd')",
+])
+def test_server_functions_are_refused_and_leave_no_trace(film_pg, sql):
+    """As the superuser the tests connect with, the allow-list alone must stop these."""
+    other = sa.create_engine(film_pg, poolclass=sa.pool.NullPool)
+    with other.connect() as victim:
+        pid = victim.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        same = unchanged(lambda: _content(film_pg))
+        db = open_database(DatabaseSpec("url", film_pg), timeout_s=LIMIT_S)
+        run = run_attack(db, sql.format(pid=pid))
+        assert_stopped(run, LIMIT_S, "function")
+        assert "allow-list" in run.result.error or "schema-qualified" in run.result.error
+        db.close()
+        assert victim.exec_driver_sql("SELECT 1").scalar_one() == 1  # not terminated
+        same()
+    other.dispose()
+
+
+@pytest.mark.parametrize(("sql", "stopped_by"), [
+    ("INSERT INTO film VALUES (9, 'x', 2000)", "syntax error"),  # DECLARE CURSOR needs a query
+    ("CREATE TABLE evil (a int)", "syntax error"),
+    ("WITH d AS (DELETE FROM film RETURNING id) SELECT * FROM d", "data-modifying"),
+    ("SELECT nextval('film_seq')", "read-only transaction"),
+    ("SELECT pg_advisory_lock(42)", ""),  # runs: only the allow-list stops it (checked above)
+])
+def test_read_only_transaction_refuses_a_write_past_every_check(film_pg, sql, stopped_by):
+    """Straight to the worker (no check_query): the cursor and READ ONLY transaction refuse."""
+    with sa.create_engine(film_pg).begin() as conn:
+        conn.exec_driver_sql("CREATE SEQUENCE film_seq")
+    rows = _content(film_pg)[0]
+    db = open_database(DatabaseSpec("url", film_pg))
+    reply = POOL.run({"kind": "postgres", "target": db._target, "sql": sql, "timeout_s": 2.0,
+                      "row_cap": 10, "max_bytes": 1000}, 5.0)
+    if stopped_by:
+        assert stopped_by in reply.get("error", ""), reply
+    else:  # the lock was taken and is released when the worker's session ends
+        assert reply.get("rows") == [("",)], reply
+        POOL.shutdown()
+        deadline = time.monotonic() + 10
+        while _content(film_pg)[1] and time.monotonic() < deadline:
+            time.sleep(0.05)
+    db.close()
+    assert _content(film_pg) == (rows, 0)
+
+
+def test_role_warnings_for_superuser_writer_and_reader(film_pg):
+    # the tests' own role is a superuser
+    warnings = role_warnings(DatabaseSpec("url", film_pg))
+    assert any("superuser" in w for w in warnings), warnings
+    dbname = sa.engine.make_url(film_pg).database
+    owner = sa.create_engine(film_pg)
+    with owner.begin() as conn:
+        for stmt in READER_SQL.format(db=f'"{dbname}"').split(";"):
+            if stmt.strip():
+                conn.exec_driver_sql(stmt)
+        conn.exec_driver_sql("CREATE ROLE studio_writer LOGIN")
+        conn.exec_driver_sql("GRANT SELECT, INSERT ON film TO studio_writer")
+    reader = sa.engine.make_url(film_pg).set(username="studio_reader").render_as_string(False)
+    writer = sa.engine.make_url(film_pg).set(username="studio_writer").render_as_string(False)
+    try:
+        assert role_warnings(DatabaseSpec("url", reader)) == []
+        writes = role_warnings(DatabaseSpec("url", writer))
+        assert len(writes) == 1 and "can write or owns public.film" in writes[0]
+        assert "read-only role" in writes[0]
+        # the reader role cannot read server files even past the allow-list
+        db = open_database(DatabaseSpec("url", reader))
+        assert db.execute("SELECT count(*) FROM film").rows == [(3,)]
+        reply = POOL.run({"kind": "postgres", "target": db._target, "timeout_s": 2.0,
+                          "sql": "SELECT pg_read_file('/etc/passwd')", "row_cap": 10,
+                          "max_bytes": 10000}, 5.0)
+        assert "permission denied" in reply["error"], reply
+        db.close()
+    finally:
+        with owner.begin() as conn:
+            conn.exec_driver_sql("DROP OWNED BY studio_reader, studio_writer")
+            conn.exec_driver_sql("DROP ROLE studio_reader")
+            conn.exec_driver_sql("DROP ROLE studio_writer")
+        owner.dispose()
+
+
+def test_sqlite_databases_need_no_role_warning(tmp_path):
+    assert role_warnings(DatabaseSpec("sqlite", str(tmp_path / "x.sqlite"))) == []
+
+
+def test_setup_warns_about_a_superuser_task_database(film_pg, tmp_path):
+    """The Setup page's warnings: a study whose bank points at PostgreSQL as a superuser."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from study.setup_pools import database_warnings
+    from study.spec import load_study
+
+    film = Path(__file__).resolve().parent.parent / "studies" / "film"
+    lines = [json.loads(x) for x in (film / "tasks.jsonl").read_text().splitlines() if x.strip()]
+    for line in lines:
+        line["database"] = {"url": film_pg}
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    shutil.copy(film / "study-two-conditions.yaml", tmp_path / "study.yaml")
+    warnings = database_warnings(load_study(tmp_path / "study.yaml"))
+    assert len(warnings) == 1 and "superuser" in warnings[0] and "read-only role" in warnings[0]
+    assert warnings[0].startswith("task film-")
