@@ -25,8 +25,8 @@ from study.analysis.data import StudyData, filter_data, load_study_data
 from study.analysis.questionnaires_agg import likert_long, sus_points, sus_scores
 from study.analysis.timings import timer_intervals, timings_table
 from study.analysis.workflows import workflow_table
-from study.spec import StudySpec, load_study
-from study.store import REPO_ROOT, Store, open_store
+from study.spec import StudySpec
+from study.store import Store, open_store
 from study.trace import EVENT_TYPES
 
 _P = {"participant": "pseudonym (random; never a name)"}
@@ -92,13 +92,11 @@ def study_ids(store: Store) -> list[str]:
 
 
 def find_spec(study: str) -> StudySpec | None:
-    """The study file studies/<study>/study.yaml when it exists and its id matches."""
-    path = REPO_ROOT / "studies" / study / "study.yaml"
-    if path.is_file():
-        spec = load_study(path)
-        if spec.id == study:
-            return spec
-    return None
+    """The valid study file whose id is ``study`` (any file name under the studies dir)."""
+    from study.registry import find
+
+    entry = find(study)
+    return entry.spec if entry else None
 
 
 def _answers_table(data: StudyData) -> pd.DataFrame:
