@@ -109,7 +109,9 @@ def make_token(key: bytes, now: float, ttl_s: float = TOKEN_TTL_S) -> str:
 
 def token_valid(token: str | None, key: bytes, now: float) -> bool:
     """Whether ``token`` was signed with ``key`` and has not expired."""
-    expiry, _, sig = (token or "").partition(".")
+    if not isinstance(token, str):
+        return False
+    expiry, _, sig = token.partition(".")
     if not expiry.isdigit() or int(expiry) < now:
         return False
     good = hmac.new(key, f"researcher:{expiry}".encode(), hashlib.sha256).hexdigest()

@@ -227,7 +227,9 @@ def _study_id(ck: Checker, data: dict[str, Any], path: Path) -> str:
     """The study's id: ``id:`` (validated), else the folder name of a ``study.yaml``."""
     raw = ck.text(data, "id", "")
     if not raw:
-        fallback = path.parent.name if path.name == "study.yaml" else path.stem
+        if path.name == "study.yaml":
+            return path.parent.name
+        fallback = path.stem
         ck.warn("id", f"no 'id:'; the study is addressed as '{fallback}'",
                 f"add 'id: {fallback}' so links keep working if the file moves")
         return fallback
