@@ -37,6 +37,7 @@ class StudyEntry:
     path: Path
     spec: StudySpec | None = None
     problems: tuple[SpecProblem, ...] = field(default_factory=tuple)
+    root: Path | None = None
 
     @property
     def title(self) -> str:
@@ -49,7 +50,7 @@ class StudyEntry:
     def relative(self) -> str:
         """The file's path relative to the studies directory (for researcher pages)."""
         try:
-            return str(self.path.relative_to(studies_dir()))
+            return str(self.path.relative_to(self.root or studies_dir()))
         except ValueError:
             return self.path.name
 
@@ -76,13 +77,14 @@ def _raw_id(path: Path) -> str:
 
 def scan(root: Path | None = None) -> dict[str, StudyEntry]:
     """Every study file keyed by id (duplicates keyed ``id@path`` with an error each)."""
+    root = root or studies_dir()
     loaded: list[StudyEntry] = []
     for path in study_files(root):
         try:
             spec = load_study(path)
-            loaded.append(StudyEntry(spec.id, path, spec))
+            loaded.append(StudyEntry(spec.id, path, spec, root=root))
         except StudySpecError as exc:
-            loaded.append(StudyEntry(_raw_id(path), path, None, tuple(exc.problems)))
+            loaded.append(StudyEntry(_raw_id(path), path, None, tuple(exc.problems), root))
     by_id: dict[str, list[StudyEntry]] = {}
     for e in loaded:
         by_id.setdefault(e.id, []).append(e)
@@ -95,7 +97,8 @@ def scan(root: Path | None = None) -> dict[str, StudyEntry]:
         for e in entries:
             dup = SpecProblem(str(e.path), "id", f"id '{sid}' is also used by {names}",
                               "give every study file its own 'id:'", 1)
-            out[f"{sid}@{e.relative()}"] = StudyEntry(sid, e.path, None, (*e.problems, dup))
+            out[f"{sid}@{e.relative()}"] = StudyEntry(sid, e.path, None, (*e.problems, dup),
+                                                      root)
     return dict(sorted(out.items()))
 
 

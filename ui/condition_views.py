@@ -3,8 +3,8 @@
 ``pleasqlarify`` and ``atomic-only`` are the workspace with different :class:`WorkspaceOptions`
 (atomic-only: no Decision Space; pleasqlarify may add pool accounting), ``planpool-chat`` the
 chat of :mod:`ui.chat` (its questions from the structured agent, or from the LLM agent with
-``agent: llm`` when a key is configured — otherwise the page says so, logs the fallback and
-uses the structured agent), ``single-shot`` the one query of :mod:`ui.single_shot`. Every state
+``agent: llm`` when a key is configured; without one the study stays closed unless it states
+``fallback: structured``, and then the page says so and logs the fallback), ``single-shot`` the one query of :mod:`ui.single_shot`. Every state
 change is saved with the participant's progress, so a refresh resumes where they were.
 """
 
@@ -120,6 +120,10 @@ def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done:
     saved = runner.chat(step.task) or {}
     llm = llm_agent(cond) if cond.agent == "llm" else None
     if cond.agent == "llm" and llm is None:
+        if not cond.fallback:  # the key vanished mid-study: never mix agents silently
+            st.error("This part of the study cannot run right now. Please tell the "
+                     "facilitator (the LLM agent's API key is missing).")
+            st.stop()
         st.warning(LLM_FALLBACK, icon=":material/key_off:")
         runner.log("chat.agent_fallback", {"wanted": "llm", "using": "structured",
                                            "reason": "no Anthropic API key configured"},
