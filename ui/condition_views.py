@@ -62,13 +62,21 @@ def condition_of(runner: Runner, step: flow.Step) -> Condition:
     return runner.spec.condition(step.condition or runner.assignment.condition)
 
 
-def workspace_options(cond: Condition) -> WorkspaceOptions:
-    """The workspace panels and accounting of a workspace condition."""
+def workspace_options(cond: Condition, step: flow.Step | None = None) -> WorkspaceOptions:
+    """The workspace panels and accounting of a workspace condition at ``step``.
+
+    Exploration subtasks (2a/2b) offer no Submit; in a task step the page shows the question
+    above the prompt (the same place in every part), so the workspace does not repeat it.
+    """
+    in_task = step is not None and step.kind == "task"
+    submit = not in_task or step.subtask in flow.SUBMIT_SUBTASKS
     if cond.id == "atomic-only":
         return WorkspaceOptions(show_action_space=cond.show_action_space,
-                                show_decision_space=False)
+                                show_decision_space=False, submit=submit,
+                                show_question=not in_task)
     return WorkspaceOptions(pool_accounting=cond.pool_accounting,
-                            ig_threshold=cond.ig_threshold)
+                            ig_threshold=cond.ig_threshold, submit=submit,
+                            show_question=not in_task)
 
 
 def _subtask(step: flow.Step) -> str:
@@ -101,7 +109,7 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
         done()
 
     render_workspace(pool, log=log, mode="study", on_submit=on_submit, namespace=namespace,
-                     options=workspace_options(cond))
+                     options=workspace_options(cond, step))
 
 
 def llm_agent(cond: Condition) -> LLMAgent | None:
@@ -165,7 +173,8 @@ def single_shot(runner: Runner, step: flow.Step, namespace: str, cond: Condition
 
     render_single_shot(pool, log=lambda t, p: runner.log(t, p),
                        submitted=runner.submitted(step.task), rejected=runner.rejected(step.task),
-                       on_submit=on_submit, on_reject=on_reject, show_sql=cond.show_sql)
+                       on_submit=on_submit, on_reject=on_reject, show_sql=cond.show_sql,
+                       show_question=step.kind != "task")
 
 
 VIEWS = {"pleasqlarify": workspace, "atomic-only": workspace, "planpool-chat": chat,
