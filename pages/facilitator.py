@@ -23,7 +23,8 @@ if not studies:
     st.info("No valid study file yet: add one on the Setup page.")
     st.stop()
 names = list(studies)
-name = st.selectbox("Study", names, index=names.index("film") if "film" in names else 0,
+wanted = st.query_params.get("study", "film")  # /facilitator?study=<id> preselects a study
+name = st.selectbox("Study", names, index=names.index(wanted) if wanted in names else 0,
                     key="fac_study", format_func=lambda k: f"{k} · {studies[k].title}")
 spec = studies[name].spec
 assert spec is not None
