@@ -51,8 +51,7 @@ st.subheader("Participant", anchor=False)
 if not active:
     st.info("No active participant. Share the link `/participant?study=" + spec.id + "`.")
 else:
-    labels = {r["participant"]: f"P{r['number']} · {r['condition']} · {r['step']}"
-              for r in active}
+    labels = {r["participant"]: f"P{r['number']} · {r['condition']}" for r in active}
     who = st.selectbox("Active participant", list(labels), key="fac_who",
                        format_func=labels.get)
     console = F.Console(store, spec, who, session_id)

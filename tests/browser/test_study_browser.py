@@ -71,6 +71,7 @@ def server(tmp_path) -> Iterator[tuple[str, str]]:
 
 
 def _shot(page, name: str) -> None:
+    page.mouse.move(2, 2)  # no tooltip over the screenshot
     _idle(page)
     page.screenshot(path=str(ARTIFACTS / f"study-{name}.png"), full_page=True)
 
@@ -120,13 +121,20 @@ def _answer(page, store, pid: str, item: str, text: str) -> None:
 
 def _likert(page, store, pid: str, qid: str, n_items: int, value: int = 5) -> None:
     """Answer every Likert item of the questionnaire on screen, then Continue."""
-    _idle(page)
     radios = page.get_by_test_id("stRadio")
+    radios.nth(n_items - 1).wait_for()
     for i in range(n_items):
-        radios.nth(i).get_by_text(str(value), exact=True).click()
-        _idle(page)
-    _until(lambda: sum(k.startswith(f"{qid}/") for k in store.answers(pid)) >= n_items,
-           f"{qid} answers of {pid}")
+        for _attempt in range(3):
+            _idle(page)
+            radios.nth(i).get_by_text(str(value), exact=True).click()
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and sum(
+                    k.startswith(f"{qid}/") for k in store.answers(pid)) <= i:
+                time.sleep(0.1)
+            if sum(k.startswith(f"{qid}/") for k in store.answers(pid)) > i:
+                break
+        else:
+            raise AssertionError(f"{qid} item {i} of {pid} was not saved after 3 clicks")
     _click(page, "Continue")
 
 
