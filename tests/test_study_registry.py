@@ -121,3 +121,27 @@ def test_check_path_reads_the_bank_beside_the_file(tmp_path: Path, monkeypatch) 
     assert checked.spec is not None and checked.bank_bytes == _bank_text()
     assert setup_files.check_path(src / "nope.yaml").problems[0].message == "no such study file"
     assert FILM_BANK.is_file()
+
+
+def test_unknown_study_link_gets_a_friendly_message_without_paths(tmp_path, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(registry.STUDIES_ENV, str(tmp_path))
+    monkeypatch.setenv("PLEASQLARIFY_DB_URL", f"sqlite:///{tmp_path / 's.sqlite'}")
+    at = AppTest.from_file(str(ROOT / "pages" / "participant.py"), default_timeout=60)
+    at.query_params["study"] = "no-such-study"
+    at.run()
+    assert at.header[0].value == "This study link does not work"
+    shown = " ".join(str(e.value) for e in [*at.markdown, *at.error, *at.caption])
+    assert str(tmp_path) not in shown and "/" not in shown.replace("a/b", "")
+
+
+def test_shipped_onboarding_names_the_controls_and_promises_no_video() -> None:
+    for e in scan(ROOT / "studies").values():
+        intro = e.spec.onboarding.intro
+        if not e.spec.onboarding.video_url:
+            assert "video" not in intro.lower(), e.id
+    film = scan(ROOT / "studies")["film"].spec.onboarding.intro
+    for control in ("Action Space", "Decision Space", "Predicted Query", "Submit this query",
+                    "Back", "The task's database"):
+        assert control in film
