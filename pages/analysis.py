@@ -4,7 +4,6 @@ and replay, export. Thin: every computation lives in study.analysis and study.ex
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import streamlit as st
 
@@ -17,7 +16,7 @@ from study.analysis.pools import study_pools
 from study.analysis.replay import replay
 from study.analysis.timings import annotations, timer_intervals, timings_table
 from study.export import build_tables, export_zip, find_spec, study_ids
-from study.simulate_demo import DEMO_URL
+from study.simulate_demo import demo_url, has_demo
 from study.store import default_url, open_store
 from ui import study_cache as data_cache
 from ui.access import require_researcher
@@ -47,8 +46,8 @@ st.title("Analysis")
 require_researcher("analysis")
 
 sources = {"live": default_url()}
-if Path(DEMO_URL.removeprefix("sqlite:///")).is_file() and default_url() != DEMO_URL:
-    sources["demo"] = DEMO_URL
+if has_demo() and demo_url() != default_url():
+    sources["demo"] = demo_url()
 with st.sidebar:
     source = st.radio("Data", list(sources), horizontal=True, key="an_source",
                       format_func={"live": "Study database", "demo": "Demo (simulated)"}.get)
