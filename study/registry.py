@@ -4,8 +4,8 @@ A study file is any ``*.yaml`` under ``$PLEASQLARIFY_STUDIES_DIR`` (default ``st
 whatever its name: ``studies/film/study-two-conditions.yaml`` is opened as
 ``/participant?study=film-two-conditions``. Two files with the same id are both reported and
 neither opens (a link must name exactly one study). :func:`open_problems` says what keeps a
-valid study closed to participants (an ``agent: llm`` condition without an API key and no
-stated fallback).
+valid study closed to participants (a missing task bank; an ``agent: llm`` condition without
+an API key and no stated fallback).
 """
 
 from __future__ import annotations
@@ -115,6 +115,13 @@ def has_api_key(secret: str | None = None) -> bool:
 def open_problems(spec: StudySpec, *, api_key: bool) -> list[SpecProblem]:
     """What keeps a valid study closed to participants ([] when it may open)."""
     out = []
+    if spec.task_bank is None or not spec.task_bank.is_file():
+        name = spec.task_bank.name if spec.task_bank else "(none)"
+        line = line_map(spec.path.read_text(encoding="utf-8")).get("task_bank", 0)
+        out.append(SpecProblem(spec.path.name, "task_bank", f"task bank '{name}' does not "
+                               "exist, so participants could not get any task", "upload the "
+                               "task bank in Setup, or correct the path (relative to the study "
+                               "file)", line))
     for i, c in enumerate(spec.conditions):
         if c.id == "planpool-chat" and c.agent == "llm" and not api_key and not c.fallback:
             where = f"conditions[{i}].agent"

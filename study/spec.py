@@ -193,10 +193,10 @@ def _check_bank(ck: Checker, bank: Path, tasks: list[TaskEntry], practice: str) 
     """Every bad bank line as its own error (file:line: field), then task ids against it."""
     from core.engine.taskbank import load_task_bank
 
-    if not bank.is_file():
-        ck.err("task_bank", f"task bank '{bank.name}' does not exist, so participants could not "
-               "get any task", "upload the task bank in Setup, or correct the path (relative "
-               "to the study file)")
+    if not bank.is_file():  # a warning here; registry.open_problems keeps the study closed
+        ck.warn("task_bank", f"task bank '{bank.name}' does not exist yet, so task ids were not "
+                "checked and participants could not get any task", "upload the task bank in "
+                "Setup, or correct the path (relative to the study file)")
         return
     loaded, problems = load_task_bank(bank, lenient=True)
     for p in problems:

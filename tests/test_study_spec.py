@@ -128,10 +128,14 @@ def test_unknown_practice_task(tmp_path):
     assert "onboarding.practice_task: unknown task id 'px'" in msgs[0]
 
 
-def test_missing_bank_is_an_error(tmp_path):
-    msgs = problems(tmp_path, GOOD, bank=None)
-    assert len(msgs) == 1 and ":4: task_bank: task bank 'bank.jsonl' does not exist" in msgs[0]
-    assert "upload the task bank in Setup" in msgs[0]
+def test_missing_bank_is_a_warning_and_keeps_the_study_closed(tmp_path):
+    from study.registry import open_problems
+
+    spec = load_study(write(tmp_path, GOOD, bank=None))
+    assert [w.where for w in spec.warnings] == ["task_bank"]
+    (problem,) = open_problems(spec, api_key=True)
+    assert str(problem).startswith("study.yaml:4: task_bank: task bank 'bank.jsonl' does not "
+                                   "exist") and "upload the task bank in Setup" in problem.fix
 
 
 def test_every_bad_bank_line_is_reported_with_file_line_field_and_fix(tmp_path):

@@ -8,6 +8,7 @@ itself. Wrong passwords are rate-limited per server process.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
@@ -21,9 +22,14 @@ COOKIE = "pq_researcher"
 
 
 @st.cache_resource(show_spinner=False)
-def _configured_hash() -> str:
-    """Once per server process: print the password (or where it comes from); its hash."""
+def _announced(configured_digest: str) -> str:
+    """Once per server process (and configured password): print it or its source; the hash."""
     return A.announce(secret("researcher_password"))
+
+
+def _configured_hash() -> str:
+    chosen = A.configured_password(secret("researcher_password")) or ""
+    return _announced(hashlib.sha256(chosen.encode()).hexdigest())
 
 
 @st.cache_resource(show_spinner=False)
