@@ -265,7 +265,7 @@ VIEWS = {"questionnaire": questionnaire, "onboarding": onboarding, "practice": p
          "task": task}
 
 
-FOLLOW_S = 2.0  # how often the page checks for a facilitator's advance or pause
+FOLLOW_S = 1.5  # how often the page checks for a facilitator's advance or pause
 
 
 @st.fragment(run_every=FOLLOW_S)
