@@ -42,10 +42,10 @@ WHERE_SUBMIT = {
                    "bottom.",
 }
 PRACTICE_HINTS = {
-    "pleasqlarify": "click or lasso points in the Action Space, answer Yes/No in the Decision "
+    "pleasqlarify": "click or lasso glyphs in the Action Space, answer Yes/No in the Decision "
                     "Space, accept or reject clauses in the Predicted Query, and use Back.",
-    "atomic-only": "click or lasso points in the Action Space, accept or reject clauses in the "
-                   "Predicted Query, and use Back.",
+    "atomic-only": "click or lasso glyphs in the Action Space (or keep a cluster), and accept or "
+                   "reject clauses in the Predicted Query.",
     "planpool-chat": "answer the assistant's questions with Yes, No or Not specified and look "
                      "at the query it proposes.",
     "single-shot": "look at the proposed query and its output, and accept it or say it is not "
