@@ -1,15 +1,16 @@
 """PleaSQLarify Studio entry point: the router only (st.navigation with explicit pages).
 
 Add a page by appending an ``st.Page`` to :data:`PAGES` (or a new section); pages hold no logic.
-Researcher pages (:data:`RESEARCH`) are only part of the navigation once this browser session
-has unlocked them; participant links (``?study=`` / ``?p=``) get no navigation at all.
+Researcher pages (:data:`RESEARCH`) are always routable and show the unlock form in place until
+this browser has unlocked them (then the token cookie keeps them unlocked for a working day);
+participant links (``?study=`` / ``?p=``) get no navigation at all.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui.access import is_researcher
+from ui.access import is_researcher, sync_cookie
 
 PAGES: dict[str, list[st.Page]] = {
     "Explore": [
@@ -34,7 +35,8 @@ RESEARCH: list[st.Page] = [
 
 st.set_page_config(page_title="PleaSQLarify Studio", page_icon=":material/hub:", layout="wide")
 researcher = is_researcher()
-pages = {**PAGES, "Research": RESEARCH} if researcher else PAGES
+sync_cookie()
+pages = {**PAGES, "Research": RESEARCH}
 participant_link = "p" in st.query_params or "study" in st.query_params
 st.navigation(pages, position="hidden" if participant_link and not researcher
               else "sidebar").run()

@@ -39,6 +39,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="shots-"))
     env = dict(os.environ, PLEASQLARIFY_DB_URL=f"sqlite:///{tmp / 'study.sqlite'}",
+               PLEASQLARIFY_DEMO_DB_URL=f"sqlite:///{tmp / 'demo.sqlite'}",
                PLEASQLARIFY_RESEARCHER_PASSWORD="demo",
                NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
     subprocess.run([sys.executable, "-m", "study.simulate_demo", "--participants", "6"],
@@ -72,7 +73,7 @@ def main() -> None:
             _idle(page)
             # a page load would start a new (locked) session: navigate inside the app
             page.get_by_role("link", name="Analysis").click()
-            page.get_by_text("Include simulated participants").click()  # demo data is simulated
+            page.get_by_text("Demo (simulated)").click()  # the simulated demo database
             page.get_by_role("tab", name="Completion").wait_for()
             _idle(page)
             page.screenshot(path=str(OUT / "analysis.png"))

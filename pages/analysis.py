@@ -18,8 +18,10 @@ from study.analysis.replay import replay
 from study.analysis.specs import find_study_spec
 from study.analysis.timings import annotations, timer_intervals, timings_table
 from study.export import build_tables, export_zip, find_spec, manifest, study_ids
+from study.simulate_demo import demo_url, has_demo
 from study.store import default_url, open_store
 from study.withdraw import withdrawals
+from ui import study_cache as data_cache
 from ui.access import require_researcher
 from ui.router import ensure_router
 
@@ -37,24 +39,44 @@ def _pools(study: str) -> dict:
     return study_pools(spec) if spec else {}
 
 
+def _when(ts: int) -> str:
+    """Epoch milliseconds as local 'YYYY-MM-DD HH:MM:SS'."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts / 1000))
+
+
 ensure_router()
 st.title("Analysis")
 require_researcher("analysis")
 
-store = _store(default_url())
-studies = study_ids(store)
+sources = {"live": default_url()}
+if has_demo() and demo_url() != default_url():
+    sources["demo"] = demo_url()
+with st.sidebar:
+    source = st.radio("Data", list(sources), horizontal=True, key="an_source",
+                      format_func={"live": "Study database", "demo": "Demo (simulated)"}.get)
+store = _store(sources[source])
+with_data = study_ids(store)
+studies = list(dict.fromkeys([*with_data, *(k for k, e in data_cache.studies().items()
+                                            if e.spec is not None)]))
 if not studies:
-    st.info("No participants yet. Run `python -m study.simulate_demo --participants 6` for "
-            "demo data.")
+    st.info("No study yet. Add one on the Setup page, or run `python -m study.simulate_demo` "
+            "for demo data.")
     st.stop()
 with st.sidebar:
-    study = st.selectbox("Study", studies, key="an_study")
+    study = st.selectbox("Study", studies, key="an_study",
+                         format_func=lambda s: s if s in with_data else f"{s} (no data yet)")
+if study not in with_data:
+    st.info(f"No participant of {study} in this database yet. Share its link from Setup, or "
+            "run `python -m study.simulate_demo --study " + study + "` for demo data.")
+    st.stop()
+with st.sidebar:
     raw = load_study_data(store, study)
     conds = sorted({p["condition"] for p in raw.participants})
     chosen = st.multiselect("Condition", conds, key="an_cond")
     stages = st.multiselect("Stage", ["main", "pilot"], key="an_stage")
     flagged = st.checkbox("Include flagged participants", key="an_flagged")
-    simulated = st.checkbox("Include simulated participants", key="an_sim")
+    simulated = st.checkbox("Include simulated participants", value=source == "demo",
+                            key="an_sim")
     coder = st.text_input("Coder (initials)", key="an_coder")
 data = filter_data(raw, conditions=chosen or None, stages=stages or None,
                    include_flagged=flagged, include_simulated=simulated)
@@ -132,7 +154,11 @@ with tabs[2]:
     per_sub = st.toggle("Per subtask", value=True, key="an_tim_sub")
     st.plotly_chart(F.timing_box(tim, per_sub), key="an_tim_fig")
     st.dataframe(tim.drop(columns=["participant"]), hide_index=True)
-    st.dataframe(annotations(data), hide_index=True)
+    notes = annotations(data)
+    notes.insert(0, "who", [data.label(p) for p in notes["participant"]])
+    notes.insert(1, "time", [_when(ts) for ts in notes["ts"]])
+    st.markdown("**Facilitator markers, notes and recordings**")
+    st.dataframe(notes.drop(columns=["participant", "ts"]), hide_index=True)
 with tabs[3]:
     c1, c2 = st.columns(2)
     rules = W.WorkflowRules(dominance=c1.slider("Dominance share", 0.5, 1.0, 0.6,
@@ -143,9 +169,13 @@ with tabs[3]:
     st.dataframe(wf.drop(columns=["participant"]), hide_index=True)
     st.plotly_chart(F.workflow_sankey(W.path_links(W.task_sequences(data, "3").values())),
                     key="an_sankey")
-    matrices = W.session_matrices(data)
-    sess = st.selectbox("Session", list(matrices), key="an_sess")
-    st.plotly_chart(F.transition_heatmap(matrices[sess]), key="an_trans")
+    matrices, sess_labels = W.session_matrices(data), W.session_labels(data)
+    if matrices:
+        sess = st.selectbox("Session (busiest first)", list(matrices), key="an_sess",
+                            format_func=sess_labels.get)
+        st.plotly_chart(F.transition_heatmap(matrices[sess]), key="an_trans")
+    else:
+        st.info("No session has navigation actions yet.")
     with st.form("an_wf"):
         c1, c2, c3 = st.columns(3)
         who = c1.selectbox("Participant", list(labels), key="an_wf_p")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from study import facilitator as F
 from study.assignment import Override, condition_sequences, task_sequences
-from study.runner import pending_override, set_override, studies_dir
+from study.runner import pending_override, set_override
 from ui import study_cache as data
 from ui.access import require_researcher
 from ui.router import ensure_router
@@ -19,13 +19,16 @@ ensure_router()
 st.title("Facilitator")
 require_researcher("facilitator_login")
 store = data.store()
-names = sorted(p.parent.name for p in studies_dir().glob("*/study.yaml"))
-if not names:
-    st.info(f"No study files under {studies_dir()}.")
+studies = {k: e for k, e in data.studies().items() if e.spec is not None}
+if not studies:
+    st.info("No valid study file yet: add one on the Setup page.")
     st.stop()
-name = st.selectbox("Study", names, index=names.index("film") if "film" in names else 0,
-                    key="fac_study")
-spec = data.spec(studies_dir() / name / "study.yaml")
+names = list(studies)
+wanted = st.query_params.get("study", "film")  # /facilitator?study=<id> preselects a study
+name = st.selectbox("Study", names, index=names.index(wanted) if wanted in names else 0,
+                    key="fac_study", format_func=lambda k: f"{k} · {studies[k].title}")
+spec = studies[name].spec
+assert spec is not None
 if "fac_session" not in st.session_state:
     st.session_state["fac_session"] = F.facilitator_session()
 session_id = st.session_state["fac_session"]
@@ -51,21 +54,28 @@ st.caption(f"Participant link: `/participant?study={name}` · pilot link (stage 
 if not active:
     st.info("No active participant. Share the link `/participant?study=" + name + "`.")
 else:
-    labels = {f"P{r['number']} · {r['step']}": r["participant"] for r in active}
-    who = labels[st.selectbox("Active participant", list(labels), key="fac_who")]
+    labels = {r["participant"]: f"P{r['number']} · {r['condition']}" for r in active}
+    who = st.selectbox("Active participant", list(labels), key="fac_who",
+                       format_func=labels.get)
     console = F.Console(store, spec, who, session_id)
+
+    def advance() -> None:
+        """Button callback: runs before the page, so the step shown below is the new one."""
+        new = console.advance()
+        st.toast(f"Moved to {new.id}." if new else "The participant had already moved on.")
+
+    c = st.columns(4)
+    c[3].button("Advance to next step", key="fac_advance", type="primary", on_click=advance,
+                help="Moves the participant on (their page follows within a few seconds); "
+                     "required answers are not enforced")
     step = console.step()
     st.write(f"Current step: **{step.id}**")
-    c = st.columns(4)
     if c[0].button("Start timer", key="fac_start", disabled=step.kind != "task"):
         st.toast("Timer started." if console.start() else "The timer was already started.")
     if c[1].button("Pause", key="fac_pause", disabled=step.kind != "task"):
         st.toast("Paused." if console.timer("pause") else "The timer was not running.")
     if c[2].button("Resume", key="fac_resume", disabled=step.kind != "task"):
         st.toast("Resumed." if console.timer("resume") else "The timer was not paused.")
-    if c[3].button("Advance to next step", key="fac_advance", type="primary"):
-        new = console.advance()
-        st.toast(f"Moved to {new.id}." if new else "The participant had already moved on.")
     st.markdown("**Markers**")
     row = st.container(horizontal=True)
     for label in F.MARKERS:

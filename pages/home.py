@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import study_cache
 from ui.bank_cache import bank, bank_path
 from ui.router import ensure_router
 from ui.state import select_task
@@ -13,6 +14,12 @@ st.title("PleaSQLarify Studio")
 st.markdown("Pragmatic repair for text-to-SQL: pick an ambiguous question, then narrow its "
             "candidate queries down with decision variables, clause answers and selections in "
             "the Action Space.")
+studies = {k: e for k, e in study_cache.studies().items() if e.spec is not None}
+if studies:
+    st.subheader(f"Studies ({len(studies)})", anchor=False)
+    st.caption("Participants open a study with its link; researchers manage them on Setup.")
+    for sid, e in studies.items():
+        st.markdown(f"- **{e.title}** · `{sid}` · link `/participant?study={sid}`")
 path = bank_path()
 if not path.is_file():
     st.info(f"No task bank at `{path}`. Set PLEASQLARIFY_BANK to a JSON Lines bank.")

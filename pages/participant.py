@@ -1,29 +1,34 @@
 """The participant's study session: consent → questionnaires → onboarding → tasks → code.
 
-Open ``/participant?study=film``; after consent the pseudonym travels in ``?p=``, so a refresh
-or reconnect resumes at the exact step. All logic lives in study.flow/study.runner and
-ui.participant_views.
+Open ``/participant?study=<id>`` (the study file's ``id``); after consent the pseudonym travels
+in ``?p=``, so a refresh or reconnect resumes at the exact step. All logic lives in
+study.flow/study.runner and ui.participant_views.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from study.runner import study_file
-from study.spec import StudySpecError
 from ui import participant_views as views
 from ui import study_cache as data
 from ui.router import ensure_router
 from ui.withdraw import withdrawn_notice
 
 ensure_router()
-name = st.query_params.get("study", "film")
-try:
-    spec = data.spec(study_file(name))
-except (ValueError, StudySpecError) as exc:
-    st.error("This study link does not work. Please ask the facilitator for a new link.")
-    st.caption(f"({name}: {str(exc).splitlines()[0]})")
+name = st.query_params.get("study", "")
+entry = data.study(name) if name else None
+if entry is None:
+    st.header("This study link does not work")
+    st.write("There is no study with this name. Please check the link, or ask the facilitator "
+             "for a new one.")
     st.stop()
+if data.blocking(entry):
+    st.header("This study is not open yet")
+    st.write("The study is still being set up. Please ask the facilitator; they can see what "
+             "is missing on the Setup page.")
+    st.stop()
+spec = entry.spec
+assert spec is not None  # blocking() is non-empty for an entry without a spec
 store = data.store()
 pid = st.query_params.get("p")
 if withdrawn_notice(store, pid):

@@ -1,16 +1,16 @@
-"""Researcher-only setup: validate a study file, check and prepare pools, generate candidates."""
+"""Researcher-only setup: every study by id, add one (upload or path), pools, candidates."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
 
 from core.engine.errors import StudioError
 from core.generation.sampler import NO_KEY_MESSAGE, has_api_key
-from study.runner import studies_dir
+from study import setup_files
 from study.setup_pools import (
     database_warnings,
     generate_candidates,
@@ -18,35 +18,91 @@ from study.setup_pools import (
     prepare_missing,
     study_tasks,
 )
-from study.spec import StudySpecError, load_study
+from study.spec_check import SpecProblem
 from ui import study_cache as data
 from ui.access import require_researcher
 from ui.generation import api_key
 from ui.router import ensure_router
 
+
+def _problems(problems: list[SpecProblem] | tuple[SpecProblem, ...], what: str) -> None:
+    """Every problem as one ``file:line: field: reason. Fix: …`` line."""
+    st.error(f"{len(problems)} problem(s) {what}:")
+    st.markdown("\n".join(f"- `{p.file}:{p.line or '?'}` **{p.where}**: {p.message}."
+                          + (f" *Fix:* {p.fix}" if p.fix else "") for p in problems))
+
+
+def _link(study_id: str) -> str:
+    """The participant link of a study on this server."""
+    url = urlsplit(st.context.url or "")
+    base = f"{url.scheme}://{url.netloc}" if url.netloc else ""
+    return f"{base}/participant?study={study_id}"
+
+
 ensure_router()
 st.title("Study setup")
 require_researcher("setup_login")
-found = sorted(str(p) for p in studies_dir().glob("*/*.yaml"))
-choice = st.selectbox("Study file", [*found, "other path…"], key="setup_file")
-path = Path(st.text_input("Path to study.yaml", key="setup_path") if choice == "other path…"
-            else choice)
-if not str(path).strip() or str(path) == ".":
-    st.info("Enter the path of a study file.")
+studies = data.studies()
+
+with st.expander("Add a study: upload a study file and its task bank, or give a path",
+                 expanded=not studies, icon=":material/upload_file:"):
+    up, local = st.tabs(["Upload", "From a path on this computer"])
+    with up:
+        yml = st.file_uploader("Study file (YAML)", type=["yaml", "yml"], key="setup_up_yaml")
+        bank = st.file_uploader("Task bank (JSON Lines; optional if already saved)",
+                                type=["jsonl"], key="setup_up_bank")
+        checked = (setup_files.check(yml.name, yml.getvalue(), bank.name if bank else None,
+                                     bank.getvalue() if bank else None) if yml else None)
+    with local:
+        path = st.text_input("Path to the study file", key="setup_path",
+                             placeholder="e.g. /home/me/my-study/study.yaml")
+        if path.strip() and checked is None:
+            checked = setup_files.check_path(path.strip())
+    if checked is not None:
+        if checked.problems:
+            _problems(checked.problems, f"in {checked.study_name}; nothing was saved")
+        elif checked.spec is not None:
+            dest = setup_files.destination(checked.spec)
+            st.success(f"**{checked.spec.title}** (`{checked.spec.id}`) is valid: "
+                       f"{len(checked.spec.tasks)} tasks, {len(checked.spec.conditions)} "
+                       "condition(s).")
+            for w in checked.spec.warnings:
+                st.warning(str(w).replace(str(checked.spec.path), checked.study_name))
+            if st.button(f"Save under studies/{checked.spec.id}/", type="primary",
+                         key="setup_save"):
+                target = setup_files.save(checked)
+                st.toast(f"Saved {target.name} in studies/{dest.name}/.")
+                st.session_state["setup_study"] = checked.spec.id
+                st.rerun()
+
+if not studies:
+    st.info("No study files yet. Add one above.")
     st.stop()
-try:
-    spec = load_study(path)
-except StudySpecError as exc:
-    st.error(f"{len(exc.problems)} problem(s) in the study file; nothing was loaded.")
-    st.dataframe(pd.DataFrame([{"file": p.file, "line": p.line or None, "path": p.where,
-                                "problem": p.message, "fix": p.fix} for p in exc.problems]),
-                 hide_index=True, key="setup_errors")
+st.subheader("Studies", anchor=False)
+rows = []
+for e in studies.values():
+    closed = data.blocking(e)
+    rows.append({"id": e.id, "title": e.title, "file": e.relative(),
+                 "status": f"closed: {len(closed)} problem(s)" if closed else "open",
+                 "participant link": _link(e.id) if not closed else ""})
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="setup_studies",
+             column_config={"participant link": st.column_config.LinkColumn()})
+choice = st.selectbox("Study", list(studies), key="setup_study",
+                      format_func=lambda k: f"{studies[k].id} · {studies[k].relative()}")
+entry = studies[choice]
+closed = data.blocking(entry)
+if closed:
+    _problems(closed, f"keep {entry.id} closed to participants")
+if entry.spec is None:
     st.stop()
-st.success(f"**{spec.title}** ({spec.id}) is valid: {len(spec.tasks)} tasks, "
-           f"{len(spec.conditions)} condition(s), {len(spec.questionnaires)} questionnaires.")
+spec = entry.spec
+if not closed:
+    st.success(f"**{spec.title}** (`{spec.id}`) is open: {len(spec.tasks)} tasks, "
+               f"{len(spec.conditions)} condition(s), {len(spec.questionnaires)} "
+               "questionnaires.")
+    st.markdown(f"Participant link: `{_link(spec.id)}`")
 for w in spec.warnings:
     st.warning(str(w))
-st.caption(f"Participant link: `/participant?study={path.parent.name}`")
 
 st.subheader("Tasks and pools", anchor=False)
 for w in database_warnings(spec):

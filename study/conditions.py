@@ -13,7 +13,8 @@ Each condition is a known interface variant with its own settings (all optional)
   a question worth asking; ``free_text`` (default false) adds a typed answer box.
   ``agent: structured | llm`` (default structured) picks who asks: ``llm`` is the tool-using
   LLM agent (core/llm_agent.py) and needs an Anthropic key at run time (without one the page
-  says so and falls back to the structured agent); ``model`` (optional) names its model.
+  is not opened to participants, unless ``fallback: structured`` states that the structured
+  agent may ask instead — then the page says so and logs it); ``model`` names its model.
   ``llm_budget_tokens`` (default 2,000,000) caps the tokens (input + output) the study's LLM
   chats may spend with the researcher's key; when it is spent, chats fall back to the
   structured agent (see study/budget.py). The key is spent only for enrolled participants.
@@ -44,7 +45,7 @@ SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
     "atomic-only": {"show_action_space": True},
     "planpool-chat": {"show_pool": True, "max_questions": 5, "ig_threshold": 0.05,
                       "free_text": False, "agent": "structured", "model": "",
-                      "llm_budget_tokens": 2_000_000},
+                      "llm_budget_tokens": 2_000_000, "fallback": ""},
     "single-shot": {"show_sql": True},
 }
 MAX_QUESTIONS = 20
@@ -66,6 +67,7 @@ class Condition:
     free_text: bool = False
     agent: str = "structured"
     model: str = ""
+    fallback: str = ""
     show_sql: bool = True
     llm_budget_tokens: int = 2_000_000
 
@@ -88,6 +90,12 @@ def _check_value(ck: Checker, key: str, value: Any, where: str) -> Any:
             hint = f"did you mean '{close[0]}'? " if close else ""
             ck.err(where, f"must be one of {', '.join(AGENTS)}, got {value!r}",
                    f"{hint}e.g. 'agent: llm' (needs ANTHROPIC_API_KEY when the study runs)")
+            return None
+        return value
+    if key == "fallback":
+        if value not in ("structured",):
+            ck.err(where, f"must be 'structured', got {value!r}",
+                   "write 'fallback: structured' (the structured agent asks when no key is set)")
             return None
         return value
     if key == "model":
@@ -153,6 +161,9 @@ def parse_condition(ck: Checker, item: Any, where: str) -> Condition | None:
     if cid == "planpool-chat" and "model" in raw and values["agent"] != "llm":
         ck.warn(f"{where}.model", "has no effect without 'agent: llm'",
                 "add 'agent: llm' or remove model")
+    if cid == "planpool-chat" and "fallback" in raw and values["agent"] != "llm":
+        ck.warn(f"{where}.fallback", "has no effect without 'agent: llm'",
+                "add 'agent: llm' or remove fallback")
     if cid == "pleasqlarify" and "ig_threshold" in raw and not values["pool_accounting"]:
         ck.warn(f"{where}.ig_threshold", "has no effect without 'pool_accounting: true'",
                 "add 'pool_accounting: true' or remove ig_threshold")

@@ -15,11 +15,9 @@ killed at any point) resumes at the exact step with no half-written move.
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -27,35 +25,14 @@ from sqlalchemy import select
 from study import flow
 from study import schema as S
 from study.assignment import Assignment, Override, assign_participant, load_assignment
-from study.spec import StudySpec, load_study
-from study.store import REPO_ROOT, Store
+from study.spec import StudySpec
+from study.store import Store
 from study.timing import TimerSummary, compute_timers
 from study.trace import Event, log_event, read_events
 
-STUDIES_ENV = "PLEASQLARIFY_STUDIES_DIR"
 FACILITATOR = "__facilitator__"
 OVERRIDE_ITEM = "override/next"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 Clock = Callable[[], float]
-
-
-def studies_dir() -> Path:
-    """Where studies live: ``$PLEASQLARIFY_STUDIES_DIR`` or the repository's studies/."""
-    import os
-
-    return Path(os.environ.get(STUDIES_ENV) or REPO_ROOT / "studies")
-
-
-def study_file(name: str) -> Path:
-    """``<studies>/<name>/study.yaml`` for a study name taken from a URL (validated)."""
-    if not _NAME.match(name or ""):
-        raise ValueError(f"'{name}' is not a study name (letters, digits, '-', '_', '.')")
-    return studies_dir() / name / "study.yaml"
-
-
-def load_named_study(name: str) -> StudySpec:
-    """The validated study ``name`` (StudySpecError when its file is broken)."""
-    return load_study(study_file(name))
 
 
 def _ms(clock: Clock) -> int:

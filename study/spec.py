@@ -155,6 +155,8 @@ def _assignment(ck: Checker, data: dict[str, Any], n_tasks: int,
                 n_conditions: int) -> AssignmentDesign:
     """The assignment design, with warnings for suspicious combinations."""
     raw = ck.mapping(data.get("assignment"), "assignment")
+    ck.known(raw, "assignment", ("task_order", "conditions", "condition_order", "seed",
+                                 "abandon_timeout_minutes", "participants"))
     task_order = ck.enum(raw, "task_order", "assignment", ORDER_DESIGNS, "fixed")
     mode = ck.enum(raw, "conditions", "assignment", CONDITION_MODES, "between")
     cond_order = ck.enum(raw, "condition_order", "assignment", ORDER_DESIGNS, "fixed")
@@ -193,17 +195,18 @@ def _assignment(ck: Checker, data: dict[str, Any], n_tasks: int,
 
 
 def _check_bank(ck: Checker, bank: Path, tasks: list[TaskEntry], practice: str) -> None:
-    """Check task ids (and the practice task) against the bank when it exists."""
+    """Every bad bank line as its own error (file:line: field), then task ids against it."""
     from core.engine.taskbank import load_task_bank
 
-    if not bank.is_file():
-        ck.warn("task_bank", f"task bank {bank} does not exist yet, so task ids were not "
-                "checked", "create it or correct the path (relative to study.yaml)")
+    if not bank.is_file():  # a warning here; registry.open_problems keeps the study closed
+        ck.warn("task_bank", f"task bank '{bank.name}' does not exist yet, so task ids were not "
+                "checked and participants could not get any task", "upload the task bank in "
+                "Setup, or correct the path (relative to the study file)")
         return
     loaded, problems = load_task_bank(bank, lenient=True)
-    if problems:
-        ck.warn("task_bank", f"{len(problems)} bad line(s) in {bank}, first: {problems[0]}",
-                "fix the task bank; those tasks are unavailable")
+    for p in problems:
+        ck.errors.append(SpecProblem(bank.name, p.field, p.reason, _BANK_FIX.get(
+            p.field, "fix this line of the task bank (one JSON object per line)"), p.line))
     ids = [t.id for t in loaded]
     refs = [(f"tasks[{i}].id", t.id) for i, t in enumerate(tasks)]
     if practice:
@@ -212,8 +215,33 @@ def _check_bank(ck: Checker, bank: Path, tasks: list[TaskEntry], practice: str) 
         if tid not in ids:
             close = difflib.get_close_matches(tid, ids, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            ck.err(where, f"unknown task id '{tid}' (not in {bank.name})",
-                   f"{hint}use an id from {bank}")
+            bad = " (or fix its bad line above)" if problems else ""
+            ck.err(where, f"unknown task id '{tid}' (no valid task with this id in {bank.name})",
+                   f"{hint}use an id from {bank.name}{bad}")
+
+
+_BANK_FIX = {
+    "(line)": "write one JSON object per line (check quotes, commas and brackets)",
+    "question": "add \"question\": \"<the ambiguous question>\" to this line",
+    "id": "give this line a unique \"id\"",
+    "database": "add \"database\": {\"dump\": \"<SQL>\"} (or sqlite / url)",
+}
+
+
+def _study_id(ck: Checker, data: dict[str, Any], path: Path) -> str:
+    """The study's id: ``id:`` (validated), else the folder name of a ``study.yaml``."""
+    raw = ck.text(data, "id", "")
+    if not raw:
+        if path.name == "study.yaml":
+            return path.parent.name
+        fallback = path.stem
+        ck.warn("id", f"no 'id:'; the study is addressed as '{fallback}'",
+                f"add 'id: {fallback}' so links keep working if the file moves")
+        return fallback
+    if not _ID.match(raw) or len(raw) > 100:
+        ck.err("id", f"'{raw}' is not a valid study id", "use letters, digits, '-', '_', '.' "
+               "(e.g. 'id: film-two-conditions'); participants' links name it")
+    return raw
 
 
 def parse_study(text: str, path: str | Path) -> StudySpec:
@@ -238,14 +266,17 @@ def parse_study(text: str, path: str | Path) -> StudySpec:
     for key in data:
         if key not in TOP_KEYS:
             close = difflib.get_close_matches(str(key), TOP_KEYS, n=1)
-            ck.warn(str(key), f"unknown key '{key}' is ignored",
-                    f"did you mean '{close[0]}'?" if close else "remove it")
+            ck.err(str(key), f"unknown key '{key}'",
+                   f"did you mean '{close[0]}'?" if close else
+                   f"remove it; known keys: {', '.join(TOP_KEYS)}")
+    study_id = _study_id(ck, data, path)
     title = ck.text(data, "title", "", required=True)
     consent = ck.text(data, "consent", "", required=True)
     conditions = parse_conditions(ck, data.get("conditions"))
     defaults = _subtasks(ck, data.get("subtasks"), "subtasks") or ()
     tasks = _tasks(ck, data, defaults)
     ob = ck.mapping(data.get("onboarding"), "onboarding")
+    ck.known(ob, "onboarding", ("intro", "video_url", "practice_task"))
     onboarding = Onboarding(ck.text(ob, "intro", "onboarding"),
                             ck.text(ob, "video_url", "onboarding"),
                             ck.text(ob, "practice_task", "onboarding"))
@@ -266,7 +297,7 @@ def parse_study(text: str, path: str | Path) -> StudySpec:
     if ck.errors:
         raise StudySpecError(ck.errors)
     return StudySpec(
-        id=ck.text(data, "id", "") or path.parent.name, title=title, consent=consent,
+        id=study_id, title=title, consent=consent,
         conditions=tuple(conditions), tasks=tuple(tasks), onboarding=onboarding,
         questionnaires=tuple(questionnaires), assignment=assignment, path=path,
         hash=hashlib.sha256(text.encode()).hexdigest(), task_bank=bank,

@@ -110,6 +110,15 @@ class Checker:
             return default
         return str(value)
 
+    def known(self, obj: dict[str, Any], where: str, keys: tuple[str, ...]) -> None:
+        """An error (with a did-you-mean) for every key of ``obj`` not in ``keys``."""
+        for key in obj:
+            if key not in keys:
+                close = difflib.get_close_matches(str(key), keys, n=1)
+                self.err(f"{where}.{key}", f"unknown key '{key}'",
+                         f"did you mean '{close[0]}'?" if close else
+                         f"remove it; known keys here: {', '.join(keys)}")
+
     def mapping(self, value: Any, where: str) -> dict[str, Any]:
         """A mapping (or {} after reporting that it is not one)."""
         if value is None:

@@ -1,33 +1,67 @@
-"""The researcher password: secret, environment, generated once (0600), constant-time check."""
+"""Researcher access: salted hash, printed password, rate limit, signed expiring tokens."""
 
 from __future__ import annotations
 
 import stat
 
-from study.access import ENV_PASSWORD, check_password, researcher_password
+from study import access as A
 
 
-def test_secret_then_environment_take_precedence(tmp_path):
-    path = tmp_path / "pw"
-    assert researcher_password("from-secrets", path=path, env={ENV_PASSWORD: "e"}) == (
-        "from-secrets")
-    assert researcher_password(None, path=path, env={ENV_PASSWORD: "from-env"}) == "from-env"
-    assert not path.exists()
+def test_configured_password_is_hashed_and_never_written(tmp_path):
+    out: list[str] = []
+    stored = A.announce("from-secrets", path=tmp_path / "pw", env={}, echo=out.append)
+    assert A.verify_password("from-secrets", stored) and not A.verify_password("x", stored)
+    assert not (tmp_path / "pw").exists() and "from-secrets" not in out[0]
+    env = {A.ENV_PASSWORD: "from-env"}
+    assert A.verify_password("from-env", A.announce(path=tmp_path / "pw", env=env, echo=out.append))
 
 
-def test_generated_once_stored_0600_and_printed_once(tmp_path):
-    path = tmp_path / "logs" / "researcher_password"
-    printed: list[str] = []
-    first = researcher_password(path=path, env={}, echo=printed.append)
-    second = researcher_password(path=path, env={}, echo=printed.append)
-    assert first == second and len(first) >= 16
-    assert len(printed) == 1 and first in printed[0]
+def test_generated_password_is_printed_and_only_its_salted_hash_stored(tmp_path):
+    out: list[str] = []
+    path = tmp_path / "logs" / "pw"
+    stored = A.announce(path=path, env={}, echo=out.append)
+    password = out[0].split("server run: ")[1].split()[0]
+    text = path.read_text()
+    assert password not in text and text.strip() == stored == A.stored_hash(path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert path.read_text().strip() == first
+    assert A.verify_password(password, A.stored_hash(path))
+    # a new server start rotates the password; the old one stops working
+    A.announce(path=path, env={}, echo=out.append)
+    assert not A.verify_password(password, A.stored_hash(path))
+    # same password, different salt: different hashes
+    assert A.hash_password("a") != A.hash_password("a")
 
 
-def test_check_password():
-    assert check_password("s3cret", "s3cret")
-    assert not check_password("s3cre", "s3cret")
-    assert not check_password("", "")
-    assert check_password("pässwort", "pässwort")
+def test_empty_and_malformed_never_match():
+    stored = A.hash_password("secret")
+    assert not A.verify_password("", stored)
+    assert not A.verify_password("secret", "plaintext-secret")
+    assert not A.verify_password("secret", "")
+
+
+def test_attempts_are_rate_limited_with_growing_locks():
+    now = [1000.0]
+    att = A.Attempts(clock=lambda: now[0])
+    for _ in range(A.FREE_ATTEMPTS - 1):
+        att.failed()
+        assert att.wait_s() == 0
+    att.failed()
+    assert att.wait_s() == A.BASE_LOCK_S
+    now[0] += A.BASE_LOCK_S
+    att.failed()
+    assert att.wait_s() == 2 * A.BASE_LOCK_S
+    att.succeeded()
+    assert att.wait_s() == 0 and att.failures == 0
+
+
+def test_tokens_are_signed_and_expire(tmp_path):
+    key = A.signing_key(tmp_path / "key")
+    assert A.signing_key(tmp_path / "key") == key
+    assert stat.S_IMODE((tmp_path / "key").stat().st_mode) == 0o600
+    token = A.make_token(key, now=1000)
+    assert A.token_valid(token, key, 1000 + A.TOKEN_TTL_S - 1)
+    assert not A.token_valid(token, key, 1000 + A.TOKEN_TTL_S + 1)
+    assert not A.token_valid(token, b"other key", 1000)
+    expiry, sig = token.split(".")
+    assert not A.token_valid(f"{int(expiry) + 999}.{sig}", key, 1000)  # tampered expiry
+    assert not A.token_valid(None, key, 1000) and not A.token_valid("junk", key, 1000)

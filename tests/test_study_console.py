@@ -88,24 +88,27 @@ def test_facilitator_marker_note_pause_advance_override(env) -> None:
 
 def test_setup_shows_validation_errors_with_path_and_fix(env) -> None:
     tmp_path, _ = env
-    write_mini(tmp_path / "studies", "broken", "id: mini\ntitle: Broken\nconsent: ok\n"
-               "conditions: [pleasqlarfy]\ntasks: []\n")
+    write_mini(tmp_path / "studies", "broken", "id: broken\ntitle: Broken\nconsent: ok\n"
+               "conditions: [pleasqlarfy]\ntasks: []\ncolour: red\n")
     at = _unlock(_page("setup"), "setup_login")
-    at.selectbox(key="setup_file").set_value(str(tmp_path / "studies/broken/study.yaml")).run()
-    assert "problem(s) in the study file" in at.error[0].value
-    frame = at.dataframe[0].value
-    assert {"conditions[0]", "tasks", "task_bank"} <= set(frame["path"])
-    row = frame[frame["path"] == "conditions[0]"].iloc[0]
-    assert "pleasqlarify" in row["fix"] and row["file"].endswith("broken/study.yaml")
+    studies = at.dataframe[0].value
+    assert set(studies["id"]) == {"broken", "mini"}
+    assert studies.set_index("id").loc["mini", "status"] == "open"
+    at.selectbox(key="setup_study").set_value("broken").run()
+    assert "problem(s) keep broken closed" in at.error[0].value
+    text = at.markdown[0].value
+    for where in ("conditions[0]", "tasks", "task_bank", "colour"):
+        assert f"**{where}**" in text
+    assert "`" + str(tmp_path / "studies/broken/study.yaml") + ":4`" in text
+    assert "did you mean 'pleasqlarify'?" in text
 
 
 def test_setup_lists_tasks_with_pool_status(env, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    tmp_path, _ = env
     at = _unlock(_page("setup"), "setup_login")
-    at.selectbox(key="setup_file").set_value(str(tmp_path / "studies/mini/study.yaml")).run()
-    assert "is valid" in at.success[0].value
-    frame = at.dataframe[0].value
+    at.selectbox(key="setup_study").set_value("mini").run()
+    assert "is open" in at.success[0].value
+    frame = at.dataframe[1].value
     assert list(frame["task"]) == ["film-practice-tarantino", "film-pulp-review"]
     assert frame["pool prepared"].all()
     assert any("No Anthropic API key" in i.value for i in at.info)

@@ -75,10 +75,18 @@ def test_llm_chat_asks_resumes_after_refresh_submits_and_logs(studies, monkeypat
         store.get_progress(pid))
 
 
-def test_llm_chat_without_a_key_says_so_and_falls_back_to_the_structured_agent(
+def test_llm_chat_without_a_key_keeps_the_study_closed(studies, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    studies("{id: planpool-chat, agent: llm}")
+    at = _open()
+    assert at.header[0].value == "This study is not open yet"
+    assert not at.button and "agent" not in str([m.value for m in at.markdown])
+
+
+def test_llm_chat_without_a_key_and_a_stated_fallback_says_so_and_uses_the_structured_agent(
         studies, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    store = studies("{id: planpool-chat, agent: llm}")
+    store = studies("{id: planpool-chat, agent: llm, fallback: structured}")
     at, pid = _to_task(store)
     assert any(w.value == LLM_FALLBACK for w in at.warning)
     agent = _agent(at, pid)

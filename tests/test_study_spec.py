@@ -118,7 +118,8 @@ def test_unknown_condition(tmp_path):
 def test_unknown_task_id_is_checked_against_the_bank(tmp_path):
     msgs = problems(tmp_path, GOOD.replace("  - c\n", "  - cc\n"))
     assert len(msgs) == 1
-    assert ":14: tasks[2].id: unknown task id 'cc' (not in bank.jsonl)" in msgs[0]
+    assert ":14: tasks[2].id: unknown task id 'cc' (no valid task with this id in " \
+        "bank.jsonl)" in msgs[0]
     assert "did you mean 'c'?" in msgs[0]
 
 
@@ -127,10 +128,47 @@ def test_unknown_practice_task(tmp_path):
     assert "onboarding.practice_task: unknown task id 'px'" in msgs[0]
 
 
-def test_missing_bank_is_a_warning_not_an_error(tmp_path):
+def test_missing_bank_is_a_warning_and_keeps_the_study_closed(tmp_path):
+    from study.registry import open_problems
+
     spec = load_study(write(tmp_path, GOOD, bank=None))
     assert [w.where for w in spec.warnings] == ["task_bank"]
-    assert "does not exist yet" in str(spec.warnings[0])
+    (problem,) = open_problems(spec, api_key=True)
+    assert str(problem).startswith("study.yaml:4: task_bank: task bank 'bank.jsonl' does not "
+                                   "exist") and "upload the task bank in Setup" in problem.fix
+
+
+def test_every_bad_bank_line_is_reported_with_file_line_field_and_fix(tmp_path):
+    path = write(tmp_path, GOOD)
+    lines = (tmp_path / "bank.jsonl").read_text().splitlines()
+    lines[1] = lines[1][:-1]  # line 2 (task b) is no longer JSON
+    lines[2] = lines[2].replace('"question": "Q c?", ', "")  # line 3 (task c) lacks question
+    (tmp_path / "bank.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(StudySpecError) as exc:
+        load_study(path)
+    msgs = [str(p) for p in exc.value.problems]
+    assert msgs[0].startswith("bank.jsonl:2: (line): is not valid JSON")
+    assert "Fix: write one JSON object per line" in msgs[0]
+    assert msgs[1].startswith("bank.jsonl:3: question:") and 'add "question"' in msgs[1]
+    assert any("tasks[1].id: unknown task id 'b'" in m and "fix its bad line" in m
+               for m in msgs)
+
+
+def test_unknown_keys_are_errors_with_did_you_mean(tmp_path):
+    text = GOOD.replace("title: Demo", "title: Demo\ncolour: red\ntaks: []")
+    text = text.replace("  intro: Hello", "  intro: Hello\n  vidoe_url: x")
+    text = text.replace("  seed: 3", "  seed: 3\n  sed: 4")
+    msgs = problems(tmp_path, text)
+    got = {m.split(": ")[1]: m for m in msgs}
+    assert "unknown key 'colour'" in got["colour"] and "known keys: id, title" in got["colour"]
+    assert got["colour"].split(": ")[0].endswith("study.yaml:2")
+    assert "did you mean 'video_url'?" in got["onboarding.vidoe_url"]
+    assert "did you mean 'seed'?" in got["assignment.sed"]
+
+
+def test_study_id_is_validated(tmp_path):
+    msgs = problems(tmp_path, "id: 'my study/1'\n" + GOOD)
+    assert "id: 'my study/1' is not a valid study id" in msgs[0]
 
 
 def test_bad_yaml_syntax_reports_the_line(tmp_path):
@@ -170,11 +208,9 @@ def test_warnings_for_suspicious_but_legal_settings(tmp_path):
     text = GOOD.replace("  - c\n", "  - c\n  - a\n").replace("conditions: between",
                                                               "conditions: within")
     text = text.replace("participants: 6", "participants: 5").replace("2b:", "2c:")
-    text = text.replace("title: Demo", "title: Demo\ntaks: []")
     spec = load_study(write(tmp_path, text))
     got = {w.where: str(w) for w in spec.warnings}
     assert "listed twice" in got["tasks[3].id"]
     assert "single condition" in got["assignment.conditions"]
     assert "not a multiple of the 4 sequences" in got["assignment.participants"]
     assert "not one of the paper's" in got["subtasks.2c"]
-    assert "did you mean 'tasks'?" in got["taks"]

@@ -131,7 +131,7 @@ def test_selected_ids_reads_gesture_and_ignores_points_without_ids() -> None:
 
 def test_chip_encoding() -> None:
     f = Feature("SELECT", "film.title")
-    assert 'class="kw">SELECT<' in chip(f) and 'class="val">film.title<' in chip(f)
+    assert 'class="kw">SELECT<' in chip(f) and 'class="val">film.<wbr>title<' in chip(f)
     row = chip_row([f, Feature("FROM", "film")], decision=["SELECT film.title"],
                    implicit=["FROM film"])
     assert 'pq-chip decision' in row and 'pq-chip implicit' in row

@@ -27,8 +27,8 @@ CSS = f"""
 .pq-chip {{ display: inline-flex; border-radius: 4px; overflow: hidden; font-size: 0.82rem;
   font-family: ui-monospace, SFMono-Regular, Menlo, monospace; border: 2px solid transparent; max-width: 100%; }}
 .pq-chip .kw {{ background: {BLACK}; color: #fff; padding: 1px 5px; font-weight: 600; }}
-.pq-chip .val {{ background: {GREY}; color: {BLACK}; padding: 1px 5px; overflow-wrap: break-word;
-  min-width: 0; }}
+.pq-chip .val {{ background: {GREY}; color: {BLACK}; padding: 1px 5px; overflow-wrap: normal;
+  word-break: normal; hyphens: none; min-width: 0; }}
 .pq-chip .badge {{ background: #fff; color: #444; padding: 1px 5px; font-size: 0.75rem;
   white-space: nowrap; align-self: center; }}
 .pq-chip.decision .val {{ background: {RED}; color: #fff; }}
@@ -40,13 +40,22 @@ CSS = f"""
 """
 
 
+def breakable(text: str) -> str:
+    """Escaped ``text`` that may wrap at spaces and after '.' or ',' but never inside a name.
+
+    ``films.release_year`` can wrap as ``films.`` / ``release_year``; the browser's own
+    emergency breaking (which split identifiers mid-word) is off in the chip CSS.
+    """
+    return "".join(escape(c) + ("<wbr>" if c in ".," else "") for c in text)
+
+
 def chip(feature: Feature, role: str = "plain", *, bordered: bool = False,
          badge: str = "") -> str:
     """One feature as a keyword/value chip; ``role`` picks the colour encoding."""
     if role not in ROLES:
         raise ValueError(f"unknown chip role {role!r}; use one of {', '.join(ROLES)}")
     classes = " ".join(c for c in ("pq-chip", role, "likely" if bordered else "") if c)
-    value = f'<span class="val">{escape(feature.value)}</span>' if feature.value else ""
+    value = f'<span class="val">{breakable(feature.value)}</span>' if feature.value else ""
     extra = f'<span class="badge">{escape(badge)}</span>' if badge else ""
     return (f'<span class="{classes}" title="{escape(feature.key)}">'
             f'<span class="kw">{escape(feature.keyword)}</span>{value}{extra}</span>')

@@ -3,8 +3,8 @@
 ``pleasqlarify`` and ``atomic-only`` are the workspace with different :class:`WorkspaceOptions`
 (atomic-only: no Decision Space; pleasqlarify may add pool accounting), ``planpool-chat`` the
 chat of :mod:`ui.chat` (its questions from the structured agent, or from the LLM agent with
-``agent: llm`` when a key is configured — otherwise the page says so, logs the fallback and
-uses the structured agent), ``single-shot`` the one query of :mod:`ui.single_shot`. Every state
+``agent: llm`` when a key is configured; without one the study stays closed unless it states
+``fallback: structured``, and then the page says so and logs the fallback), ``single-shot`` the one query of :mod:`ui.single_shot`. Every state
 change is saved with the participant's progress, so a refresh resumes where they were.
 """
 
@@ -42,10 +42,10 @@ WHERE_SUBMIT = {
                    "bottom.",
 }
 PRACTICE_HINTS = {
-    "pleasqlarify": "click or lasso points in the Action Space, answer Yes/No in the Decision "
+    "pleasqlarify": "click or lasso glyphs in the Action Space, answer Yes/No in the Decision "
                     "Space, accept or reject clauses in the Predicted Query, and use Back.",
-    "atomic-only": "click or lasso points in the Action Space, accept or reject clauses in the "
-                   "Predicted Query, and use Back.",
+    "atomic-only": "click or lasso glyphs in the Action Space (or keep a cluster), and accept or "
+                   "reject clauses in the Predicted Query.",
     "planpool-chat": "answer the assistant's questions with Yes, No or Not specified and look "
                      "at the query it proposes.",
     "single-shot": "look at the proposed query and its output, and accept it or say it is not "
@@ -62,13 +62,21 @@ def condition_of(runner: Runner, step: flow.Step) -> Condition:
     return runner.spec.condition(step.condition or runner.assignment.condition)
 
 
-def workspace_options(cond: Condition) -> WorkspaceOptions:
-    """The workspace panels and accounting of a workspace condition."""
+def workspace_options(cond: Condition, step: flow.Step | None = None) -> WorkspaceOptions:
+    """The workspace panels and accounting of a workspace condition at ``step``.
+
+    Exploration subtasks (2a/2b) offer no Submit; in a task step the page shows the question
+    above the prompt (the same place in every part), so the workspace does not repeat it.
+    """
+    in_task = step is not None and step.kind == "task"
+    submit = not in_task or step.subtask in flow.SUBMIT_SUBTASKS
     if cond.id == "atomic-only":
         return WorkspaceOptions(show_action_space=cond.show_action_space,
-                                show_decision_space=False)
+                                show_decision_space=False, submit=submit,
+                                show_question=not in_task)
     return WorkspaceOptions(pool_accounting=cond.pool_accounting,
-                            ig_threshold=cond.ig_threshold)
+                            ig_threshold=cond.ig_threshold, submit=submit,
+                            show_question=not in_task)
 
 
 def _subtask(step: flow.Step) -> str:
@@ -101,7 +109,7 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
         done()
 
     render_workspace(pool, log=log, mode="study", on_submit=on_submit, namespace=namespace,
-                     options=workspace_options(cond))
+                     options=workspace_options(cond, step))
 
 
 def llm_agent(cond: Condition) -> LLMAgent | None:
@@ -122,6 +130,10 @@ def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done:
                if cond.agent == "llm" else None)
     llm = llm_agent(cond) if cond.agent == "llm" and refused is None else None
     if cond.agent == "llm" and llm is None:
+        if refused is None and not cond.fallback:  # no key mid-study: never mix agents silently
+            st.error("This part of the study cannot run right now. Please tell the "
+                     "facilitator (the LLM agent's API key is missing).")
+            st.stop()
         reason = refused or "no Anthropic API key configured"
         st.warning(LLM_FALLBACK if refused is None else
                    f"The assistant runs without the language model here: {reason}. The "
@@ -173,7 +185,8 @@ def single_shot(runner: Runner, step: flow.Step, namespace: str, cond: Condition
 
     render_single_shot(pool, log=lambda t, p: runner.log(t, p),
                        submitted=runner.submitted(step.task), rejected=runner.rejected(step.task),
-                       on_submit=on_submit, on_reject=on_reject, show_sql=cond.show_sql)
+                       on_submit=on_submit, on_reject=on_reject, show_sql=cond.show_sql,
+                       show_question=step.kind != "task")
 
 
 VIEWS = {"pleasqlarify": workspace, "atomic-only": workspace, "planpool-chat": chat,

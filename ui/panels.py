@@ -63,7 +63,9 @@ def decision_space(ws: WorkspaceState, log: Log,
     ranked = session.variables()
     variable = current_variable(ws)
     st.subheader("Decision Space", anchor=False)
-    if session.is_done:
+    if session.is_done and session.predicted_output()[0] is None:
+        st.warning("**None of the remaining queries runs.** Go Back and keep other queries.")
+    elif session.is_done:
         st.success("**Done.** Every remaining query returns the same output — see the "
                    "Predicted Output below.")
     elif variable is None:
@@ -132,7 +134,7 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
         st.html(chip_row([b.feature for b in fixed],
                          confirmed=[b.feature.key for b in fixed if b.confirmed],
                          bordered=[b.feature.key for b in fixed if not b.confirmed]))
-    open_beliefs = [b for b in beliefs if not b.determined]
+    open_beliefs = [] if session.is_done else [b for b in beliefs if not b.determined]
     if open_beliefs:
         st.markdown("<small>Still open (bordered: likely). Answer any clause:</small>",
                     unsafe_allow_html=True)
@@ -179,7 +181,7 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     st.subheader("Predicted Output", anchor=False)
     result, share, count = session.predicted_output()
     n = len(session.survivors)
-    if session.is_done:
+    if session.is_done and result is not None:
         st.success("**Done:** " + ("the one remaining query returns this output." if n == 1
                                    else f"all {n} remaining queries return this output."))
     elif session.is_stuck:
@@ -194,11 +196,12 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                              columns=unique_columns(result.columns))
         st.dataframe(frame, hide_index=True, height=min(38 + 35 * max(1, len(frame)), 300))
     chosen = session.best_candidate()
-    if mode == "study":
+    if mode == "study" and (options is None or options.submit):
         if ws.submitted is not None:
             st.success(f"Submitted query #{ws.submitted}.")
         still_open = actions.blocking(ws, options)
-        st.button("Submit this query", key=ws.widget_key("submit"), type="primary",
+        st.button("Submit this query", key=ws.widget_key("submit"),
+                  type="primary" if ws.submitted is None else "secondary",
                   disabled=chosen is None or bool(still_open),
                   on_click=partial(actions.submit, ws, log, on_submit, options),
                   help="Record the predicted query as your answer to this task")

@@ -78,11 +78,12 @@ def _save(runner: Runner, item: str, key: str) -> None:
         _errors().pop(item, None)
 
 
-def _next_button(runner: Runner, step: flow.Step, label: str = "Continue", **kw: Any) -> None:
+def _next_button(runner: Runner, step: flow.Step, label: str = "Continue", *,
+                 primary: bool = True, **kw: Any) -> None:
     if _errors():
         st.warning("Some answers are missing; see the messages above.", icon=":material/info:")
-    st.button(label, type="primary", key=f"pq.next.{step.id}", disabled=runner.paused(),
-              on_click=partial(_leave, runner, step, **kw))
+    st.button(label, type="primary" if primary else "secondary", key=f"pq.next.{step.id}",
+              disabled=runner.paused(), on_click=partial(_leave, runner, step, **kw))
 
 
 # -- consent and the end ----------------------------------------------------------------------
@@ -215,29 +216,29 @@ def _continue_label(runner: Runner, step: flow.Step) -> str:
 
 
 def task(runner: Runner, step: flow.Step) -> None:
-    """One subtask: question and prompt on top, then the database or workspace, then answer."""
+    """One subtask: progress, question and prompt on top (the same in every part), then the
+    database, the condition's interface and the answer box, then the one way on."""
     k, n = flow.task_progress(runner.steps, step.id)
     subs = [s for s, _ in next(t for t in runner.spec.tasks if t.id == step.task).subtasks]
     st.caption(f"Task {k} of {n} · part {subs.index(step.subtask) + 1} of {len(subs)}")
+    st.markdown(f"### {data.pool(runner.spec, step.task).question}")
     if runner.paused():
         st.warning("The facilitator has paused this task. Please wait until they resume it.",
                    icon=":material/pause_circle:")
     item = flow.task_step_id(step.task, step.subtask)
-    writes = step.subtask not in flow.SUBMIT_SUBTASKS
-    if step.subtask == "1":
-        st.markdown(f"### {data.pool(runner.spec, step.task).question}")
+    submits = step.subtask in flow.SUBMIT_SUBTASKS
     where = ("Write your answer in the box below." if step.subtask == "1" else
-             "Write your answer in the box below the workspace." if writes else
+             "Write your answer in the box below the workspace." if not submits else
              WHERE_SUBMIT[condition_of(runner, step).id])
     st.info(f"{step.prompt}\n\n*{where}*", icon=":material/assignment:")
     keys: dict[str, str] = {}
-    if step.subtask == "1":
-        with st.expander("The task's database (first rows of every table)", expanded=True):
-            _database(runner, step.task)
-    else:
+    with st.expander("The task's database (first rows of every table)",
+                     expanded=step.subtask == "1", icon=":material/table:"):
+        _database(runner, step.task)
+    if step.subtask != "1":
         render_condition(runner, step, f"study-{runner.participant}",
                          lambda: _errors().clear())
-    if writes:
+    if not submits:
         key = f"pq.{runner.participant}.{item}"
         label = ("Your interpretation: what would the answer (output table) look like?"
                  if step.subtask == "1" else "Your answer")
@@ -246,7 +247,8 @@ def task(runner: Runner, step: flow.Step) -> None:
         keys[item] = key
     _show_error(item)
     _audio(runner, step)
-    _next_button(runner, step, _continue_label(runner, step), collect=keys)
+    _next_button(runner, step, _continue_label(runner, step), collect=keys,
+                 primary=not submits or runner.finished(step.task))
 
 
 def visibility(runner: Runner) -> None:
@@ -264,10 +266,23 @@ VIEWS = {"questionnaire": questionnaire, "onboarding": onboarding, "practice": p
          "task": task}
 
 
+FOLLOW_S = 1.5  # how often the page checks for a facilitator's advance or pause
+
+
+@st.fragment(run_every=FOLLOW_S)
+def follow(runner: Runner, shown: str, paused: bool) -> None:
+    """Rerun the page when the stored step or pause state is no longer what it shows."""
+    if runner.progress().get("step") != shown or (
+            runner.current().kind == "task" and runner.paused() != paused):
+        st.rerun(scope="app")
+
+
 def render(runner: Runner) -> None:
-    """The participant's current step."""
+    """The participant's current step (followed: a facilitator's advance shows within ~2 s)."""
     step = runner.current()
     visibility(runner)
+    if step.kind != "done":
+        follow(runner, step.id, step.kind == "task" and runner.paused())
     i = flow.index_of(runner.steps, step.id)
     st.progress(i / (len(runner.steps) - 1), text=f"Step {i} of {len(runner.steps) - 1}")
     if step.kind == "done":

@@ -35,9 +35,11 @@ def _choose(pool: PreparedPool, candidate: int, accepted: bool, log: Log,
 
 def render_single_shot(pool: PreparedPool, *, log: Log, submitted: int | None = None,
                        rejected: int | None = None, on_submit: OnSubmit | None = None,
-                       on_reject: OnSubmit | None = None, show_sql: bool = True) -> int | None:
-    """Draw the question, the one proposed query with its output, and Accept / reject."""
-    st.markdown(f"#### {pool.question}")
+                       on_reject: OnSubmit | None = None, show_sql: bool = True,
+                       show_question: bool = True) -> int | None:
+    """Draw the question (unless the page does), the proposed query, its output, Accept/reject."""
+    if show_question:
+        st.markdown(f"#### {pool.question}")
     candidate = proposal(pool)
     st.markdown("**The system's answer to your question:**")
     show_result(pool, candidate, show_sql=show_sql)

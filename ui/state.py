@@ -26,6 +26,8 @@ class WorkspaceOptions:
     show_decision_space: bool = True
     pool_accounting: bool = False  # Submit waits until informative variables are settled
     ig_threshold: float = 0.1  # bits: variables above this gain must be answered or dismissed
+    submit: bool = True  # study mode: offer Submit (exploration subtasks do not)
+    show_question: bool = True  # False when the page shows the question itself
 
 
 @dataclass

@@ -16,7 +16,9 @@ from core.engine.execute import open_database
 from core.engine.pool import PreparedPool
 from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.taskbank import Task, load_task_bank
+from study.registry import StudyEntry, has_api_key, open_problems, scan, studies_dir
 from study.spec import StudySpec, load_study
+from study.spec_check import SpecProblem
 from study.store import Store, default_url, open_store
 
 
@@ -38,6 +40,31 @@ def _spec(path: str, mtime: float) -> StudySpec:
 def spec(path: Path) -> StudySpec:
     """The validated study file (reloaded when it changes on disk)."""
     return _spec(str(path), path.stat().st_mtime if path.is_file() else 0.0)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _studies(root: str, stamp: tuple[tuple[str, float], ...]) -> dict[str, StudyEntry]:
+    return scan(Path(root))
+
+
+def studies() -> dict[str, StudyEntry]:
+    """Every study under the studies directory by id (rescanned when a file changes)."""
+    root = studies_dir()
+    files = [*root.rglob("*.yaml"), *root.rglob("*.jsonl")] if root.is_dir() else []
+    return _studies(str(root), tuple(sorted((str(f), f.stat().st_mtime) for f in files)))
+
+
+def study(study_id: str) -> StudyEntry | None:
+    """The study with this id, or None."""
+    return studies().get(study_id)
+
+
+def blocking(entry: StudyEntry) -> list[SpecProblem]:
+    """Errors that keep this study closed to participants ([] when it may open)."""
+    if entry.spec is None:
+        return list(entry.problems)
+    return [*entry.problems, *open_problems(entry.spec,
+                                            api_key=has_api_key(secret("ANTHROPIC_API_KEY")))]
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

@@ -110,7 +110,8 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
         raise ValueError("pool accounting needs the Decision Space (dismissing happens there)")
     ws = workspace_state(pool, namespace or mode)
     st.html(CSS)
-    question(ws, mode, on_new_question)
+    if options.show_question:
+        question(ws, mode, on_new_question)
     if ws.flash:
         st.warning(ws.flash)
         ws.flash = None

@@ -11,7 +11,8 @@ participant's subtask-1 description names (an int, or ``{"gold": k}``; free text
 3. intended unknown: output equals some gold's -> ``solved`` (check against the description);
    equals no gold's -> ``partial-not-original``.
 
-Subtasks 2a/2b are verbal and get no suggestion. Researcher codes are stored in the ``codes``
+Subtasks 2a/2b are verbal and get no suggestion. Only tasks the participant reached get rows, so
+a participant who left early does not count as failing the tasks they never saw. Researcher codes are stored in the ``codes``
 table as ``completion:<code>`` with coder and time; the newest one wins.
 """
 
@@ -76,6 +77,11 @@ def suggest_code(submitted: str | None, gold_keys: list[str], realised: list[boo
     return Suggestion("partial-not-original", "output equals no gold interpretation")
 
 
+def reached(events: list[Any]) -> bool:
+    """Whether the participant got to this task (a step or timer start was logged for it)."""
+    return any(e.type in ("step", "timer.start") for e in events)
+
+
 def last_submission(events: list[Any]) -> dict[str, Any] | None:
     """The payload of the last ``submit`` event in ``events`` (None if there is none)."""
     subs = [e.payload for e in events if e.type == "submit"]
@@ -98,6 +104,8 @@ def suggestions(data: StudyData, subtasks: Mapping[str, list[str]],
         tasks = list(data.participant(pid).get("task_order") or subtasks)
         for task in tasks:
             evs = data.events_of(pid, task)
+            if not reached(evs):
+                continue  # a participant who left (or is still going) never saw this task
             cond = condition_of(data, pid, task)
             for sub in subtasks.get(task, []):
                 if sub == "1":

@@ -29,7 +29,7 @@ class SpecLookup:
 
 def search_dirs() -> list[Path]:
     """Where study files are looked for: ``$PLEASQLARIFY_STUDIES_DIR``, then studies/."""
-    from study.runner import studies_dir
+    from study.registry import studies_dir
     dirs = [studies_dir(), REPO_ROOT / "studies"]
     return list(dict.fromkeys(d.resolve() for d in dirs))
 
@@ -39,7 +39,7 @@ def _candidates(study: str) -> list[Path]:
     out: list[Path] = []
     for d in search_dirs():
         out.append(d / study / "study.yaml")
-        out += sorted(d.glob("*/*.yaml"))
+        out += sorted(d.glob("**/*.yaml"))
     return [p for p in dict.fromkeys(out) if p.is_file()]
 
 

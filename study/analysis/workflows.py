@@ -76,9 +76,27 @@ def session_sequences(data: StudyData, session_id: str) -> dict[str, list[str]]:
 
 
 def session_matrices(data: StudyData) -> dict[str, pd.DataFrame]:
-    """A transition matrix per browser session id."""
-    sessions = dict.fromkeys(e.session_id for e in data.events)
-    return {s: transition_matrix(session_sequences(data, s).values()) for s in sessions}
+    """A transition matrix per browser session with at least one action, busiest first."""
+    counts = Counter(e.session_id for e in data.events if e.type in ACTION_OF)
+    return {s: transition_matrix(session_sequences(data, s).values())
+            for s, _ in counts.most_common()}
+
+
+def session_labels(data: StudyData) -> dict[str, str]:
+    """A readable label per session with actions: 'P3 · pleasqlarify · 14:05 · 42 actions'."""
+    first: dict[str, Any] = {}
+    counts: Counter[str] = Counter()
+    for e in data.events:
+        if e.type in ACTION_OF:
+            first.setdefault(e.session_id, e)
+            counts[e.session_id] += 1
+    out = {}
+    for sid, n in counts.most_common():
+        e = first[sid]
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.server_ts / 1000))
+        out[sid] = (f"{data.label(e.participant)} · {e.condition or '—'} · {when} · "
+                    f"{n} action{'s' if n != 1 else ''}")
+    return out
 
 
 @dataclass(frozen=True)

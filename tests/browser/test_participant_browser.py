@@ -163,7 +163,7 @@ def test_whole_participant_flow_with_reload(browser, study) -> None:
         page.reload()  # mid-task refresh: same step, answer kept
         _wait(page, "Which clusters do you see?")
         expect(page.locator("textarea[aria-label^=Your] >> visible=true").first).to_have_value(
-            "two clusters: review text vs rating")
+            "two clusters: review text vs rating", timeout=60_000)
         _shot(page, "7-task-2a-after-reload")
         _click(page, "Continue to the next part")
         _wait(page, "Explain the differences")

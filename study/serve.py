@@ -1,0 +1,27 @@
+"""Start the studio: print the researcher password, then ``streamlit run app.py``.
+
+``python -m study.serve [streamlit options, e.g. --server.port 8501]``. Plain
+``streamlit run app.py`` works too; it prints the password when the first page is opened.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from study import access
+from study.store import REPO_ROOT
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Announce the password, then replace this process with the Streamlit server."""
+    access.announce()
+    os.environ[access.ENV_ANNOUNCED] = "1"
+    os.chdir(REPO_ROOT)
+    args = [sys.executable, "-m", "streamlit", "run", "app.py", *(argv or sys.argv[1:])]
+    os.execv(sys.executable, args)
+    return 0  # pragma: no cover - execv does not return
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

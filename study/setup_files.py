@@ -1,0 +1,150 @@
+"""Validate an uploaded (or local) study file with its task bank, then save both under
+``studies/<id>/``.
+
+The pair is checked together in a scratch folder laid out as it will be saved (the bank at the
+study's ``task_bank`` path), so every problem of either file is reported as
+``file:line: field: reason. Fix: …`` with the file names the researcher gave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from study.registry import scan, studies_dir
+from study.spec import StudySpec, StudySpecError, parse_study
+from study.spec_check import SpecProblem
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The outcome of checking a study file and its bank: a spec, or every problem."""
+
+    spec: StudySpec | None
+    problems: tuple[SpecProblem, ...]
+    study_name: str
+    study_text: str
+    bank_rel: str = ""
+    bank_bytes: bytes | None = None
+
+
+def _problem(file: str, where: str, message: str, fix: str, line: int = 0) -> SpecProblem:
+    return SpecProblem(file, where, message, fix, line)
+
+
+def _bank_rel(text: str) -> str | None:
+    """The study's ``task_bank`` value when it is a safe relative path, else None."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    raw = data.get("task_bank") if isinstance(data, dict) else None
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    rel = PurePosixPath(raw.strip())
+    if rel.is_absolute() or ".." in rel.parts:
+        return None
+    return str(rel)
+
+
+def _raw_id(text: str) -> str:
+    """The ``id:`` the text declares ('' when none), to find an already saved bank."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return ""
+    raw = data.get("id") if isinstance(data, dict) else None
+    return raw if isinstance(raw, str) and "/" not in raw and ".." not in raw else ""
+
+
+def check(study_name: str, study_bytes: bytes, bank_name: str | None = None,
+          bank_bytes: bytes | None = None, *, root: Path | None = None) -> Checked:
+    """Validate a study file and (optionally) its bank; without a bank, the saved one is used."""
+    study_name = Path(study_name).name or "study.yaml"
+    try:
+        text = study_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Checked(None, (_problem(study_name, "(file)", f"is not UTF-8 ({exc.reason} at "
+                                       f"byte {exc.start})", "save it as UTF-8"),),
+                       study_name, "")
+    rel = _bank_rel(text)
+    if bank_bytes is None and rel:  # no upload: the bank already saved for this study id
+        saved = (root or studies_dir()) / _raw_id(text) / rel
+        bank_bytes = saved.read_bytes() if saved.is_file() else None
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        path = folder / study_name
+        path.write_text(text, encoding="utf-8")
+        extra: list[SpecProblem] = []
+        if rel and bank_bytes is not None:
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_bytes(bank_bytes)
+            if bank_name and Path(bank_name).name != Path(rel).name:
+                extra.append(_problem(study_name, "task_bank", f"names '{rel}' but the uploaded "
+                                      f"bank is '{bank_name}'; it will be saved as '{rel}'",
+                                      "fine if intended; otherwise correct task_bank"))
+        elif bank_bytes is not None:
+            extra.append(_problem(study_name, "task_bank", "must be a relative path (e.g. "
+                                  "'task_bank: tasks.jsonl') for an uploaded bank",
+                                  "name the bank's file next to the study file"))
+        try:
+            spec = parse_study(text, path)
+        except StudySpecError as exc:
+            problems = [dataclasses.replace(p, file=study_name) if p.file == str(path) else p
+                        for p in exc.problems]
+            return Checked(None, (*problems,), study_name, text, rel or "", bank_bytes)
+    clash = _clash(spec, root)
+    problems = (*([clash] if clash else []),)
+    return Checked(None if problems else spec, problems, study_name, text, rel or "",
+                   bank_bytes)
+
+
+def check_path(path: str | Path) -> Checked:
+    """Validate a study file on this computer with the bank it names."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        return Checked(None, (_problem(p.name or str(path), "(file)", "no such study file",
+                                       "check the path"),), p.name, "")
+    raw = p.read_bytes()
+    rel = _bank_rel(raw.decode("utf-8", errors="replace"))
+    bank = p.parent / rel if rel else None
+    if bank is None or not bank.is_file():
+        return check(p.name, raw)
+    return check(p.name, raw, bank.name, bank.read_bytes())
+
+
+def destination(spec: StudySpec, root: Path | None = None) -> Path:
+    """``studies/<id>/``: where a checked study is saved."""
+    return (root or studies_dir()) / spec.id
+
+
+def _clash(spec: StudySpec, root: Path | None) -> SpecProblem | None:
+    """An error when another saved study file already declares this id."""
+    target = destination(spec, root)
+    for entry in scan(root).values():
+        if entry.id == spec.id and entry.path.parent.resolve() != target.resolve():
+            return _problem(spec.path.name, "id", f"id '{spec.id}' is already used by "
+                            f"{entry.relative()}", "give this study its own 'id:'", 1)
+    return None
+
+
+def save(checked: Checked, *, root: Path | None = None) -> Path:
+    """Write the study file (and its bank, if one was given) under ``studies/<id>/``."""
+    if checked.spec is None:
+        raise ValueError("only a study without problems can be saved; fix them first")
+    folder = destination(checked.spec, root)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / checked.study_name
+    target.write_text(checked.study_text, encoding="utf-8")
+    if checked.bank_bytes is not None and checked.bank_rel:
+        bank = folder / checked.bank_rel
+        bank.parent.mkdir(parents=True, exist_ok=True)
+        tmp = bank.with_name(f".{bank.name}.upload")
+        tmp.write_bytes(checked.bank_bytes)
+        shutil.move(tmp, bank)
+    return target
