@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.evaluation import evaluate
 from core.engine.prepare import _read, default_pool_dir, pool_fingerprint
 from core.engine.taskbank import load_task_bank
+from core.evaluation import evaluate
 from core.evaluation.optimal import expected_questions, huffman_depths
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -54,7 +54,7 @@ class Parts:
     joins: tuple[Join, ...]
     select: tuple[str, ...]
     distinct: bool
-    where: tuple[str, ...]
+    where: tuple[str, ...]  # conjuncts, an OR in parentheses
     group: tuple[str, ...]
     having: str
     order: tuple[str, ...]
@@ -70,7 +70,7 @@ class Parts:
         for j in self.joins:
             out += [f"{j.side} JOIN".strip(), j.table] + (["ON", j.on] if j.on else [])
         if self.where:
-            out += ["WHERE", " AND ".join(_wrap(w, dialect) for w in self.where)]
+            out += ["WHERE", " AND ".join(self.where)]
         if self.group:
             out += ["GROUP BY", ", ".join(self.group)]
         if self.having:
@@ -80,11 +80,6 @@ class Parts:
         if self.limit:
             out += ["LIMIT", self.limit]
         return " ".join(t for t in out if t)
-
-
-def _wrap(cond: str, dialect: str) -> str:
-    node = sqlglot.parse_one(cond, read=dialect)
-    return f"({cond})" if isinstance(node, exp.Connector) else cond
 
 
 def _render(node: exp.Expression, dialect: str) -> str:
@@ -132,7 +127,8 @@ def decompose(sql: str, dialect: str, schema: dict[str, list[str]]) -> Parts | N
     conj: tuple[str, ...] = ()
     if where is not None:
         canon = _canonical(_normalise_tree(where.this, scope))
-        conj = tuple(sorted(_render(c, dialect) for c in _conjuncts(canon)))
+        conj = tuple(sorted(_render(exp.Paren(this=c) if isinstance(c, exp.Connector) else c,
+                                    dialect) for c in _conjuncts(canon)))
     group = tree.args.get("group")
     having = tree.args.get("having")
     order = tree.args.get("order")
