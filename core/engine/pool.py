@@ -166,15 +166,17 @@ def candidate_features(sqls: list[str], results: list[ExecutionResult], dialect:
 
 
 def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResult],
-                weights: list[float], origin: str) -> PreparedPool:
+                weights: list[float], origin: str,
+                features: list[list[Feature]] | None = None) -> PreparedPool:
     """A copy of ``pool`` with candidates appended (repair); earlier indices and classes stay.
 
+    ``features`` (per new candidate) saves reading them again when the caller has them.
     New candidates of a known class sit beside its members; a new class is placed at the
     similarity-weighted centre of the classes most like it, so the layout stays stable.
     """
     per = [[pool.vocabulary[j] for j in np.flatnonzero(row)] for row in pool.x]
-    per += _feature_lists(sqls, results, pool.dialect, pool.schema,
-                          (pool.not_null, pool.unique), False)
+    per += features if features is not None else _feature_lists(
+        sqls, results, pool.dialect, pool.schema, (pool.not_null, pool.unique), False)
     vocab, x = _matrix(per)
     all_results = pool.results + list(results)
     classes, class_index, class_sim = functional_classes(all_results)

@@ -19,9 +19,9 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from core.engine.errors import SessionError, UnsafeQueryError
-from core.engine.execute import ExecutionResult, check_query
-from core.engine.features import _canonical, _conjuncts, _normalise_tree, _scope_of
+from core.engine.errors import SessionError
+from core.engine.execute import ExecutionResult
+from core.engine.features import Feature, _canonical, _conjuncts, _normalise_tree, _scope_of
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
 
@@ -303,25 +303,26 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     added: list[str] = []
     results: list[ExecutionResult] = []
     weights: list[float] = []
+    features: list[list[Feature]] = []
     outputs_added: set[str] = set()
     tried = 0
     for sql in ordered:
         if len(added) >= max_new or tried >= MAX_TRIED:
             break
-        try:
-            check_query(sql, pool.dialect)
-            feats = {f.key for f in pool.features_of(sql)}
-        except (UnsafeQueryError, sqlglot.errors.SqlglotError):
-            continue
-        if _violations(feats, yes, no):
-            continue
         tried += 1
-        result = db.execute(sql)
+        result = db.execute(sql)  # the read-only allow-list (check_query) runs first
         if not result.ok:
             continue
         key = output_key(result)
         if key in rejected or key in alive_outputs or key in outputs_added:
             continue
+        try:
+            feature_list = pool.features_of(sql)
+        except sqlglot.errors.SqlglotError:
+            continue
+        if _violations({f.key for f in feature_list}, yes, no):
+            continue
+        features.append(feature_list)
         outputs_added.add(key)
         rank, b_rank = proposals[sql]
         added.append(sql)
@@ -330,7 +331,7 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     new_outputs = sum(1 for k in outputs_added if k not in set(pool.class_keys))
     if added:
         session.decide(Decision("repair", gesture="recompose", sqls=tuple(added),
-                                weights=tuple(weights)), results)
+                                weights=tuple(weights)), results, features)
     return RepairOutcome("recompose", tuple(added), new_outputs)
 
 
