@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -112,7 +113,9 @@ def test_replay_and_undo_with_repair(pool, task):
     assert np.array_equal(again.alive, s.alive)
     assert again.predicted_output_key() == s.predicted_output_key()
     with pytest.raises(SessionError, match="database"):
-        RepairSession.from_dict(saved, pool)
+        RepairSession.from_dict(saved, dataclasses.replace(pool, database=None))
+    # a pool prepared from its task knows its database: replay needs nothing more
+    assert RepairSession.from_dict(saved, pool).pool.sqls == s.pool.sqls
     while s.history[-1].kind != "repair":
         s.undo()
     s.undo()
@@ -130,7 +133,54 @@ def test_rejecting_every_output_exhausts_then_repair_continues(pool, task):
 
 
 def test_recompose_without_database_says_what_to_do(pool):
-    s = RepairSession(pool)
+    s = RepairSession(dataclasses.replace(pool, database=None))
     with pytest.raises(SessionError, match="database="):
         recompose(s, rejected_outputs=[s.predicted_output_key()])
 
+
+
+def test_none_of_these_rejects_all_outputs_in_one_decision(pool, task):
+    s = _session(pool, task)
+    keys = sorted({s.output_key_of(int(i)) for i in s.survivors})
+    s.reject_outputs(keys + ["not-an-output"])
+    assert s.is_exhausted and s.step == 1 and set(s.history[0].outputs) == set(keys)
+    s.undo()
+    assert len(s.survivors) == pool.n
+
+
+# ----- properties on real pools (AMBROSIA dev) ------------------------------------------------
+DEV_SAMPLE = (0, 5, 17, 30, 44, 60)
+
+
+@pytest.mark.parametrize("index", DEV_SAMPLE)
+def test_recomposed_dev_candidates_pass_the_allow_list_execute_and_replay(index):
+    from tests.conftest_core import dev_pool, dev_tasks
+
+    pool, task = dev_pool(index), dev_tasks()[index]
+    runs = []
+    for _ in range(2):
+        s = RepairSession(pool, database=task.database)
+        v = s.next_variable()
+        if v is not None:
+            s.answer(v.keys, False)
+        runs.append((s, recompose(s, rejected_outputs=[s.predicted_output_key()])))
+    (s, outcome), (_, again) = runs
+    assert outcome == again  # deterministic
+    db = open_database(task.database)
+    try:
+        for sql in outcome.added:
+            check_query(sql, pool.dialect)
+            result = db.execute(sql)
+            assert result.ok, (sql, result.error)
+            assert output_key(result) not in s.rejected_outputs()
+    finally:
+        db.close()
+    # earlier answers stay applied to every added candidate
+    no_sets = s.no_sets()
+    for i in range(pool.n, s.pool.n):
+        keys = set(s.pool.feature_keys(i))
+        assert not any(all(k in keys for k in ns) for ns in no_sets)
+    replayed = RepairSession.from_dict(json.loads(json.dumps(s.to_dict())), pool)
+    assert replayed.pool.sqls == s.pool.sqls
+    assert replayed.pool.class_keys == s.pool.class_keys
+    assert np.array_equal(replayed.alive, s.alive)

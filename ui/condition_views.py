@@ -30,7 +30,7 @@ from ui.single_shot import render_single_shot
 from ui.state import WorkspaceOptions, workspace_state
 from ui.workspace import render_workspace
 
-NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view"}
+NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view", "output.accept"}
 WHERE_SUBMIT = {
     "pleasqlarify": "Submit with the button under the Predicted Output, then continue at the "
                     "bottom.",
@@ -66,9 +66,9 @@ def workspace_options(cond: Condition) -> WorkspaceOptions:
     """The workspace panels and accounting of a workspace condition."""
     if cond.id == "atomic-only":
         return WorkspaceOptions(show_action_space=cond.show_action_space,
-                                show_decision_space=False)
+                                show_decision_space=False, repair=cond.repair)
     return WorkspaceOptions(pool_accounting=cond.pool_accounting,
-                            ig_threshold=cond.ig_threshold)
+                            ig_threshold=cond.ig_threshold, repair=cond.repair)
 
 
 def _subtask(step: flow.Step) -> str:

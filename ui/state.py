@@ -26,6 +26,7 @@ class WorkspaceOptions:
     show_decision_space: bool = True
     pool_accounting: bool = False  # Submit waits until informative variables are settled
     ig_threshold: float = 0.1  # bits: variables above this gain must be answered or dismissed
+    repair: str = "recompose"  # after "No" / "None of these": none | recompose | resample
 
 
 @dataclass
@@ -61,7 +62,7 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
     state = _store(store)
     key = f"{PREFIX}.workspace.{namespace}.{pool.task_id}"
     ws = state.get(key)
-    if not isinstance(ws, WorkspaceState) or ws.session.pool is not pool:
+    if not isinstance(ws, WorkspaceState) or ws.session.base_pool is not pool:
         if isinstance(ws, WorkspaceState):  # pool object was reloaded: replay onto it
             session = RepairSession.from_dict(ws.session.to_dict(), pool)
             ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra,

@@ -24,7 +24,7 @@ from core.engine.execute import ExecutionResult, TaskDatabase, execute_candidate
 from core.engine.features import Feature, extract_features, schema_constraints
 from core.engine.layout import compute_layout
 from core.engine.similarity import functional_classes, output_key
-from core.engine.taskbank import Task
+from core.engine.taskbank import DatabaseSpec, Task
 
 FORMAT_VERSION = 1
 # Bump when features, similarity or layout change what a prepared pool contains: stored pools
@@ -55,6 +55,8 @@ class PreparedPool:
     schema: dict[str, list[str]] = field(default_factory=dict)
     not_null: dict[str, list[str]] = field(default_factory=dict)
     unique: dict[str, list[str]] = field(default_factory=dict)
+    # where repair executes new candidates; set by prepare_pool / load_prepared, never saved
+    database: DatabaseSpec | None = field(default=None, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -185,7 +187,7 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
                        all_results, vocab, x, classes, class_index, class_sim, None,
                        pool.gold_sqls, pool.gold_results,
                        (pool.origins or ["shipped"] * pool.n) + [origin] * len(sqls),
-                       pool.schema, pool.not_null, pool.unique)
+                       pool.schema, pool.not_null, pool.unique, pool.database)
     if pool.positions is not None:
         new.positions = _place(pool.positions, class_index, class_sim, pool.n)
     return new
@@ -244,7 +246,7 @@ def prepare_pool(task: Task, *, db: TaskDatabase | None = None, layout: bool = T
     pool = PreparedPool(task.id, task.question, task.dialect, sqls, counts, results, vocab, x,
                         classes, class_index, class_sim, None, list(task.gold), gold_results,
                         origins or [str(task.extra.get("origin", "shipped"))] * len(sqls),
-                        schema, not_null, unique)
+                        schema, not_null, unique, task.database)
     if layout:
         pool.positions = compute_layout(class_index, 1.0 - class_sim, counts, random_state)
     return pool

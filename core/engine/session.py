@@ -117,12 +117,17 @@ class RepairSession:
         self._alive: list[np.ndarray] = [np.ones(pool.n, dtype=bool)]
         self._cache: dict[tuple[int, str], Any] = {}
         self._cols: dict[int, dict[str, int]] = {}
-        self._database = database
+        self._database = database if database is not None else pool.database
 
     @property
     def pool(self) -> PreparedPool:
         """The pool at this step: the prepared one, or its copy extended by repair."""
         return self._pools[-1]
+
+    @property
+    def base_pool(self) -> PreparedPool:
+        """The prepared pool the session started from (shared, never changed)."""
+        return self._pools[0]
 
     @property
     def _col(self) -> dict[str, int]:
@@ -136,7 +141,8 @@ class RepairSession:
         """The task database repair executes new candidates on (opened on first use)."""
         if self._database is None:
             raise SessionError("repair needs the task's database: pass database= to "
-                               "RepairSession (a TaskDatabase or the task's DatabaseSpec)")
+                               "RepairSession (a TaskDatabase or the task's DatabaseSpec), or "
+                               "load the pool with core.engine.prepare.load_prepared(task)")
         if isinstance(self._database, DatabaseSpec):
             self._database = open_database(self._database)
         return self._database
@@ -185,6 +191,10 @@ class RepairSession:
     def is_stuck(self) -> bool:
         """Not done, yet no variable splits the survivors (only the Action Space can help)."""
         return not self.is_done and not self.variables()
+
+    def survivors_per_step(self) -> list[int]:
+        """Survivors after each decision of the history (the Decisions list shows them)."""
+        return [int(mask.sum()) for mask in self._alive[1:]]
 
     def rejected_outputs(self) -> set[str]:
         """Output keys the user rejected so far."""
@@ -372,9 +382,16 @@ class RepairSession:
 
     def reject_output(self, key: str) -> None:
         """Rule out every surviving candidate whose output has ``key`` ("not this output")."""
-        if key not in {self.pool.class_keys[c] for c in self.pool.class_index[self.alive]}:
+        self.reject_outputs([key])
+
+    def reject_outputs(self, keys: list[str] | tuple[str, ...]) -> None:
+        """Rule out several outputs in one decision ("none of these"); unknown keys are
+        ignored, and none surviving is an error that changes nothing."""
+        alive = {self.pool.class_keys[c] for c in self.pool.class_index[self.alive]}
+        chosen = tuple(k for k in dict.fromkeys(keys) if k in alive)
+        if not chosen:
             raise SessionError("no surviving candidate has that output; nothing changed")
-        self.decide(Decision("reject", outputs=(key,)))
+        self.decide(Decision("reject", outputs=chosen))
 
     def output_key_of(self, i: int) -> str:
         """Output key (functional class) of pool candidate ``i``."""
