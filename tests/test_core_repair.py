@@ -184,3 +184,35 @@ def test_recomposed_dev_candidates_pass_the_allow_list_execute_and_replay(index)
     assert replayed.pool.sqls == s.pool.sqls
     assert replayed.pool.class_keys == s.pool.class_keys
     assert np.array_equal(replayed.alive, s.alive)
+
+
+# ----- resampling through the LLM sampler (loopback Messages API) --------------------------
+def test_resample_states_the_decisions_caches_and_replays(pool, task, tmp_path):
+    from core.engine.repair import resample
+    from core.generation.poolcache import FilePoolCache
+    from core.generation.sampler import AnthropicSampler, SamplerConfig
+    from tests.anthropic_stub_server import StubServer
+
+    replies = [f"```sql\n{GOLD}\n```", "```sql\nSELECT title FROM film\n```",
+               "```sql\nSELECT title, year FROM film WHERE nope = 1\n```", GOLD]
+    with StubServer(replies) as server:
+        sampler = AnthropicSampler(SamplerConfig(n=4, concurrency=1), api_key="sk-test-key",
+                                   base_url=server.base_url, random_state=0)
+        cache = FilePoolCache(tmp_path)
+        outcomes, sessions = [], []
+        for _ in range(2):
+            s = _session(pool, task)
+            s.answer_feature("SELECT film.year", True)
+            s.reject_output(s.predicted_output_key())
+            outcomes.append(resample(s, sampler, cache=cache, n=4))
+            sessions.append(s)
+        assert server.count == 4  # the second, identical state is served from the cache
+        prompt = server.requests[0].body["messages"][0]["content"]
+    first = outcomes[0]
+    assert first == outcomes[1] and first.method == "resample"
+    # SELECT title lacks the year the user asked for; the third does not run
+    assert first.added == (GOLD,)
+    assert "must contain: SELECT film.year" in prompt and "NOT what the user wants" in prompt
+    assert output_key(pool.gold_results[0]) in sessions[0].pool.class_keys
+    again = RepairSession.from_dict(json.loads(json.dumps(sessions[0].to_dict())), pool)
+    assert again.pool.sqls == sessions[0].pool.sqls and again.history[-1].gesture == "resample"

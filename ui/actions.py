@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.engine.errors import SessionError, StudioError
-from core.engine.repair import RepairOutcome, recompose
+from core.engine.repair import RepairOutcome, recompose, resample
 from core.engine.session import RankedVariable, RepairSession
 from core.planpool.accounting import open_variables
 from ui.state import WorkspaceOptions, WorkspaceState
@@ -201,8 +201,18 @@ def none_of_these(ws: WorkspaceState, log: Log) -> bool:
 
 
 def resampler_for(method: str) -> Resampler | None:
-    """The LLM resampling step when ``method`` asks for it and a key is configured, else None."""
-    return None
+    """The LLM resampling step when ``method`` asks for it and a key is configured, else None.
+
+    Its pools are cached like generated pools (``logs/pool-cache/``), keyed by the question
+    and the decisions, so a replay or a second participant in the same state costs nothing.
+    """
+    from core.generation.poolcache import FilePoolCache
+    from core.generation.sampler import AnthropicSampler, has_api_key
+
+    if method != "resample" or not has_api_key():
+        return None
+    sampler = AnthropicSampler()
+    return lambda session: resample(session, sampler, cache=FilePoolCache())
 
 
 def repair_pending(ws: WorkspaceState) -> bool:

@@ -170,7 +170,7 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     st.html("".join(lines))
 
 
-def _output_question(ws: WorkspaceState, log: Log, has_output: bool) -> None:
+def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str) -> None:
     """Yes / No on the predicted output, and "None of these" (always available)."""
     key = ws.widget_key
     accepted = ws.extra.get("accepted")
@@ -188,6 +188,8 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool) -> None:
                     "outputs and look for other readings (key X)")
     if accepted is not None and accepted == (ws.session.step, ws.session.predicted_output_key()):
         st.caption("You accepted this output.")
+    if method == "resample" and actions.resampler_for(method) is None:
+        st.caption("No API key is configured: only recomposition is available.")
 
 
 def _feature(session, key: str):
@@ -227,7 +229,8 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
         frame = pd.DataFrame([list(r) for r in result.rows],
                              columns=unique_columns(result.columns))
         st.dataframe(frame, hide_index=True, height=min(38 + 35 * max(1, len(frame)), 300))
-    _output_question(ws, log, result is not None)
+    _output_question(ws, log, result is not None,
+                     options.repair if options is not None else "recompose")
     chosen = session.best_candidate()
     if mode == "study":
         if ws.submitted is not None:

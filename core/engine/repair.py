@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import sqlglot
@@ -270,18 +271,16 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
               max_new: int = 24) -> RepairOutcome:
     """Add up to ``max_new`` recomposed candidates with new outputs to ``session`` (in place).
 
-    ``rejected_outputs`` are rejected first (``reject_output``) where they still survive; every
+    ``rejected_outputs`` are rejected first (one ``reject`` decision) where they survive; every
     output rejected in the session's history is avoided. Earlier answers stay applied: a new
     query must agree with each of them. Needs the session's database to execute the queries.
     """
-    for key in dict.fromkeys(rejected_outputs):
-        alive_keys = {session.output_key_of(int(i)) for i in session.survivors}
-        if key in alive_keys:
-            session.reject_output(key)
+    _ = session.database  # fails early, naming what to do, when there is none
+    alive_keys = {session.output_key_of(int(i)) for i in session.survivors}
+    still = [k for k in dict.fromkeys(rejected_outputs) if k in alive_keys]
+    if still:
+        session.reject_outputs(still)
     pool = session.pool
-    db = session.database
-    rejected = session.rejected_outputs()
-    alive_outputs = {session.output_key_of(int(i)) for i in session.survivors}
     known_sql = set(pool.sqls)
     yes, no = _answer_sets(session)
     rec = _Recomposer(session)
@@ -300,16 +299,31 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
                 if sql not in proposals and sql not in known_sql:
                     proposals[sql] = (rank, b_rank)
     ordered = sorted(proposals, key=lambda s: (proposals[s], s))
+    weighted = [(sql, round(REPAIR_PRIOR / (proposals[sql][0] + proposals[sql][1] / MAX_BASES),
+                            6)) for sql in ordered]
+    return _admit(session, weighted, "recompose", max_new)
+
+
+def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: str,
+           max_new: int) -> RepairOutcome:
+    """Execute proposals in order; add those that run, agree with every answer and give an
+    output neither rejected nor surviving nor already added (one per output)."""
+    pool = session.pool
+    db = session.database
+    rejected = session.rejected_outputs()
+    alive_outputs = {session.output_key_of(int(i)) for i in session.survivors}
+    known_sql = set(pool.sqls)
+    yes, no = _answer_sets(session)
     added: list[str] = []
     results: list[ExecutionResult] = []
     weights: list[float] = []
     features: list[list[Feature]] = []
     outputs_added: set[str] = set()
-    tried = 0
-    for sql in ordered:
+    for tried, (sql, weight) in enumerate(proposals):
         if len(added) >= max_new or tried >= MAX_TRIED:
             break
-        tried += 1
+        if sql in known_sql:
+            continue
         result = db.execute(sql)  # the read-only allow-list (check_query) runs first
         if not result.ok:
             continue
@@ -322,17 +336,62 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
             continue
         if _violations({f.key for f in feature_list}, yes, no):
             continue
-        features.append(feature_list)
         outputs_added.add(key)
-        rank, b_rank = proposals[sql]
         added.append(sql)
         results.append(result)
-        weights.append(round(REPAIR_PRIOR / (rank + b_rank / MAX_BASES), 6))
+        weights.append(weight)
+        features.append(feature_list)
     new_outputs = sum(1 for k in outputs_added if k not in set(pool.class_keys))
     if added:
-        session.decide(Decision("repair", gesture="recompose", sqls=tuple(added),
+        session.decide(Decision("repair", gesture=method, sqls=tuple(added),
                                 weights=tuple(weights)), results, features)
-    return RepairOutcome("recompose", tuple(added), new_outputs)
+    return RepairOutcome(method, tuple(added), new_outputs)
+
+
+def decisions_text(session: RepairSession, max_rows: int = 3) -> str:
+    """The user's decisions so far in words, for the resampling prompt: clauses required,
+    clauses (or combinations) ruled out, and a preview of each rejected output."""
+    yes, no = _answer_sets(session)
+    lines = ["Decisions so far:"]
+    required = sorted({k for s in yes for k in s})
+    if required:
+        lines.append("- The query must contain: " + "; ".join(required) + ".")
+    for s in no:
+        lines.append(("- The query must not contain: " if len(s) == 1 else
+                      "- The query must not contain all of: ") + " AND ".join(s) + ".")
+    pool = session.pool
+    for key in sorted(session.rejected_outputs()):
+        if key not in pool.class_keys:
+            continue
+        rep = int(np.flatnonzero(pool.class_index == pool.class_keys.index(key))[0])
+        res = pool.results[rep]
+        rows = "; ".join(repr(tuple(r)) for r in res.rows[:max_rows]) or "no rows"
+        more = f" … ({len(res.rows)} rows)" if len(res.rows) > max_rows else ""
+        lines.append(f"- This output is NOT what the user wants: columns "
+                     f"({', '.join(res.columns)}), rows {rows}{more}.")
+    if len(lines) == 1:
+        lines.append("- None of the queries proposed so far is what the user means.")
+    return "\n".join(lines)
+
+
+def resample(session: RepairSession, sampler: Any, *, cache: Any = None, n: int = 8,
+             max_new: int = 24) -> RepairOutcome:
+    """Ask the LLM for new candidates with a prompt stating the decisions so far.
+
+    ``sampler`` is a :class:`core.generation.sampler.AnthropicSampler`; its pool is cached
+    under the question plus the decisions (``cache``: a pool cache), so replaying or retrying
+    the same state costs no request. New candidates are admitted as in :func:`recompose`,
+    weighted by how often they were sampled.
+    """
+    from core.generation.sampler import REPAIR_PROMPT_VERSION, generate_pool, repair_question
+
+    repair_sampler = sampler.with_config(prompt_version=REPAIR_PROMPT_VERSION, n=n)
+    question = repair_question(session.pool.question, decisions_text(session))
+    generated = generate_pool(repair_sampler, question, session.database, cache)
+    total = max(1, sum(c.count for c in generated.candidates))
+    proposals = [(c.sql, round(REPAIR_PRIOR * c.count / total + 1e-6, 6))
+                 for c in generated.candidates]
+    return _admit(session, proposals, "resample", max_new)
 
 
 def _last_nonempty(session: RepairSession) -> np.ndarray:
@@ -342,4 +401,5 @@ def _last_nonempty(session: RepairSession) -> np.ndarray:
     raise SessionError("the session has no candidates")
 
 
-__all__ = ["REPAIR_PRIOR", "Parts", "RepairOutcome", "decompose", "recompose"]
+__all__ = ["REPAIR_PRIOR", "Parts", "RepairOutcome", "decisions_text", "decompose", "recompose",
+           "resample"]
