@@ -347,8 +347,34 @@ def _query_features(query: exp.Expression, schema: dict[str, list[str]], dialect
         yield from _select_features(query, schema, dialect, conjuncts, ctes)
 
 
+def schema_not_null(ddl: str, dialect: str = "sqlite") -> dict[str, list[str]]:
+    """Table -> columns declared NOT NULL or PRIMARY KEY (lower-case), from CREATE TABLEs."""
+    out: dict[str, list[str]] = {}
+    try:
+        statements = sqlglot.parse(ddl, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return out
+    for stmt in statements:
+        if not isinstance(stmt, exp.Create) or not isinstance(stmt.this, exp.Schema):
+            continue
+        table = stmt.this.this.name.lower()
+        cols: set[str] = set()
+        for item in stmt.this.expressions:
+            if isinstance(item, exp.ColumnDef):
+                kinds = [c.args.get("kind") for c in item.args.get("constraints") or []]
+                if any(isinstance(k, exp.PrimaryKeyColumnConstraint) or (
+                        isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null"))
+                       for k in kinds):
+                    cols.add(item.name.lower())
+            elif isinstance(item, exp.PrimaryKey):
+                cols.update(e.name.lower() for e in item.expressions)
+        out[table] = sorted(cols)
+    return out
+
+
 def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[str]] | None = None,
-                     *, conjuncts: bool = False) -> list[Feature]:
+                     *, conjuncts: bool = False,
+                     not_null: dict[str, list[str]] | None = None) -> list[Feature]:
     """The sorted, de-duplicated atomic features of ``sql``.
 
     ``schema`` (table -> columns, lower-case) lets unqualified columns resolve to their table and
