@@ -16,6 +16,7 @@ shows the optimistic and the honest figure side by side; ``--user`` picks the he
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from dataclasses import asdict, dataclass, field
@@ -105,22 +106,30 @@ def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[i
     """Drop the rejected output and repair the pool; (candidates added, new outputs)."""
     from core.engine.repair import recompose
 
-    session.reject_output(rejected[-1])
     if method != "recompose":
         raise ValueError(f"unknown repair {method!r}; choose one of {', '.join(REPAIRS)}")
+    if session.alive.any():
+        # SessionError: the predicted output was no survivor's (nothing valid left)
+        with contextlib.suppress(SessionError):
+            session.reject_output(rejected[-1])
     outcome = recompose(session, rejected_outputs=tuple(rejected))
     return len(outcome.added), int(outcome.new_outputs)
 
 
 def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity: str = "",
              random_state: int = 0, max_turns: int = MAX_TURNS, *, user: str = DEFAULT_USER,
-             repair: str = "none", population: str = DEFAULT_POPULATION) -> Run:
-    """Run one simulated session (questions, output judgement, repair) and record it."""
+             repair: str = "none", population: str = DEFAULT_POPULATION,
+             database: Any = None) -> Run:
+    """Run one simulated session (questions, output judgement, repair) and record it.
+
+    ``database`` (a TaskDatabase or DatabaseSpec) is where repair executes new candidates.
+    """
     if isinstance(target, int):
         from core.evaluation.simulate import gold_target
 
         target = gold_target(pool, target)
-    session = RepairSession(pool, strategy=strategy, random_state=random_state)
+    kw = {"database": database} if database is not None else {}
+    session = RepairSession(pool, strategy=strategy, random_state=random_state, **kw)
     simulated = make_user(user, session, target)
     run = Run(strategy, pool.task_id, ambiguity, target.index, user=user, population=population,
               target_kind=target.kind, weight=target.weight, realised=simulated.realised,
@@ -171,8 +180,9 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
         run.added += added
         run.new_outputs += new
         snapshot()
-        if session.pool.n == before[0] and np.array_equal(session.alive, before[1]):
-            run.silent_failure = True  # repair changed nothing: nothing left to ask or show
+        unchanged = session.pool.n == before[0] and np.array_equal(session.alive, before[1])
+        if unchanged or not session.alive.any():
+            run.silent_failure = True  # repair found nothing new: nothing left to ask or show
             break
     run.reach_zero = run.entropy[-1] <= 1e-12
     return run
@@ -182,32 +192,51 @@ def evaluate(pools: list[tuple[PreparedPool, str]], strategies: tuple[str, ...] 
              progress: Progress | None = None, *, users: tuple[str, ...] = USERS,
              populations: tuple[str, ...] = (DEFAULT_POPULATION,), repair: str = "none",
              schemas: list[dict[str, list[str]]] | None = None, conjuncts: bool = False,
-             max_turns: int = MAX_TURNS) -> tuple[list[Run], list[dict]]:
-    """All runs over (pool, ambiguity) pairs, and the unrealised (task, gold) pairs with reasons."""
+             max_turns: int = MAX_TURNS, databases: list[Any] | None = None
+             ) -> tuple[list[Run], list[dict]]:
+    """All runs over (pool, ambiguity) pairs, and the unrealised (task, gold) pairs with reasons.
+
+    ``databases`` (one DatabaseSpec per pool) are needed for repair; each is opened once.
+    """
     runs: list[Run] = []
     unrealised: list[dict] = []
     for t, (pool, ambiguity) in enumerate(pools):
-        schema = schemas[t] if schemas else None
-        floor = huffman_floor(pool)
+        db = open_database(databases[t]) if databases and repair != "none" else None
+        try:
+            runs.extend(_task_runs(pool, ambiguity, strategies, users, populations, repair,
+                                   schemas[t] if schemas else None, conjuncts, max_turns, db))
+        finally:
+            if db is not None:
+                db.close()
         for g, res in enumerate(pool.gold_results):
             key = output_key(res)
             if key == "error" or key not in pool.class_keys:
                 unrealised.append({"task": pool.task_id, "gold": g, "ambiguity": ambiguity,
                                    "reason": f"gold fails: {res.error}" if not res.ok
                                    else "no candidate realises its output"})
-        for population in populations:
-            for target in targets(pool, population, schema, conjuncts=conjuncts):
-                for k, strategy in enumerate(strategies):
-                    for user in users:
-                        run = simulate(pool, target, strategy, ambiguity,
-                                       random_state=target.index * 31 + k, user=user,
-                                       repair=repair, population=population,
-                                       max_turns=max_turns)
-                        run.floor = floor if population == "prior" else None
-                        runs.append(run)
         if progress:
             progress.advance(pool.task_id)
     return runs, unrealised
+
+
+def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
+               users: tuple[str, ...], populations: tuple[str, ...], repair: str,
+               schema: dict[str, list[str]] | None, conjuncts: bool, max_turns: int,
+               db: TaskDatabase | None) -> list[Run]:
+    """Every (population target, strategy, user) run of one task."""
+    runs = []
+    floor = huffman_floor(pool)
+    for population in populations:
+        for target in targets(pool, population, schema, conjuncts=conjuncts):
+            for k, strategy in enumerate(strategies):
+                for user in users:
+                    run = simulate(pool, target, strategy, ambiguity,
+                                   random_state=target.index * 31 + k, user=user,
+                                   repair=repair, population=population,
+                                   max_turns=max_turns, database=db)
+                    run.floor = floor if population == "prior" else None
+                    runs.append(run)
+    return runs
 
 
 def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
@@ -256,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         schemas.append(schema)
     runs, unrealised = evaluate(pools, strategies, progress, populations=tuple(args.population),
                                 repair=args.repair, schemas=schemas, conjuncts=args.conjuncts,
-                                max_turns=args.budget)
+                                max_turns=args.budget, databases=[t.database for t in tasks])
     progress.close()
     summary = report(runs, unrealised, strategies, headline=args.user, repair=args.repair,
                      budget=args.budget)

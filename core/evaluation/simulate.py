@@ -76,10 +76,18 @@ def output_matches(a: ExecutionResult | None, b: ExecutionResult | None) -> bool
 
 def own_feature_keys(sql: str, pool: PreparedPool, schema: dict[str, list[str]] | None,
                      *, conjuncts: bool = False) -> frozenset[str]:
-    """Feature keys of ``sql`` read exactly as the pool's candidates are (empty if unparsable)."""
+    """Feature keys of ``sql`` read exactly as the pool's candidates are (empty if unparsable).
+
+    A pool that keeps what its features read (schema, NOT NULL columns) reads ``sql`` itself;
+    otherwise the given ``schema`` is used with the candidates' extraction.
+    """
     try:
-        vocab, _ = candidate_features([sql], [ExecutionResult()], pool.dialect, schema or {},
-                                      conjuncts=conjuncts)
+        if getattr(pool, "schema", None) and not conjuncts:
+            return frozenset(f.key for f in pool.features_of(sql))
+        extra = {"not_null": pool.not_null} if getattr(pool, "not_null", None) else {}
+        vocab, _ = candidate_features([sql], [ExecutionResult()], pool.dialect,
+                                      getattr(pool, "schema", None) or schema or {},
+                                      conjuncts=conjuncts, **extra)
     except sqlglot.errors.SqlglotError:
         return frozenset()
     return frozenset(f.key for f in vocab)
