@@ -26,7 +26,7 @@ def film_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("film")
     out, png = tmp / "film.json", tmp / "fig5.png"
     argv = [str(FILM), "--population", "all", "prior", "--strategies", "cluster-grouped",
-            "--repair", "none", "--json", str(out), "--plot", str(png)]
+            "--repair", "none", "--per-gold", "--json", str(out), "--plot", str(png)]
     return argv, out, png
 
 
@@ -42,6 +42,9 @@ def test_film_cli_prints_both_users_side_by_side_and_the_floor_only_for_prior(fi
     gold = next(b for b in blocks if b.startswith("all"))
     assert "÷floor" in prior and "÷floor" not in gold and "×opt" not in table
     assert "Hdepth" in gold
+    per_gold = table.split("per gold (all, cluster-grouped)")[1].splitlines()
+    assert sum(line.startswith("film-") for line in per_gold) == sum(
+        len(t.gold) for t in load_task_bank(FILM)[0])
     summary = json.loads(out.read_text())["summary"]
     runs = json.loads(out.read_text())["runs"]
     tasks, _ = load_task_bank(FILM)

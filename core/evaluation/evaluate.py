@@ -245,7 +245,7 @@ def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.evaluation.report import format_table, report
+    from core.evaluation.report import format_per_gold, format_table, report
 
     parser = argparse.ArgumentParser(prog="python -m core.evaluate",
                                      description="Simulated-user evaluation of §7.")
@@ -260,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write runs and summary as JSON here")
     parser.add_argument("--plot", help="write the Figure-5 style plot (PNG) here, one per user")
     parser.add_argument("--limit", type=int, help="only the first N tasks of each bank")
+    parser.add_argument("--per-gold", action="store_true",
+                        help="also list every gold: its class's Huffman depth, both outcomes")
     parser.add_argument("--conjuncts", action="store_true",
                         help="also use WHERE conjuncts as atomic features")
     args = parser.parse_args(argv)
@@ -290,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     summary = report(runs, unrealised, strategies, headline=args.user, repair=args.repair,
                      budget=args.budget)
     print(format_table(summary, strategies))
+    if args.per_gold and any(p != "prior" for p in args.population):
+        print()
+        print(format_per_gold(runs, strategies[0]))
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary,
                                                "runs": [asdict(r) for r in runs]}, indent=1))

@@ -177,5 +177,28 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["bootstrap_ci", "format_table", "per_turn", "report", "summarise",
+def format_per_gold(runs: list[Run], strategy: str) -> str:
+    """Per gold of the gold populations: its class's Huffman depth and both users' outcome."""
+    users = [u for u in USERS if any(r.user == u for r in runs)]
+    pop = "all" if any(r.population == "all" for r in runs) else "realised"
+    by = {(r.task, r.gold, r.user): r for r in runs
+          if r.population == pop and r.strategy == strategy}
+    golds = list(dict.fromkeys((t, g) for t, g, _ in by))
+    head = f"{'task':<34}{'gold':>5}{'Hdepth':>7}" + "".join(f"{u:>28}" for u in users)
+    lines = [f"per gold ({pop}, {strategy}): outcome / turns / end per user", head,
+             "-" * len(head)]
+    for t, g in golds:
+        first = by[(t, g, users[0])]
+        depth = "–" if first.depth is None else str(first.depth)
+        cells = ""
+        for u in users:
+            r = by.get((t, g, u))
+            text = "" if r is None else \
+                f"{'ok' if r.success else 'FAIL'} {r.turns:>3.0f} {r.end}"
+            cells += f"{text:>28}"
+        lines.append(f"{t[:33]:<34}{g:>5}{depth:>7}" + cells)
+    return "\n".join(lines)
+
+
+__all__ = ["bootstrap_ci", "format_per_gold", "format_table", "per_turn", "report", "summarise",
            "weighted_quantile"]
