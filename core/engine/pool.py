@@ -21,7 +21,7 @@ import numpy as np
 import sqlglot
 
 from core.engine.execute import ExecutionResult, TaskDatabase, execute_candidates, open_database
-from core.engine.features import Feature, extract_features, schema_not_null
+from core.engine.features import Feature, extract_features, schema_constraints
 from core.engine.layout import compute_layout
 from core.engine.similarity import functional_classes, output_key
 from core.engine.taskbank import Task
@@ -54,6 +54,7 @@ class PreparedPool:
     # what feature extraction read, kept so golds and repaired candidates get the same features
     schema: dict[str, list[str]] = field(default_factory=dict)
     not_null: dict[str, list[str]] = field(default_factory=dict)
+    unique: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -80,7 +81,8 @@ class PreparedPool:
 
     def features_of(self, sql: str) -> list[Feature]:
         """Features of any query (a gold, a repaired candidate) read exactly as the pool's."""
-        return extract_features(sql, self.dialect, self.schema, not_null=self.not_null)
+        return extract_features(sql, self.dialect, self.schema, not_null=self.not_null,
+                                unique=self.unique)
 
     def similarity(self, i: int, j: int) -> float:
         return float(self.class_similarity[self.class_index[i], self.class_index[j]])
@@ -97,6 +99,7 @@ class PreparedPool:
             "positions": None if self.positions is None else np.round(self.positions, 6).tolist(),
             "gold_sqls": self.gold_sqls, "gold_results": [r.to_dict() for r in self.gold_results],
             "origins": self.origins, "schema": self.schema, "not_null": self.not_null,
+            "unique": self.unique,
         }
 
     @classmethod
@@ -116,6 +119,7 @@ class PreparedPool:
             None if d.get("positions") is None else np.array(d["positions"], dtype=float),
             list(d.get("gold_sqls", [])), [ExecutionResult.from_dict(r) for r in d.get("gold_results", [])],
             list(d.get("origins", [])), dict(d.get("schema", {})), dict(d.get("not_null", {})),
+            dict(d.get("unique", {})),
         )
 
     def save(self, path: str | Path) -> None:
@@ -127,7 +131,7 @@ class PreparedPool:
 
 
 def _feature_lists(sqls: list[str], results: list[ExecutionResult], dialect: str,
-                   schema: dict[str, list[str]], not_null: dict[str, list[str]] | None,
+                   schema: dict[str, list[str]], constraints: tuple[dict, dict],
                    conjuncts: bool) -> list[list[Feature]]:
     per: list[list[Feature]] = []
     for sql, res in zip(sqls, results, strict=True):
@@ -136,7 +140,7 @@ def _feature_lists(sqls: list[str], results: list[ExecutionResult], dialect: str
             continue
         try:
             per.append(extract_features(sql, dialect, schema, conjuncts=conjuncts,
-                                        not_null=not_null))
+                                        not_null=constraints[0], unique=constraints[1]))
         except sqlglot.errors.SqlglotError:
             per.append([])
     return per
@@ -153,21 +157,26 @@ def _matrix(per: list[list[Feature]]) -> tuple[list[Feature], np.ndarray]:
 
 def candidate_features(sqls: list[str], results: list[ExecutionResult], dialect: str,
                        schema: dict[str, list[str]], *, conjuncts: bool = False,
-                       not_null: dict[str, list[str]] | None = None
+                       not_null: dict[str, list[str]] | None = None,
+                       unique: dict[str, list[str]] | None = None
                        ) -> tuple[list[Feature], np.ndarray]:
     """Vocabulary and feature matrix; invalid candidates (errors) carry no features."""
-    return _matrix(_feature_lists(sqls, results, dialect, schema, not_null, conjuncts))
+    return _matrix(_feature_lists(sqls, results, dialect, schema,
+                                  (not_null or {}, unique or {}), conjuncts))
 
 
 def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResult],
-                weights: list[float], origin: str) -> PreparedPool:
+                weights: list[float], origin: str,
+                features: list[list[Feature]] | None = None) -> PreparedPool:
     """A copy of ``pool`` with candidates appended (repair); earlier indices and classes stay.
 
+    ``features`` (per new candidate) saves reading them again when the caller has them.
     New candidates of a known class sit beside its members; a new class is placed at the
     similarity-weighted centre of the classes most like it, so the layout stays stable.
     """
     per = [[pool.vocabulary[j] for j in np.flatnonzero(row)] for row in pool.x]
-    per += _feature_lists(sqls, results, pool.dialect, pool.schema, pool.not_null, False)
+    per += features if features is not None else _feature_lists(
+        sqls, results, pool.dialect, pool.schema, (pool.not_null, pool.unique), False)
     vocab, x = _matrix(per)
     all_results = pool.results + list(results)
     classes, class_index, class_sim = functional_classes(all_results)
@@ -176,7 +185,7 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
                        all_results, vocab, x, classes, class_index, class_sim, None,
                        pool.gold_sqls, pool.gold_results,
                        (pool.origins or ["shipped"] * pool.n) + [origin] * len(sqls),
-                       pool.schema, pool.not_null)
+                       pool.schema, pool.not_null, pool.unique)
     if pool.positions is not None:
         new.positions = _place(pool.positions, class_index, class_sim, pool.n)
     return new
@@ -204,13 +213,13 @@ def _place(old: np.ndarray, class_index: np.ndarray, class_sim: np.ndarray,
     return np.clip(np.array(points), 0.01, 0.99)
 
 
-def not_null_columns(db: TaskDatabase) -> dict[str, list[str]]:
-    """Table -> columns that can never be NULL (NOT NULL or PRIMARY KEY), read from the DDL."""
+def column_constraints(db: TaskDatabase) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(never-NULL columns, unique columns) per table, read from the database's DDL."""
     try:
         ddl = db.ddl()
-    except Exception:  # noqa: BLE001 - a schema without DDL only loses COUNT(column) merging
-        return {}
-    return schema_not_null(ddl, db.dialect)
+    except Exception:  # noqa: BLE001 - without DDL only the constraint-based rewrites are lost
+        return {}, {}
+    return schema_constraints(ddl, db.dialect)
 
 
 def prepare_pool(task: Task, *, db: TaskDatabase | None = None, layout: bool = True,
@@ -224,18 +233,18 @@ def prepare_pool(task: Task, *, db: TaskDatabase | None = None, layout: bool = T
         counts = np.array([c.count for c in task.candidates], dtype=float)
         results = execute_candidates(db, sqls)
         schema = db.schema()
-        not_null = not_null_columns(db)
+        not_null, unique = column_constraints(db)
         gold_results = execute_candidates(db, list(task.gold))
     finally:
         if own:
             db.close()
     vocab, x = candidate_features(sqls, results, task.dialect, schema, conjuncts=conjuncts,
-                                  not_null=not_null)
+                                  not_null=not_null, unique=unique)
     classes, class_index, class_sim = functional_classes(results)
     pool = PreparedPool(task.id, task.question, task.dialect, sqls, counts, results, vocab, x,
                         classes, class_index, class_sim, None, list(task.gold), gold_results,
                         origins or [str(task.extra.get("origin", "shipped"))] * len(sqls),
-                        schema, not_null)
+                        schema, not_null, unique)
     if layout:
         pool.positions = compute_layout(class_index, 1.0 - class_sim, counts, random_state)
     return pool

@@ -19,9 +19,9 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from core.engine.errors import SessionError, UnsafeQueryError
-from core.engine.execute import ExecutionResult, check_query
-from core.engine.features import _canonical, _conjuncts, _normalise_tree, _scope_of
+from core.engine.errors import SessionError
+from core.engine.execute import ExecutionResult
+from core.engine.features import Feature, _canonical, _conjuncts, _normalise_tree, _scope_of
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
 
@@ -54,7 +54,7 @@ class Parts:
     joins: tuple[Join, ...]
     select: tuple[str, ...]
     distinct: bool
-    where: tuple[str, ...]
+    where: tuple[str, ...]  # conjuncts, an OR in parentheses
     group: tuple[str, ...]
     having: str
     order: tuple[str, ...]
@@ -70,7 +70,7 @@ class Parts:
         for j in self.joins:
             out += [f"{j.side} JOIN".strip(), j.table] + (["ON", j.on] if j.on else [])
         if self.where:
-            out += ["WHERE", " AND ".join(_wrap(w, dialect) for w in self.where)]
+            out += ["WHERE", " AND ".join(self.where)]
         if self.group:
             out += ["GROUP BY", ", ".join(self.group)]
         if self.having:
@@ -80,11 +80,6 @@ class Parts:
         if self.limit:
             out += ["LIMIT", self.limit]
         return " ".join(t for t in out if t)
-
-
-def _wrap(cond: str, dialect: str) -> str:
-    node = sqlglot.parse_one(cond, read=dialect)
-    return f"({cond})" if isinstance(node, exp.Connector) else cond
 
 
 def _render(node: exp.Expression, dialect: str) -> str:
@@ -132,7 +127,8 @@ def decompose(sql: str, dialect: str, schema: dict[str, list[str]]) -> Parts | N
     conj: tuple[str, ...] = ()
     if where is not None:
         canon = _canonical(_normalise_tree(where.this, scope))
-        conj = tuple(sorted(_render(c, dialect) for c in _conjuncts(canon)))
+        conj = tuple(sorted(_render(exp.Paren(this=c) if isinstance(c, exp.Connector) else c,
+                                    dialect) for c in _conjuncts(canon)))
     group = tree.args.get("group")
     having = tree.args.get("having")
     order = tree.args.get("order")
@@ -307,25 +303,26 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     added: list[str] = []
     results: list[ExecutionResult] = []
     weights: list[float] = []
+    features: list[list[Feature]] = []
     outputs_added: set[str] = set()
     tried = 0
     for sql in ordered:
         if len(added) >= max_new or tried >= MAX_TRIED:
             break
-        try:
-            check_query(sql, pool.dialect)
-            feats = {f.key for f in pool.features_of(sql)}
-        except (UnsafeQueryError, sqlglot.errors.SqlglotError):
-            continue
-        if _violations(feats, yes, no):
-            continue
         tried += 1
-        result = db.execute(sql)
+        result = db.execute(sql)  # the read-only allow-list (check_query) runs first
         if not result.ok:
             continue
         key = output_key(result)
         if key in rejected or key in alive_outputs or key in outputs_added:
             continue
+        try:
+            feature_list = pool.features_of(sql)
+        except sqlglot.errors.SqlglotError:
+            continue
+        if _violations({f.key for f in feature_list}, yes, no):
+            continue
+        features.append(feature_list)
         outputs_added.add(key)
         rank, b_rank = proposals[sql]
         added.append(sql)
@@ -334,7 +331,7 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     new_outputs = sum(1 for k in outputs_added if k not in set(pool.class_keys))
     if added:
         session.decide(Decision("repair", gesture="recompose", sqls=tuple(added),
-                                weights=tuple(weights)), results)
+                                weights=tuple(weights)), results, features)
     return RepairOutcome("recompose", tuple(added), new_outputs)
 
 

@@ -339,21 +339,23 @@ class RepairSession:
             raise SessionError("that decision would leave no candidate; nothing was changed")
         return new
 
-    def decide(self, decision: Decision, results: list[ExecutionResult] | None = None) -> None:
+    def decide(self, decision: Decision, results: list[ExecutionResult] | None = None,
+               features: list[list[Feature]] | None = None) -> None:
         """Apply a decision (raises SessionError and changes nothing if it is impossible).
 
         A 'repair' decision's candidates are executed on the session's database unless their
-        ``results`` are given (repair has just run them).
+        ``results`` (and ``features``) are given (repair has just computed them).
         """
         if decision.kind == "repair":
-            self._extend(decision, results)
+            self._extend(decision, results, features)
             return
         new = self._apply(decision)
         self.history.append(decision)
         self._alive.append(new)
         self._pools.append(self.pool)
 
-    def _extend(self, decision: Decision, results: list[ExecutionResult] | None) -> None:
+    def _extend(self, decision: Decision, results: list[ExecutionResult] | None,
+                features: list[list[Feature]] | None = None) -> None:
         if len(decision.weights) != len(decision.sqls):
             raise SessionError("a repair decision needs one weight per added query")
         if results is None:
@@ -361,7 +363,7 @@ class RepairSession:
             results = [db.execute(sql) for sql in decision.sqls]
         old = self.pool
         pool = extend_pool(old, list(decision.sqls), results, list(decision.weights),
-                           decision.gesture or "repair")
+                           decision.gesture or "repair", features if results else None)
         added = pool.n - old.n
         self._alive = [np.concatenate([a, np.zeros(added, dtype=bool)]) for a in self._alive]
         self.history.append(decision)
