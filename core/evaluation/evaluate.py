@@ -95,8 +95,13 @@ def gold_labels(pool: PreparedPool) -> np.ndarray:
 
 
 def within_similarity(pool: PreparedPool, alive: np.ndarray) -> float:
-    """Count-weighted mean pairwise output similarity of the survivors (samples, self incl.)."""
+    """Count-weighted mean pairwise output similarity of the survivors (samples, self incl.).
+
+    0 when nothing survives (every output rejected, repair found nothing).
+    """
     idx = np.flatnonzero(alive)
+    if len(idx) == 0:
+        return 0.0
     w = pool.counts[idx]
     sim = pool.class_similarity[np.ix_(pool.class_index[idx], pool.class_index[idx])]
     return float(w @ sim @ w / (w.sum() ** 2))
