@@ -107,6 +107,14 @@ def within_similarity(pool: PreparedPool, alive: np.ndarray) -> float:
     return float(w @ sim @ w / (w.sum() ** 2))
 
 
+def one_output_left(session: RepairSession) -> bool:
+    """At most one valid output survives: errors are never what a user means, so they do not
+    keep a session asking (the predicted output is the valid class anyway)."""
+    pool = session.pool
+    classes = {int(c) for c in pool.class_index[session.alive]}
+    return sum(pool.class_keys[c] != "error" for c in classes) <= 1
+
+
 def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[int, int]:
     """Drop the rejected output and repair the pool; (candidates added, new outputs)."""
     from core.engine.repair import recompose
@@ -154,7 +162,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
         if run.turns >= max_turns:
             run.end = "budget"
             break
-        variable = None if session.is_done else session.next_variable()
+        variable = None if one_output_left(session) else session.next_variable()
         if variable is not None:
             try:
                 session.answer(variable.keys, simulated.answer(variable))
