@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 from dataclasses import asdict, dataclass, field
@@ -239,7 +240,10 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
     """Every (population target, strategy, user) run of one task."""
     runs = []
     floor = huffman_floor(pool)
+    derived = "realised" in populations and "all" in populations
     for population in populations:
+        if population == "realised" and derived:
+            continue  # the realised runs are the 'all' runs whose gold some candidate produces
         for target in targets(pool, population, schema, conjuncts=conjuncts):
             for k, strategy in enumerate(strategies):
                 for user in users:
@@ -249,6 +253,8 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
                                    max_turns=max_turns, database=db)
                     run.floor = floor if population == "prior" else None
                     runs.append(run)
+                    if population == "all" and derived and run.realised:
+                        runs.append(dataclasses.replace(run, population="realised"))
     return runs
 
 
