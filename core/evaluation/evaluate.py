@@ -108,6 +108,20 @@ def within_similarity(pool: PreparedPool, alive: np.ndarray) -> float:
     return float(w @ sim @ w / (w.sum() ** 2))
 
 
+def _next_variable(session: RepairSession, cache: dict | None) -> Any:
+    """The session's next question, shared between runs that reached the same survivors.
+
+    Without repair and for a deterministic strategy the ranking depends only on the surviving
+    set, so runs of one task form one decision tree and each node is computed once.
+    """
+    if cache is None or session.strategy == "random" or session.pool is not cache["pool"]:
+        return session.next_variable()
+    key = (session.strategy, session.alive.tobytes())
+    if key not in cache:
+        cache[key] = session.next_variable()
+    return cache[key]
+
+
 def one_output_left(session: RepairSession) -> bool:
     """At most one valid output survives: errors are never what a user means, so they do not
     keep a session asking (the predicted output is the valid class anyway)."""
@@ -133,10 +147,11 @@ def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[i
 def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity: str = "",
              random_state: int = 0, max_turns: int = MAX_TURNS, *, user: str = DEFAULT_USER,
              repair: str = "none", population: str = DEFAULT_POPULATION,
-             database: Any = None) -> Run:
+             database: Any = None, cache: dict | None = None) -> Run:
     """Run one simulated session (questions, output judgement, repair) and record it.
 
-    ``database`` (a TaskDatabase or DatabaseSpec) is where repair executes new candidates.
+    ``database`` (a TaskDatabase or DatabaseSpec) is where repair executes new candidates;
+    ``cache`` (``{"pool": pool}``, shared by runs on one pool) memoises questions.
     """
     if isinstance(target, int):
         from core.evaluation.simulate import gold_target
@@ -163,7 +178,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
         if run.turns >= max_turns:
             run.end = "budget"
             break
-        variable = None if one_output_left(session) else session.next_variable()
+        variable = None if one_output_left(session) else _next_variable(session, cache)
         if variable is not None:
             try:
                 session.answer(variable.keys, simulated.answer(variable))
@@ -240,6 +255,7 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
     """Every (population target, strategy, user) run of one task."""
     runs = []
     floor = huffman_floor(pool)
+    cache: dict = {"pool": pool}
     derived = "realised" in populations and "all" in populations
     for population in populations:
         if population == "realised" and derived:
@@ -250,7 +266,7 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
                     run = simulate(pool, target, strategy, ambiguity,
                                    random_state=target.index * 31 + k, user=user,
                                    repair=repair, population=population,
-                                   max_turns=max_turns, database=db)
+                                   max_turns=max_turns, database=db, cache=cache)
                     run.floor = floor if population == "prior" else None
                     runs.append(run)
                     if population == "all" and derived and run.realised:
