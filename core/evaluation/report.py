@@ -89,7 +89,8 @@ def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...],
            headline: str = USERS[0], repair: str = "none", budget: int = MAX_TURNS
            ) -> dict[str, Any]:
     """Summaries per population × user × strategy, overall and per ambiguity type."""
-    populations = list(dict.fromkeys(r.population for r in runs))
+    order = ("realised", "all", "prior")
+    populations = sorted(dict.fromkeys(r.population for r in runs), key=order.index)
     users = [u for u in USERS if any(r.user == u for r in runs)]
     types = sorted({r.ambiguity for r in runs})
     horizon = int(min(budget, max((r.turns for r in runs), default=0)))
