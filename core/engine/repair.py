@@ -28,7 +28,7 @@ from core.engine.similarity import output_key
 
 REPAIR_PRIOR = 0.5  # weight of a recomposed candidate (pool candidates weigh >= 1)
 MAX_BASES = 8  # candidates edited per repair round
-MAX_TRIED = 600  # queries executed per round at most
+MAX_TRIED = 200  # queries executed per round at most
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,25 @@ class _Recomposer:
         weight = pool.counts
         order = sorted(self.parts, key=lambda i: (-weight[i], i))
         self.donors = [self.parts[i] for i in order]
+        # each clause group's real features, as the pool's candidates show them
+        self.known: dict[tuple, frozenset[str]] = {}
+        for i, p in self.parts.items():
+            keys = pool.feature_keys(i)
+            for group, key in _group_keys(p).items():
+                self.known.setdefault((group, key), frozenset(
+                    k for k in keys if k.split(" ", 1)[0] in _GROUPS[group]
+                    and not (group == "select" and k == "DISTINCT")))
+
+    def approx_features(self, p: Parts) -> set[str]:
+        """The features ``p`` will have: each clause group's as seen in the pool when some
+        candidate has that clause, else spelled from the atoms (checked exactly later)."""
+        out: set[str] = set()
+        for group, key in _group_keys(p).items():
+            found = self.known.get((group, key))
+            out |= found if found is not None else _spelled(group, p)
+        if p.distinct:
+            out.add("DISTINCT")
+        return out
 
     def tables(self, atom: str) -> frozenset[str]:
         if atom not in self._tables:
@@ -256,6 +275,35 @@ class _Recomposer:
                 yield 3, replace(base, source=source, joins=js)
 
 
+_GROUPS = {"select": ("SELECT",), "from": ("FROM", "JOIN", "LEFT", "ON", "WHERE"),
+           "group": ("GROUP", "HAVING"), "order": ("ORDER", "LIMIT")}
+
+
+def _group_keys(p: Parts) -> dict[str, tuple]:
+    return {"select": tuple(sorted(p.select)), "from": (p.source, p.joins, p.where),
+            "group": (p.group, p.having), "order": (p.order, p.limit)}
+
+
+def _spelled(group: str, p: Parts) -> frozenset[str]:
+    """A clause group's features written from its atoms (exact for plain clauses)."""
+    if group == "select":
+        return frozenset([*(f"SELECT {a}" for a in p.select),
+                          "SELECT ONLY " + ", ".join(sorted(p.select))])
+    if group == "from":
+        inner = all(not j.side for j in p.joins)
+        out = [f"FROM {t}" for t in p.tables] if inner else [f"FROM {p.source}"] + [
+            f"{j.side} JOIN {j.table}".strip() for j in p.joins]
+        if p.where:
+            out.append("WHERE " + " AND ".join(p.where))
+        return frozenset(out)
+    if group == "group":
+        return frozenset([*(f"GROUP BY {g}" for g in p.group)]
+                         + ([f"HAVING {p.having}"] if p.having else []))
+    return frozenset([*(o if o.endswith(" DESC") else f"{o} ASC" for o in
+                        (f"ORDER BY {o}" for o in p.order))]
+                     + ([f"LIMIT {p.limit}"] if p.limit else []))
+
+
 def _violations(keys: set[str], yes: list[tuple[str, ...]], no: list[tuple[str, ...]]) -> int:
     return (sum(1 for s in yes if not all(k in keys for k in s))
             + sum(1 for s in no if all(k in keys for k in s)))
@@ -296,8 +344,12 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
                 if not fitted.select:
                     continue
                 sql = fitted.sql(pool.dialect)
-                if sql not in proposals and sql not in known_sql:
-                    proposals[sql] = (rank, b_rank)
+                if sql in proposals or sql in known_sql:
+                    continue
+                # most edits contradict an answer: skip those before running anything
+                if _violations(rec.approx_features(fitted), yes, no):
+                    continue
+                proposals[sql] = (rank, b_rank)
     ordered = sorted(proposals, key=lambda s: (proposals[s], s))
     weighted = [(sql, round(REPAIR_PRIOR / (proposals[sql][0] + proposals[sql][1] / MAX_BASES),
                             6)) for sql in ordered]
@@ -319,22 +371,24 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
     weights: list[float] = []
     features: list[list[Feature]] = []
     outputs_added: set[str] = set()
+    cache = pool.repair_cache
     for tried, (sql, weight) in enumerate(proposals):
         if len(added) >= max_new or tried >= MAX_TRIED:
             break
         if sql in known_sql:
             continue
-        result = db.execute(sql)  # the read-only allow-list (check_query) runs first
-        if not result.ok:
+        if sql not in cache:
+            result = db.execute(sql)  # the read-only allow-list (check_query) runs first
+            cache[sql] = [result, output_key(result), None]
+        result, key, feature_list = cache[sql]
+        if not result.ok or key in rejected or key in alive_outputs or key in outputs_added:
             continue
-        key = output_key(result)
-        if key in rejected or key in alive_outputs or key in outputs_added:
-            continue
-        try:
-            feature_list = pool.features_of(sql)
-        except sqlglot.errors.SqlglotError:
-            continue
-        if _violations({f.key for f in feature_list}, yes, no):
+        if feature_list is None:
+            try:
+                feature_list = cache[sql][2] = pool.features_of(sql)
+            except sqlglot.errors.SqlglotError:
+                feature_list = cache[sql][2] = []
+        if not feature_list or _violations({f.key for f in feature_list}, yes, no):
             continue
         outputs_added.add(key)
         added.append(sql)
