@@ -94,3 +94,50 @@ def test_repair_none_only_rules_out_and_resample_without_key_says_so(bank: Path,
     at.button(key=_key(task, "po.no")).click().run()
     assert at.session_state["events"][-1][1]["method"] == "recompose"
     assert at.session_state["events"][-1][1]["requested"] == "resample"
+
+
+def test_trace_of_a_repair_replays_to_the_same_workspace(bank: Path) -> None:
+    from types import SimpleNamespace
+
+    from study.analysis.replay import mismatches, replay
+    from ui.bank_cache import task_pool
+
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    v = ws.session.next_variable()
+    if v is not None:
+        at.button(key=_key(task, "dv.no")).click().run()
+    at.button(key=_key(task, "po.none")).click().run()
+    assert not at.exception, at.exception
+    events = [SimpleNamespace(type=t, payload=p, event_id=str(i))
+              for i, (t, p) in enumerate(at.session_state["events"])]
+    assert [e.type for e in events][-2:] == ["output.reject", "repair"]
+    steps = replay(events, task_pool(str(bank), task))
+    assert not mismatches(steps)
+    assert steps[-1].survivors == tuple(int(i) for i in ws.session.survivors)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("pleasqlarify", "recompose"),
+    ("{id: pleasqlarify, repair: none}", "none"),
+    ("{id: atomic-only, repair: resample}", "resample"),
+])
+def test_conditions_choose_the_repair(tmp_path: Path, text: str, expected: str) -> None:
+    from study.spec import parse_study
+    from tests.test_study_conditions import study_text
+    from ui.condition_views import workspace_options
+
+    spec = parse_study(study_text(text), tmp_path / "study.yaml")
+    cond = spec.conditions[0]
+    assert cond.repair == expected and workspace_options(cond).repair == expected
+
+
+def test_an_unknown_repair_names_the_choices(tmp_path: Path) -> None:
+    from study.spec import StudySpecError, parse_study
+    from tests.test_study_conditions import study_text
+
+    with pytest.raises(StudySpecError) as info:
+        parse_study(study_text("{id: pleasqlarify, repair: llm}"), tmp_path / "study.yaml")
+    (problem,) = info.value.problems
+    assert problem.where == "conditions[0].repair"
+    assert "none, recompose, resample" in problem.message

@@ -57,6 +57,9 @@ class PreparedPool:
     unique: dict[str, list[str]] = field(default_factory=dict)
     # where repair executes new candidates; set by prepare_pool / load_prepared, never saved
     database: DatabaseSpec | None = field(default=None, compare=False, repr=False)
+    # SQL -> (result, features) of queries repair tried on this pool (shared by its sessions
+    # and their extended copies: a query's output never changes); never saved
+    repair_cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -187,7 +190,8 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
                        all_results, vocab, x, classes, class_index, class_sim, None,
                        pool.gold_sqls, pool.gold_results,
                        (pool.origins or ["shipped"] * pool.n) + [origin] * len(sqls),
-                       pool.schema, pool.not_null, pool.unique, pool.database)
+                       pool.schema, pool.not_null, pool.unique, pool.database,
+                       pool.repair_cache)
     if pool.positions is not None:
         new.positions = _place(pool.positions, class_index, class_sim, pool.n)
     return new

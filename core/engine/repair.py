@@ -28,7 +28,7 @@ from core.engine.similarity import output_key
 
 REPAIR_PRIOR = 0.5  # weight of a recomposed candidate (pool candidates weigh >= 1)
 MAX_BASES = 8  # candidates edited per repair round
-MAX_TRIED = 600  # queries executed per round at most
+MAX_TRIED = 200  # queries executed per round at most
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,40 @@ def _render(node: exp.Expression, dialect: str) -> str:
     return node.sql(dialect=dialect, normalize_functions="upper")
 
 
+@dataclass(frozen=True)
+class Compound:
+    """Two plain SELECTs joined by a set operation (attachment readings often are)."""
+
+    op: str  # UNION | UNION ALL | INTERSECT | EXCEPT
+    branches: tuple[Parts, Parts]
+
+    def sql(self, dialect: str) -> str:
+        return f" {self.op} ".join(b.sql(dialect) for b in self.branches)
+
+
+_SETOPS = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
+
+
+def decompose_query(sql: str, dialect: str, schema: dict[str, list[str]]
+                    ) -> Parts | Compound | None:
+    """:func:`decompose`, and a set operation of two plain SELECTs as a :class:`Compound`."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
+    if isinstance(tree, exp.SetOperation) and type(tree) in _SETOPS and not any(
+            tree.args.get(k) for k in ("order", "limit", "with", "with_")):
+        branches = (_decompose_tree(tree.this, dialect, schema),
+                    _decompose_tree(tree.expression, dialect, schema))
+        if branches[0] is None or branches[1] is None:
+            return None
+        op = _SETOPS[type(tree)]
+        if op == "UNION" and not tree.args.get("distinct"):
+            op = "UNION ALL"
+        return Compound(op, (branches[0], branches[1]))
+    return _decompose_tree(tree, dialect, schema)
+
+
 def decompose(sql: str, dialect: str, schema: dict[str, list[str]]) -> Parts | None:
     """Clause atoms of ``sql``, or None when it is not one plain SELECT over base tables
     (set operations, CTEs, FROM-subqueries and self-joins are left alone)."""
@@ -94,6 +128,11 @@ def decompose(sql: str, dialect: str, schema: dict[str, list[str]]) -> Parts | N
         tree = sqlglot.parse_one(sql, read=dialect)
     except sqlglot.errors.SqlglotError:
         return None
+    return _decompose_tree(tree, dialect, schema)
+
+
+def _decompose_tree(tree: exp.Expression, dialect: str,
+                    schema: dict[str, list[str]]) -> Parts | None:
     if not isinstance(tree, exp.Select) or tree.args.get("with") or tree.args.get("with_"):
         return None
     from_ = tree.args.get("from_") or tree.args.get("from")
@@ -172,16 +211,44 @@ class _Recomposer:
         pool = session.pool
         self.dialect = pool.dialect
         self.parts: dict[int, Parts] = {}
+        self.compounds: dict[int, Compound] = {}
         valid = pool.valid
         for i, sql in enumerate(pool.sqls):
             if valid[i]:
-                p = decompose(sql, pool.dialect, pool.schema)
-                if p is not None:
+                p = decompose_query(sql, pool.dialect, pool.schema)
+                if isinstance(p, Parts):
                     self.parts[i] = p
+                elif isinstance(p, Compound):
+                    self.compounds[i] = p
         self._tables: dict[str, frozenset[str]] = {}
         weight = pool.counts
         order = sorted(self.parts, key=lambda i: (-weight[i], i))
         self.donors = [self.parts[i] for i in order]
+        # the branches of set operations are donors too (after the plain queries)
+        for i in sorted(self.compounds, key=lambda i: (-weight[i], i)):
+            self.donors.extend(b for b in self.compounds[i].branches if b not in self.donors)
+        self.ops = list(dict.fromkeys(self.compounds[i].op for i in sorted(self.compounds)))
+        # each clause group's real features, as the pool's candidates show them
+        self.known: dict[tuple, frozenset[str]] = {}
+        for i, p in self.parts.items():
+            keys = pool.feature_keys(i)
+            for group, key in _group_keys(p).items():
+                self.known.setdefault((group, key), frozenset(
+                    k for k in keys if k.split(" ", 1)[0] in _GROUPS[group]
+                    and not (group == "select" and k == "DISTINCT")))
+
+    def approx_features(self, p: Parts | Compound) -> set[str]:
+        """The features ``p`` will have: each clause group's as seen in the pool when some
+        candidate has that clause, else spelled from the atoms (checked exactly later)."""
+        if isinstance(p, Compound):
+            return {p.op}.union(*(self.approx_features(b) for b in p.branches))
+        out: set[str] = set()
+        for group, key in _group_keys(p).items():
+            found = self.known.get((group, key))
+            out |= found if found is not None else _spelled(group, p)
+        if p.distinct:
+            out.add("DISTINCT")
+        return out
 
     def tables(self, atom: str) -> frozenset[str]:
         if atom not in self._tables:
@@ -199,15 +266,91 @@ class _Recomposer:
                 out |= self.tables(a)
         return frozenset(out)
 
+    def edges(self) -> dict[str, list[tuple[str, str]]]:
+        """The pool's inner-join graph: table -> [(other table, ON condition)]."""
+        if not hasattr(self, "_edges"):
+            graph: dict[str, list[tuple[str, str]]] = {}
+            for d in self.donors:
+                seen = {d.source}
+                for j in d.joins:
+                    if j.side or not j.on:
+                        continue
+                    tabs = self.tables(j.on)
+                    for t in tabs - {j.table}:
+                        if t in seen:
+                            graph.setdefault(t, []).append((j.table, j.on))
+                            graph.setdefault(j.table, []).append((t, j.on))
+                    seen.add(j.table)
+            self._edges = {t: sorted(set(v)) for t, v in graph.items()}
+        return self._edges
+
+    def compose_path(self, need: frozenset[str], start: str) -> tuple[str, tuple[Join, ...]] | None:
+        """The fewest pool join edges that connect ``need`` (grown from ``start``), or None."""
+        graph = self.edges()
+        have, joins = {start}, []
+        for target in sorted(need - {start}):
+            if target in have:
+                continue
+            prev: dict[str, tuple[str, str] | None] = {t: None for t in have}
+            queue = sorted(have)
+            while queue and target not in prev:
+                nxt = []
+                for t in queue:
+                    for other, on in graph.get(t, []):
+                        if other not in prev:
+                            prev[other] = (t, on)
+                            nxt.append(other)
+                queue = nxt
+            if target not in prev:
+                return None
+            chain, t = [], target
+            while prev[t] is not None:
+                chain.append((t, prev[t][1]))
+                t = prev[t][0]
+            for table, on in reversed(chain):
+                have.add(table)
+                joins.append(Join("", table, on))
+        return start, tuple(joins)
+
     def fit_joins(self, p: Parts) -> list[Parts]:
-        """``p`` itself if its tables cover its atoms, else ``p`` on each pool join path that
-        covers them (fewest tables first)."""
+        """``p`` itself if its tables cover its atoms, else ``p`` on the fewest pool join edges
+        that connect them, and on each pool join path that covers them (fewest tables first)."""
         need = self.needed(p)
         if need <= p.tables:
             return [p]
+        out = []
+        composed = self.compose_path(need | {p.source}, p.source)
+        if composed is not None:
+            out.append(replace(p, source=composed[0], joins=composed[1]))
         paths = {(d.source, d.joins) for d in self.donors if need <= d.tables}
         ranked = sorted(paths, key=lambda sj: (len(sj[1]), sj[0], str(sj[1])))
-        return [replace(p, source=s, joins=j) for s, j in ranked[:2]]
+        out += [replace(p, source=s, joins=j) for s, j in ranked[:2]]
+        return out
+
+    def pruned(self, p: Parts) -> Parts | None:
+        """``p`` without the joined tables none of its atoms needs (inner joins only)."""
+        if any(j.side for j in p.joins):
+            return None
+        need = self.needed(p) | {p.source}
+        if need >= p.tables:
+            return None
+        composed = self.compose_path(need, p.source)
+        return None if composed is None else replace(p, source=composed[0], joins=composed[1])
+
+    def compound_edits(self, base: Compound) -> Iterable[tuple[int, Parts | Compound]]:
+        """One branch edited (and fitted to its tables), the operator swapped, or one branch
+        kept alone."""
+        for k, branch in enumerate(base.branches):
+            yield 2, branch
+            for rank, edited in self.edits(branch):
+                for fitted in self.fit_joins(edited):
+                    if fitted.select and len(fitted.select) == len(base.branches[1 - k].select):
+                        both = list(base.branches)
+                        both[k] = fitted
+                        yield rank, Compound(base.op, (both[0], both[1]))
+        for op in self.ops:
+            if op != base.op:
+                yield 2, Compound(op, base.branches)
 
     def edits(self, base: Parts) -> Iterable[tuple[int, Parts]]:
         """(rank, edited query): one clause replaced, added or dropped from the inventory."""
@@ -256,6 +399,57 @@ class _Recomposer:
                 yield 3, replace(base, source=source, joins=js)
 
 
+_GROUPS = {"select": ("SELECT",), "from": ("FROM", "JOIN", "LEFT", "ON", "WHERE"),
+           "group": ("GROUP", "HAVING"), "order": ("ORDER", "LIMIT")}
+
+
+def _group_keys(p: Parts) -> dict[str, tuple]:
+    return {"select": tuple(sorted(p.select)), "from": (p.source, p.joins, p.where),
+            "group": (p.group, p.having), "order": (p.order, p.limit)}
+
+
+def _spelled(group: str, p: Parts) -> frozenset[str]:
+    """A clause group's features written from its atoms (exact for plain clauses)."""
+    if group == "select":
+        return frozenset([*(f"SELECT {a}" for a in p.select),
+                          "SELECT ONLY " + ", ".join(sorted(p.select))])
+    if group == "from":
+        inner = all(not j.side for j in p.joins)
+        out = [f"FROM {t}" for t in p.tables] if inner else [f"FROM {p.source}"] + [
+            f"{j.side} JOIN {j.table}".strip() for j in p.joins]
+        if inner:
+            out += [f"ON {c}" for c in _on_classes([j.on for j in p.joins])]
+        if p.where:
+            out.append("WHERE " + " AND ".join(p.where))
+        return frozenset(out)
+    if group == "group":
+        return frozenset([*(f"GROUP BY {g}" for g in p.group)]
+                         + ([f"HAVING {p.having}"] if p.having else []))
+    return frozenset([*(o if o.endswith(" DESC") else f"{o} ASC" for o in
+                        (f"ORDER BY {o}" for o in p.order))]
+                     + ([f"LIMIT {p.limit}"] if p.limit else []))
+
+
+def _on_classes(conditions: list[str]) -> list[str]:
+    """Equality classes of the columns that inner-join conditions equate (as features)."""
+    parent: dict[str, str] = {}
+
+    def find(a: str) -> str:
+        while parent.setdefault(a, a) != a:
+            a = parent[a]
+        return a
+
+    for cond in conditions:
+        for part in cond.split(" AND "):
+            sides = [x.strip() for x in part.split(" = ")]
+            if len(sides) == 2 and all("." in x and " " not in x for x in sides):
+                parent[find(sides[0])] = find(sides[1])
+    classes: dict[str, list[str]] = {}
+    for col in parent:
+        classes.setdefault(find(col), []).append(col)
+    return [" = ".join(sorted(m)) for m in classes.values() if len(m) > 1]
+
+
 def _violations(keys: set[str], yes: list[tuple[str, ...]], no: list[tuple[str, ...]]) -> int:
     return (sum(1 for s in yes if not all(k in keys for k in s))
             + sum(1 for s in no if all(k in keys for k in s)))
@@ -284,24 +478,39 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     known_sql = set(pool.sqls)
     yes, no = _answer_sets(session)
     rec = _Recomposer(session)
-    keys_of = {i: set(pool.feature_keys(i)) for i in rec.parts}
+    shapes: dict[int, Parts | Compound] = {**rec.parts, **rec.compounds}
+    keys_of = {i: set(pool.feature_keys(i)) for i in shapes}
     # bases: the candidates that agree best with the answers, the last survivors first
     last_alive = session._alive[-1] if session.alive.any() else _last_nonempty(session)
-    bases = sorted(rec.parts, key=lambda i: (_violations(keys_of[i], yes, no),
-                                              not last_alive[i], -pool.counts[i], i))
+    bases = sorted(shapes, key=lambda i: (_violations(keys_of[i], yes, no),
+                                          not last_alive[i], -pool.counts[i], i))
+    weighted: dict[str, float] = {}
+    guided = guided_proposals(rec, pool.counts, yes, no)
+    top = guided[0][1] if guided else 1.0
+    for p, score in guided:
+        sql = p.sql(pool.dialect)
+        if sql not in known_sql and sql not in weighted:
+            weighted[sql] = round(max(0.05, REPAIR_PRIOR * score / top), 6)
     proposals: dict[str, tuple[int, int]] = {}
     for b_rank, i in enumerate(bases[:MAX_BASES]):
-        for rank, edited in rec.edits(rec.parts[i]):
-            for fitted in rec.fit_joins(edited):
-                if not fitted.select:
-                    continue
-                sql = fitted.sql(pool.dialect)
-                if sql not in proposals and sql not in known_sql:
-                    proposals[sql] = (rank, b_rank)
+        shape = shapes[i]
+        edited_all = (rec.compound_edits(shape) if isinstance(shape, Compound) else
+                      ((r, f) for r, e in rec.edits(shape) for f in rec.fit_joins(e)))
+        for rank, fitted in edited_all:
+            if isinstance(fitted, Parts) and not fitted.select:
+                continue
+            sql = fitted.sql(pool.dialect)
+            if sql in proposals or sql in known_sql:
+                continue
+            # most edits contradict an answer: skip those before running anything
+            if _violations(rec.approx_features(fitted), yes, no):
+                continue
+            proposals[sql] = (rank, b_rank)
     ordered = sorted(proposals, key=lambda s: (proposals[s], s))
-    weighted = [(sql, round(REPAIR_PRIOR / (proposals[sql][0] + proposals[sql][1] / MAX_BASES),
-                            6)) for sql in ordered]
-    return _admit(session, weighted, "recompose", max_new)
+    edits = [(sql, round(REPAIR_PRIOR / (proposals[sql][0] + proposals[sql][1] / MAX_BASES) / 2,
+                         6)) for sql in ordered if sql not in weighted]
+    # guided combinations first (they agree with every answer by construction), then edits
+    return _admit(session, list(weighted.items()) + edits, "recompose", max_new)
 
 
 def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: str,
@@ -319,22 +528,24 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
     weights: list[float] = []
     features: list[list[Feature]] = []
     outputs_added: set[str] = set()
+    cache = pool.repair_cache
     for tried, (sql, weight) in enumerate(proposals):
         if len(added) >= max_new or tried >= MAX_TRIED:
             break
         if sql in known_sql:
             continue
-        result = db.execute(sql)  # the read-only allow-list (check_query) runs first
-        if not result.ok:
+        if sql not in cache:
+            result = db.execute(sql)  # the read-only allow-list (check_query) runs first
+            cache[sql] = [result, output_key(result), None]
+        result, key, feature_list = cache[sql]
+        if not result.ok or key in rejected or key in alive_outputs or key in outputs_added:
             continue
-        key = output_key(result)
-        if key in rejected or key in alive_outputs or key in outputs_added:
-            continue
-        try:
-            feature_list = pool.features_of(sql)
-        except sqlglot.errors.SqlglotError:
-            continue
-        if _violations({f.key for f in feature_list}, yes, no):
+        if feature_list is None:
+            try:
+                feature_list = cache[sql][2] = pool.features_of(sql)
+            except sqlglot.errors.SqlglotError:
+                feature_list = cache[sql][2] = []
+        if not feature_list or _violations({f.key for f in feature_list}, yes, no):
             continue
         outputs_added.add(key)
         added.append(sql)
@@ -401,5 +612,113 @@ def _last_nonempty(session: RepairSession) -> np.ndarray:
     raise SessionError("the session has no candidates")
 
 
-__all__ = ["REPAIR_PRIOR", "Parts", "RepairOutcome", "decisions_text", "decompose", "recompose",
+__all__ = ["REPAIR_PRIOR", "Compound", "Parts", "RepairOutcome", "decisions_text", "decompose", "decompose_query",
+           "recompose",
            "resample"]
+
+
+# ----- guided recomposition: every clause group chosen to agree with the answers ---------------
+EDIT_PENALTY = 0.2  # prior factor of a clause value the pool does not contain as a whole
+TOP_K = {"select": 10, "from": 14, "group": 3, "order": 3, "distinct": 2}
+
+
+def _group_of(key: str) -> str:
+    word = key.split(" ", 1)[0]
+    if word == "DISTINCT":
+        return "distinct"
+    return next((g for g, words in _GROUPS.items() if word in words), "other")
+
+
+def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple, list]]:
+    """Per clause group: value -> [prior score, features, fragment] from the pool, plus the
+    one-atom edits of its most likely values (at a lower prior)."""
+    values: dict[str, dict[tuple, list]] = {g: {} for g in TOP_K}
+    total = float(sum(weights[i] for i in rec.parts)) or 1.0
+    for i, p in rec.parts.items():
+        w = float(weights[i]) / total
+        frags = {"select": {"select": p.select}, "from": {"source": p.source, "joins": p.joins,
+                                                          "where": p.where},
+                 "group": {"group": p.group, "having": p.having},
+                 "order": {"order": p.order, "limit": p.limit}}
+        for g, key in _group_keys(p).items():
+            entry = values[g].setdefault(key, [0.0, rec.known[(g, key)], frags[g]])
+            entry[0] += w
+        values["distinct"].setdefault((p.distinct,), [0.0, frozenset(
+            ["DISTINCT"] if p.distinct else []), {"distinct": p.distinct}])[0] += w
+    values["distinct"].setdefault((False,), [0.0, frozenset(), {"distinct": False}])
+    values["distinct"].setdefault((True,), [0.0, frozenset(["DISTINCT"]), {"distinct": True}])
+    atoms_select = list(dict.fromkeys(a for d in rec.donors for a in d.select))
+    atoms_where = list(dict.fromkeys(a for d in rec.donors for a in d.where))
+    paths = list(dict.fromkeys((d.source, d.joins) for d in rec.donors))
+    for _key, (score, _, frag) in sorted(values["select"].items(), key=lambda kv: -kv[1][0])[:8]:
+        sel = frag["select"]
+        variants = [sel + (a,) for a in atoms_select if a not in sel]
+        variants += [sel[:k] + (a,) + sel[k + 1:] for a in atoms_select if a not in sel
+                     for k in range(len(sel))]
+        variants += [sel[:k] + sel[k + 1:] for k in range(len(sel))] if len(sel) > 1 else []
+        for v in variants:
+            vkey = tuple(sorted(v))
+            if vkey not in values["select"]:
+                probe = replace(rec.donors[0], select=v)
+                values["select"][vkey] = [score * EDIT_PENALTY, _spelled("select", probe),
+                                          {"select": v}]
+    for _key, (score, _, frag) in sorted(values["from"].items(), key=lambda kv: -kv[1][0])[:8]:
+        where = frag["where"]
+        wheres = [tuple(sorted(where + (a,))) for a in atoms_where if a not in where]
+        wheres += [tuple(sorted(where[:k] + (a,) + where[k + 1:])) for a in atoms_where
+                   if a not in where for k in range(len(where))]
+        wheres += [where[:k] + where[k + 1:] for k in range(len(where))]
+        options = [(frag["source"], frag["joins"], w) for w in wheres]
+        options += [(s, j, where) for s, j in paths if (s, j) != (frag["source"], frag["joins"])]
+        for s, j, w in options:
+            vkey = (s, j, w)
+            if vkey not in values["from"]:
+                probe = replace(rec.donors[0], source=s, joins=j, where=w)
+                known = rec.known.get(("from", vkey))
+                values["from"][vkey] = [score * EDIT_PENALTY,
+                                        known if known is not None else _spelled("from", probe),
+                                        {"source": s, "joins": j, "where": w}]
+    return values
+
+
+def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str, ...]],
+                     no: list[tuple[str, ...]], limit: int = MAX_TRIED) -> list[tuple[Parts, float]]:
+    """Queries whose every clause group agrees with the answers, most probable first: the
+    pool's clause values (and their one-atom edits) combined across candidates."""
+    import itertools
+
+    values = _group_values(rec, weights)
+    local = {g: ([s for s in yes if {_group_of(k) for k in s} == {g}],
+                 [s for s in no if {_group_of(k) for k in s} == {g}]) for g in TOP_K}
+    cross_yes = [s for s in yes if len({_group_of(k) for k in s}) > 1]
+    cross_no = [s for s in no if len({_group_of(k) for k in s}) > 1]
+    chosen: dict[str, list[list]] = {}
+    for g, vals in values.items():
+        ok = [v for v in vals.values() if not _violations(set(v[1]), *local[g])]
+        ok.sort(key=lambda v: (-v[0], str(v[2])))
+        chosen[g] = ok[:TOP_K[g]]
+    out: list[tuple[Parts, float]] = []
+    base = rec.donors[0] if rec.donors else None
+    if base is None:
+        return out
+    groups = list(TOP_K)
+    for combo in itertools.product(*(chosen[g] for g in groups)):
+        feats: set[str] = set().union(*(c[1] for c in combo))
+        if _violations(feats, cross_yes, cross_no):
+            continue
+        fields: dict = {}
+        for c in combo:
+            fields.update(c[2])
+        p = replace(base, **fields)
+        if not p.select:
+            continue
+        score = float(np.prod([max(c[0], 1e-6) for c in combo]))
+        variants = [(p, score)] if rec.needed(p) <= p.tables else []
+        variants += [(v, score * EDIT_PENALTY) for v in
+                     ([rec.pruned(p)] if variants else rec.fit_joins(p)[:1]) if v is not None]
+        for v, sc in variants:
+            if v is not p and _violations(rec.approx_features(v), yes, no):
+                continue
+            out.append((v, sc))
+    out.sort(key=lambda t: (-t[1], t[0].sql(rec.dialect)))
+    return out[:limit]
