@@ -4,9 +4,12 @@ Each condition is a known interface variant with its own settings (all optional)
 
 * ``pleasqlarify`` — the full workspace. ``pool_accounting: true`` keeps Submit disabled while
   a decision variable with information gain above ``ig_threshold`` bits (default 0.1) has been
-  neither answered nor dismissed.
+  neither answered nor dismissed. ``repair: none | recompose | resample`` (default recompose)
+  is what a "No" on the Predicted Output or "None of these" does besides ruling the outputs
+  out: nothing more, recombine the pool's clauses (offline), or ask the LLM for new candidates
+  (needs an Anthropic key at run time; without one, recomposition runs and the page says so).
 * ``atomic-only`` — the paper's internal baseline: no grouped Decision Space.
-  ``show_action_space`` (default true).
+  ``show_action_space`` (default true); ``repair`` as above.
 * ``planpool-chat`` — the structured agent asks its pool's questions in a chat.
   ``show_pool`` (default true) shows pending / asked / dropped questions; ``max_questions``
   (default 5) is the initial plan size; ``ig_threshold`` (default 0.05 bits) the least gain of
@@ -41,8 +44,8 @@ KNOWN_CONDITIONS = {
 }
 COMMON_KEYS = ("id", "label", "instructions")
 SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
-    "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1},
-    "atomic-only": {"show_action_space": True},
+    "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1, "repair": "recompose"},
+    "atomic-only": {"show_action_space": True, "repair": "recompose"},
     "planpool-chat": {"show_pool": True, "max_questions": 5, "ig_threshold": 0.05,
                       "free_text": False, "agent": "structured", "model": "",
                       "llm_budget_tokens": 2_000_000, "fallback": ""},
@@ -50,6 +53,7 @@ SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
 }
 MAX_QUESTIONS = 20
 AGENTS = ("structured", "llm")
+REPAIRS = ("none", "recompose", "resample")
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class Condition:
     fallback: str = ""
     show_sql: bool = True
     llm_budget_tokens: int = 2_000_000
+    repair: str = "recompose"
 
 
 def _owner(key: str) -> list[str]:
@@ -96,6 +101,14 @@ def _check_value(ck: Checker, key: str, value: Any, where: str) -> Any:
         if value not in ("structured",):
             ck.err(where, f"must be 'structured', got {value!r}",
                    "write 'fallback: structured' (the structured agent asks when no key is set)")
+            return None
+        return value
+    if key == "repair":
+        if value not in REPAIRS:
+            close = difflib.get_close_matches(str(value), REPAIRS, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            ck.err(where, f"must be one of {', '.join(REPAIRS)}, got {value!r}",
+                   f"{hint}e.g. 'repair: recompose' ('resample' needs ANTHROPIC_API_KEY)")
             return None
         return value
     if key == "model":
@@ -195,5 +208,5 @@ def parse_conditions(ck: Checker, raw: Any) -> list[Condition]:
     return out
 
 
-__all__ = ["AGENTS", "COMMON_KEYS", "KNOWN_CONDITIONS", "SETTINGS", "Condition", "parse_condition",
+__all__ = ["AGENTS", "COMMON_KEYS", "REPAIRS", "KNOWN_CONDITIONS", "SETTINGS", "Condition", "parse_condition",
            "parse_conditions"]

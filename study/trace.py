@@ -37,6 +37,11 @@ EVENT_TYPES: dict[str, str] = {
     "space.cluster": "a cluster was selected or focused; {cluster}",
     "space.hover": "hover on a point (sampled); {candidate_id}",
     "output.view": "an output table was opened; {candidate_id}",
+    "output.accept": "Yes to \"Is this the output you want?\"; {output, candidate, step}",
+    "output.reject": "No to the predicted output, or \"None of these\" (trigger reject | none); "
+                     "the outputs were ruled out; {outputs, trigger, step}",
+    "repair": "repair after a rejection added candidates; {method (recompose | resample), "
+              "requested, trigger, added, sqls, new_outputs, step, survivors_before/after}",
     # timing and attention
     "timer.start": "the task/subtask timer starts (the event's task/subtask name it)",
     "timer.pause": "the timer pauses (facilitator or participant)",

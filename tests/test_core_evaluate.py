@@ -8,67 +8,126 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.engine.execute import ExecutionResult
 from core.engine.prepare import _read, default_pool_dir, pool_fingerprint
 from core.engine.taskbank import load_task_bank
-from core.evaluation import evaluate
+from core.evaluation import evaluate, report
 from core.evaluation.optimal import expected_questions, huffman_depths
+from core.evaluation.simulate import USER_NOTES, output_matches
 
 ROOT = Path(__file__).resolve().parent.parent
 FILM = ROOT / "studies" / "film" / "tasks.jsonl"
 DEV = ROOT / "data" / "ambrosia" / "dev.jsonl"
 
 
-def test_film_evaluation_cli_writes_summary_runs_and_plot(tmp_path, capsys):
-    out, png = tmp_path / "film.json", tmp_path / "fig5.png"
-    assert evaluate.main([str(FILM), "--json", str(out), "--plot", str(png)]) == 0
+@pytest.fixture(scope="module")
+def film_run(tmp_path_factory):
+    """One CLI run on film: populations all and prior, the default strategy, JSON and plots."""
+    tmp = tmp_path_factory.mktemp("film")
+    out, png = tmp / "film.json", tmp / "fig5.png"
+    argv = [str(FILM), "--population", "all", "prior", "--strategies", "cluster-grouped",
+            "--repair", "none", "--per-gold", "--json", str(out), "--plot", str(png)]
+    return argv, out, png
+
+
+def test_film_cli_prints_both_users_side_by_side_and_the_floor_only_for_prior(film_run, capsys):
+    argv, out, png = film_run
+    assert evaluate.main(argv) == 0
     table = capsys.readouterr().out
-    for strategy in evaluate.ALL_STRATEGIES:
-        assert strategy in table
-    data = json.loads(out.read_text())
-    summary = data["summary"]
+    for note in USER_NOTES.values():  # who the simulated user is and what it knows
+        assert note in table
+    assert "OPTIMISTIC" in table and "HONEST" in table
+    blocks = table.split("\npopulation ")
+    prior = next(b for b in blocks if b.startswith("prior"))
+    gold = next(b for b in blocks if b.startswith("all"))
+    assert "÷floor" in prior and "÷floor" not in gold and "×opt" not in table
+    assert "Hdepth" in gold
+    per_gold = table.split("per gold (all, cluster-grouped)")[1].splitlines()
+    assert sum(line.startswith("film-") for line in per_gold) == sum(
+        len(t.gold) for t in load_task_bank(FILM)[0])
+    summary = json.loads(out.read_text())["summary"]
+    runs = json.loads(out.read_text())["runs"]
     tasks, _ = load_task_bank(FILM)
     golds = sum(len(t.gold) for t in tasks)
-    realised = summary["overall"]["cluster-grouped"]["n"]
-    assert realised + len(summary["skipped"]) == golds
-    # the engine's own guarantees on the shipped pools: every realised gold is reached
-    assert summary["overall"]["cluster-grouped"]["success"] == 1.0
-    assert summary["overall"]["cluster-grouped"]["reach_zero"] == 1.0
-    # the workspace default is the best measured strategy, and no strategy beats the floor on
-    # average by much (the floor is an expectation over all classes, not per gold)
-    assert summary["best"] == summary["default"] == "cluster-grouped"
-    assert summary["overall"]["random"]["mean_turns"] > summary["overall"]["cluster-grouped"][
-        "mean_turns"]
-    # per-turn curves start at the initial entropy and end at zero for the default
-    curve = summary["overall"]["cluster-grouped"]["entropy"]["median"]
-    assert curve[0] > 0 and curve[-1] == 0
+    for user in ("gold-features", "pool-informed"):
+        g = summary["results"]["all"][user]["overall"]["cluster-grouped"]
+        assert g["n"] == golds
+        for key in ("success", "silent_failure", "mean_turns", "p90_turns", "repair_rounds",
+                    "added", "mean_depth"):
+            assert key in g
+        p = summary["results"]["prior"][user]["overall"]["cluster-grouped"]
+        assert p["turns_per_floor"] == pytest.approx(p["mean_turns"] / p["floor"])
+        assert "turns_per_floor" not in g
+    # the optimistic user reaches every film gold (all are realised)
+    assert summary["results"]["all"]["pool-informed"]["overall"]["cluster-grouped"][
+        "success"] == 1.0
+    # prior weights sum to one per task and user/strategy
+    prior_runs = [r for r in runs if r["population"] == "prior" and r["user"] == "gold-features"
+                  and r["strategy"] == "cluster-grouped"]
+    for t in tasks:
+        assert sum(r["weight"] for r in prior_runs if r["task"] == t.id) == pytest.approx(1.0)
+    assert all(r["depth"] is not None and r["floor"] is not None for r in prior_runs)
     assert png.stat().st_size > 10_000
-    assert {r["strategy"] for r in data["runs"]} == set(evaluate.ALL_STRATEGIES)
+    assert png.with_name("fig5.pool-informed.png").stat().st_size > 10_000
 
 
-def test_ambrosia_slice_reports_skipped_golds_with_reasons(capsys):
-    assert evaluate.main([str(DEV), "--limit", "12", "--strategies", "cluster-grouped",
-                          "optimal"]) == 0
+def test_ambrosia_slice_counts_unrealised_golds_as_failures(tmp_path, capsys):
+    out = tmp_path / "dev.json"
+    assert evaluate.main([str(DEV), "--limit", "8", "--strategies", "cluster-grouped",
+                          "--repair", "none", "--json", str(out)]) == 0
     table = capsys.readouterr().out
-    assert "skipped (gold not realised by any candidate):" in table
+    assert "task×gold pairs whose gold output no candidate produces:" in table
+    data = json.loads(out.read_text())
+    summary, runs = data["summary"], data["runs"]
     tasks, _ = load_task_bank(DEV)
-    pools = [(evaluate.prepare_pool(t, layout=False), t.ambiguity) for t in tasks[:12]]
-    runs, skipped = evaluate.evaluate(pools, ("cluster-grouped",))
-    assert all(s["reason"] for s in skipped)
-    assert len(runs) + len(skipped) == sum(len(t.gold) for t in tasks[:12])
-    assert all(r.success for r in runs)
+    n_golds = sum(len(t.gold) for t in tasks[:8])
+    assert all(u["reason"] for u in summary["unrealised"])
+    for user in ("gold-features", "pool-informed"):
+        mine = [r for r in runs if r["user"] == user]
+        assert len(mine) == n_golds  # every pair is a run: nothing skipped
+        unrealised = [r for r in mine if not r["realised"]]
+        assert len(unrealised) == len(summary["unrealised"]) > 0
+        assert not any(r["success"] for r in unrealised)
+        assert all(r["silent_failure"] and r["end"] == "rejected" for r in unrealised)
+        g = summary["results"]["all"][user]["overall"]["cluster-grouped"]
+        assert g["success"] <= 1 - len(unrealised) / n_golds + 1e-9
 
 
-def test_huffman_floor_matches_hand_computed_values():
+def test_repair_flag_is_either_available_or_refused_with_a_clear_error(capsys):
+    code = evaluate.main([str(FILM), "--limit", "1", "--strategies", "cluster-grouped",
+                          "--population", "all", "--repair", "recompose"])
+    if evaluate.recompose_available():
+        assert code == 0 and "repair after a rejected output: recompose" in capsys.readouterr().out
+    else:
+        assert code == 2 and "--repair none" in capsys.readouterr().err
+
+
+def test_output_matches_ignores_row_and_column_order_even_for_tied_columns():
+    a = ExecutionResult(["a", "b"], [(1, 2), (2, 3), (3, 1)])
+    swapped = ExecutionResult(["b", "a"], [(2, 1), (3, 2), (1, 3)])
+    shuffled = ExecutionResult(["a", "b"], [(3, 1), (1, 2), (2, 3)])
+    assert output_matches(a, swapped) and output_matches(a, shuffled)
+    assert not output_matches(a, ExecutionResult(["a", "b"], [(1, 2), (2, 3)]))
+    assert not output_matches(a, ExecutionResult(["a", "b"], [(1, 2), (2, 3), (3, 1), (3, 1)]))
+    assert not output_matches(a, ExecutionResult(error="boom"))
+    assert not output_matches(None, a)
+
+
+def test_weighted_quantile_and_huffman_floor_by_hand():
     # weights 4,2,1,1 → code lengths 1,2,3,3 → expected (4+4+3+3)/8 = 1.75
     assert sorted(huffman_depths([4, 2, 1, 1])) == [1, 2, 3, 3]
     assert expected_questions([4, 2, 1, 1]) == pytest.approx(1.75)
     assert expected_questions([5]) == 0.0
     assert expected_questions([1, 1]) == 1.0
+    values, weights = np.array([1.0, 2, 3, 10]), np.array([0.5, 0.3, 0.15, 0.05])
+    assert report.weighted_quantile(values, weights, 0.5) == 1.0
+    assert report.weighted_quantile(values, weights, 0.9) == 3.0
+    assert report.weighted_quantile(values, np.ones(4), 0.9) == 10.0
 
 
 def test_bootstrap_ci_brackets_the_median():
     values = np.arange(1, 101, dtype=float)
-    lo, hi = evaluate.bootstrap_ci(values)
+    lo, hi = report.bootstrap_ci(values)
     assert lo <= np.median(values) <= hi
 
 

@@ -2,7 +2,9 @@
 
 Each ``.sql`` holds one query (an optional first line ``-- options: conjuncts`` turns on the
 WHERE-conjunct features); its ``.expected`` lists the expected feature keys, one per line, in
-display order. All cases use the schema in ``schema.json``.
+display order. All cases use the schema in ``schema.json`` and the NOT NULL / unique columns in
+``constraints.json``. Below them, each equivalence the features must see (equal features) and
+each non-equivalence (different features) is listed as a pair.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from tests.conftest_core import FIXTURES
 
 CASES_DIR = FIXTURES / "features"
 SCHEMA = json.loads((CASES_DIR / "schema.json").read_text(encoding="utf-8"))
+CONSTRAINTS = json.loads((CASES_DIR / "constraints.json").read_text(encoding="utf-8"))
 CASES = sorted(p.stem for p in CASES_DIR.glob("*.sql"))
 
 
@@ -32,11 +35,12 @@ def _load(case: str) -> tuple[str, bool, list[str]]:
 
 
 def keys(sql: str, schema=SCHEMA, **kw) -> list[str]:
+    kw = {**CONSTRAINTS, **kw} if schema is SCHEMA else kw
     return [f.key for f in extract_features(sql, "sqlite", schema, **kw)]
 
 
 def test_fixture_set_is_complete():
-    assert len(CASES) >= 30
+    assert len(CASES) >= 40
     for case in CASES:
         assert (CASES_DIR / f"{case}.expected").is_file(), case
 
@@ -68,6 +72,49 @@ def test_set_operations_visit_both_branches():
     ("SELECT title AS t FROM film ORDER BY t", "SELECT title FROM film ORDER BY title ASC"),
     ("SELECT title FROM film WHERE genre LIKE '%Action%'",
      "SELECT title FROM film WHERE genre LIKE '%action%'"),
+    # join order and the table a join starts from
+    ("SELECT f.title FROM film f JOIN person p ON p.id = f.director_id",
+     "SELECT film.title FROM person JOIN film ON film.director_id = person.id"),
+    ("SELECT p.name FROM person p JOIN film f ON p.id = f.director_id "
+     "JOIN review r ON r.film_id = f.id",
+     "SELECT person.name FROM review JOIN film ON film.id = review.film_id "
+     "JOIN person ON person.id = film.director_id"),
+    # an inner join's ON and WHERE are one predicate; a comma join is an inner join
+    ("SELECT title FROM film JOIN person ON person.id = director_id AND name = 'Nolan'",
+     "SELECT title FROM film, person WHERE film.director_id = person.id AND name = 'Nolan'"),
+    # column equalities are transitive
+    ("SELECT f.title FROM film f JOIN review r ON r.film_id = f.id "
+     "JOIN person p ON p.id = r.film_id",
+     "SELECT f.title FROM film f JOIN review r ON r.film_id = f.id "
+     "JOIN person p ON p.id = f.id"),
+    # IN (subquery on a unique key) is the join; under DISTINCT any key will do
+    ("SELECT title FROM film WHERE director_id IN (SELECT id FROM person WHERE name = 'N')",
+     "SELECT film.title FROM film JOIN person ON film.director_id = person.id "
+     "WHERE person.name = 'N'"),
+    ("SELECT DISTINCT name FROM person WHERE id IN (SELECT director_id FROM film)",
+     "SELECT DISTINCT person.name FROM person JOIN film ON film.director_id = person.id"),
+    # COUNT of a column that can never be NULL counts every row
+    ("SELECT genre, COUNT(id) FROM film GROUP BY genre",
+     "SELECT genre, COUNT(*) FROM film GROUP BY genre"),
+    ("SELECT genre, COUNT(f.title) FROM film f GROUP BY genre",
+     "SELECT genre, COUNT(*) FROM film GROUP BY genre"),
+    # aliases everywhere: output aliases in GROUP BY, HAVING, ORDER BY; table aliases
+    ("SELECT genre AS g, COUNT(*) AS n FROM film GROUP BY g HAVING n > 1 ORDER BY n DESC",
+     "SELECT genre, COUNT(*) FROM film GROUP BY genre HAVING COUNT(*) > 1 "
+     "ORDER BY COUNT(*) DESC"),
+    ("SELECT x.title FROM film AS x WHERE x.year > 2000",
+     "SELECT film.title FROM film WHERE 2000 < film.year"),
+    # SELECT * is its columns
+    ("SELECT * FROM person", "SELECT id, name FROM person"),
+    # predicates: factoring, redundant bounds, constant conditions (sqlglot normalize/simplify)
+    ("SELECT title FROM film WHERE (genre = 'crime' AND year > 1990) "
+     "OR (genre = 'crime' AND year < 1980)",
+     "SELECT title FROM film WHERE genre = 'crime' AND (year < 1980 OR year > 1990)"),
+    ("SELECT title FROM film WHERE year > 2000 AND year > 1990",
+     "SELECT title FROM film WHERE year > 2000"),
+    ("SELECT title FROM film WHERE 1 = 1 AND genre = 'crime'",
+     "SELECT title FROM film WHERE genre = 'crime'"),
+    ("SELECT title FROM film WHERE NOT year > 2000", "SELECT title FROM film WHERE year <= 2000"),
 ])
 def test_equivalent_spellings_have_equal_features(left, right):
     assert keys(left) == keys(right)
@@ -81,6 +128,29 @@ def test_equivalent_spellings_have_equal_features(left, right):
     ("SELECT title FROM film UNION SELECT name FROM person",
      "SELECT title FROM film UNION ALL SELECT name FROM person"),
     ("SELECT title FROM film LIMIT 1", "SELECT title FROM film LIMIT 2"),
+    ("SELECT title FROM film LIMIT 1", "SELECT title FROM film LIMIT 1 OFFSET 1"),
+    # a column selected twice gives one more output column
+    ("SELECT title, title FROM film", "SELECT title FROM film"),
+    # COUNT of a nullable column, or of an outer-joined one, skips NULLs
+    ("SELECT genre, COUNT(year) FROM film GROUP BY genre",
+     "SELECT genre, COUNT(*) FROM film GROUP BY genre"),
+    ("SELECT f.title, COUNT(r.id) FROM film f LEFT JOIN review r ON r.film_id = f.id "
+     "GROUP BY f.title",
+     "SELECT f.title, COUNT(*) FROM film f LEFT JOIN review r ON r.film_id = f.id "
+     "GROUP BY f.title"),
+    # IN on a non-unique column is a semi-join: a plain join would repeat rows
+    ("SELECT name FROM person WHERE id IN (SELECT director_id FROM film)",
+     "SELECT person.name FROM person JOIN film ON film.director_id = person.id"),
+    # a LEFT JOIN keeps its order and differs from the inner join
+    ("SELECT f.title FROM film f LEFT JOIN review r ON r.film_id = f.id",
+     "SELECT f.title FROM review r LEFT JOIN film f ON r.film_id = f.id"),
+    # predicate grouping (attachment) and the join graph stay apart
+    ("SELECT title FROM film WHERE genre = 'a' OR genre = 'b' AND year > 2000",
+     "SELECT title FROM film WHERE (genre = 'a' OR genre = 'b') AND year > 2000"),
+    ("SELECT f.title FROM film f JOIN review r ON r.film_id = f.id",
+     "SELECT f.title FROM film f JOIN review r ON r.id = f.id"),
+    ("SELECT f.title FROM film f JOIN person p ON p.id = f.director_id",
+     "SELECT f.title FROM film f"),
 ])
 def test_different_queries_have_different_features(left, right):
     assert keys(left) != keys(right)

@@ -43,6 +43,10 @@ class ClusterInfo:
     weight: float
 
 
+REPAIR_ORIGINS = ("recompose", "resample")
+NEW = "#e6a100"  # the star on candidates added by repair
+
+
 def clusters(session: RepairSession) -> list[ClusterInfo]:
     """The current clusters, numbered 1.. by descending weight (stable display order)."""
     groups: dict[int, list[int]] = {}
@@ -109,7 +113,10 @@ def hover_text(session: RepairSession, i: int, cluster_number: int, max_features
     pool = session.pool
     res = pool.results[i]
     rows, cols = res.shape
-    title = (f"<b>Query #{i}</b> · cluster {cluster_number} · sampled ×{int(pool.counts[i])}"
+    origin = pool.origins[i] if i < len(pool.origins) else ""
+    made = (f"new ({origin})" if origin in REPAIR_ORIGINS
+            else f"sampled ×{int(pool.counts[i])}")
+    title = (f"<b>Query #{i}</b> · cluster {cluster_number} · {made}"
              f"<br>{rows} rows × {cols} columns" if res.ok else
              f"<b>Query #{i}</b> · cluster {cluster_number} · <b>invalid</b>")
     keys = pool.feature_keys(i)
@@ -221,6 +228,16 @@ def build_figure(session: RepairSession, variable: RankedVariable | None = None,
     traces.append(_glyph_trace(pos[gid, 0], pos[gid, 1], np.array([g[1] for g in glyphs], float),
                                np.array([g[2] for g in glyphs], float), [g[3] for g in glyphs],
                                height - 2 * MARGIN))
+
+    # candidates added by repair (after a "No" or "None of these") carry a small star
+    new = [cid for cid in survivors.tolist() if cid < len(pool.origins)
+           and pool.origins[cid] in REPAIR_ORIGINS]
+    if new:
+        traces.append(go.Scatter(x=np.clip(pos[new, 0] + 0.025, 0, 1),
+                                 y=np.clip(pos[new, 1] + 0.035, 0, 1), mode="markers",
+                                 name="new", hoverinfo="skip", showlegend=False,
+                                 marker={"symbol": "star", "size": 10, "color": NEW,
+                                         "line": {"color": "white", "width": 1}}))
 
     annotations = []
     for c in infos:

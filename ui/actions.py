@@ -11,13 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.engine.errors import SessionError
+from core.engine.errors import SessionError, StudioError
+from core.engine.repair import RepairOutcome, recompose, resample
 from core.engine.session import RankedVariable, RepairSession
 from core.planpool.accounting import open_variables
 from ui.state import WorkspaceOptions, WorkspaceState
 
 Log = Callable[[str, dict[str, Any]], None]
 OnSubmit = Callable[[int, str], None]
+# session -> outcome: the LLM resampling step, available when an API key is configured
+Resampler = Callable[[RepairSession], RepairOutcome]
+REPAIR_METHODS = ("none", "recompose", "resample")
+PENDING = "repair_pending"
 
 
 def no_log(event_type: str, payload: dict[str, Any]) -> None:
@@ -162,12 +167,102 @@ def submit(ws: WorkspaceState, log: Log, on_submit: OnSubmit | None = None,
 
 
 def survivor_counts(session: RepairSession) -> list[int]:
-    """Survivors after each decision of the history (replayed on a scratch session)."""
-    scratch = RepairSession(session.pool, strategy=session.strategy,
-                            max_clusters=session.max_clusters, min_support=session.min_support,
-                            random_state=session.random_state)
-    counts = []
-    for decision in session.history:
-        scratch.decide(decision)
-        counts.append(len(scratch.survivors))
-    return counts
+    """Survivors after each decision of the history."""
+    return session.survivors_per_step()
+
+
+def accept_output(ws: WorkspaceState, log: Log) -> bool:
+    """"Yes, this is the output I want" on the Predicted Output (logged; nothing changes)."""
+    key = ws.session.predicted_output_key()
+    if key is None:
+        return False
+    ws.extra["accepted"] = (ws.session.step, key)
+    log("output.accept", {"output": key, "candidate": ws.session.best_candidate(),
+                          "step": ws.session.step, "survivors": len(ws.session.survivors)})
+    return True
+
+
+def reject_output(ws: WorkspaceState, log: Log) -> bool:
+    """"No" on the Predicted Output: that output is ruled out and repair is queued."""
+    key = ws.session.predicted_output_key()
+    if key is None:
+        return False
+    ws.extra[PENDING] = {"trigger": "reject", "outputs": [key]}
+    return True
+
+
+def none_of_these(ws: WorkspaceState, log: Log) -> bool:
+    """"None of these": every surviving output is ruled out and repair is queued."""
+    session = ws.session
+    keys = sorted({session.output_key_of(int(i)) for i in session.survivors
+                   if session.pool.results[int(i)].ok})
+    ws.extra[PENDING] = {"trigger": "none", "outputs": keys}
+    return True
+
+
+def resampler_for(method: str) -> Resampler | None:
+    """The LLM resampling step when ``method`` asks for it and a key is configured, else None.
+
+    Its pools are cached like generated pools (``logs/pool-cache/``), keyed by the question
+    and the decisions, so a replay or a second participant in the same state costs nothing.
+    """
+    from core.generation.poolcache import FilePoolCache
+    from core.generation.sampler import AnthropicSampler, has_api_key
+
+    if method != "resample" or not has_api_key():
+        return None
+    sampler = AnthropicSampler()
+    return lambda session: resample(session, sampler, cache=FilePoolCache())
+
+
+def repair_pending(ws: WorkspaceState) -> bool:
+    """Whether a rejection waits for :func:`run_repair` (the workspace runs it with a spinner)."""
+    return PENDING in ws.extra
+
+
+def run_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
+               resampler: Resampler | None = None) -> RepairOutcome | None:
+    """Apply the queued rejection, then add candidates by ``method`` (one ``repair`` event).
+
+    ``resample`` without a ``resampler`` (no API key) falls back to recomposition and says so.
+    """
+    pending = ws.extra.pop(PENDING, None)
+    if pending is None:
+        return None
+    if method not in REPAIR_METHODS:
+        raise ValueError(f"repair must be one of {', '.join(REPAIR_METHODS)}, not {method!r}")
+    session = ws.session
+    before = len(session.survivors)
+    try:
+        session.reject_outputs(pending["outputs"])
+    except SessionError as exc:
+        ws.flash = str(exc)
+        return None
+    _decided(ws, before, log, "output.reject", {"outputs": list(session.history[-1].outputs),
+                                                "trigger": pending["trigger"]})
+    if method == "none":
+        if session.is_exhausted:
+            ws.flash = ("No query of the pool is left and repair is off here: go Back to "
+                        "take the rejection back.")
+        return None
+    used = method
+    if method == "resample" and resampler is None:
+        ws.flash = "No API key is configured: only recomposition is available."
+        used = "recompose"
+    before = len(session.survivors)
+    try:
+        outcome = resampler(session) if used == "resample" and resampler else recompose(session)
+    except StudioError as exc:
+        ws.flash = f"Repair failed: {exc}"
+        return None
+    _decided(ws, before, log, "repair", {"method": outcome.method, "requested": method,
+                                         "trigger": pending["trigger"],
+                                         "added": len(outcome.added), "sqls": list(outcome.added),
+                                         "weights": list(session.history[-1].weights)
+                                         if outcome.added else [],
+                                         "new_outputs": outcome.new_outputs})
+    if not outcome.added:
+        ws.flash = ("Repair found no other reading" + (": go Back, or pick another output."
+                                                       if not session.is_exhausted else
+                                                       ": go Back to take the rejection back."))
+    return outcome

@@ -30,7 +30,7 @@ from ui.single_shot import render_single_shot
 from ui.state import WorkspaceOptions, workspace_state
 from ui.workspace import render_workspace
 
-NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view"}
+NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view", "output.accept"}
 WHERE_SUBMIT = {
     "pleasqlarify": "Submit with the button under the Predicted Output, then continue at the "
                     "bottom.",
@@ -73,10 +73,10 @@ def workspace_options(cond: Condition, step: flow.Step | None = None) -> Workspa
     if cond.id == "atomic-only":
         return WorkspaceOptions(show_action_space=cond.show_action_space,
                                 show_decision_space=False, submit=submit,
-                                show_question=not in_task)
+                                show_question=not in_task, repair=cond.repair)
     return WorkspaceOptions(pool_accounting=cond.pool_accounting,
                             ig_threshold=cond.ig_threshold, submit=submit,
-                            show_question=not in_task)
+                            show_question=not in_task, repair=cond.repair)
 
 
 def _subtask(step: flow.Step) -> str:

@@ -110,6 +110,12 @@ def decision_space(ws: WorkspaceState, log: Log,
 
 
 def _describe(decision: Decision) -> str:
+    if decision.kind == "reject":
+        n = len(decision.outputs)
+        return f"No to {'that output' if n == 1 else f'{n} outputs'}"
+    if decision.kind == "repair":
+        n = len(decision.sqls)
+        return f"Repair ({decision.gesture}): added {n} quer{'y' if n == 1 else 'ies'}"
     if decision.kind == "restrict":
         n = len(decision.candidates)
         what = {"lasso": "Lasso", "box": "Box", "click": "Click", "cluster": "Cluster"}.get(
@@ -158,12 +164,34 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     counts = actions.survivor_counts(session)
     lines = []
     for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
-        chips = "" if d.kind == "restrict" else chip_row(
+        chips = "" if d.kind in ("restrict", "reject", "repair") else chip_row(
             [_feature(session, k) for k in d.features], inline=True,
             confirmed=d.features if d.answer else ())
         lines.append(f'<div style="margin:2px 0"><small>{i}. {_describe(d)}</small> {chips}'
                      f'<small>→ <b>{n}</b> left</small></div>')
     st.html("".join(lines))
+
+
+def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str) -> None:
+    """Yes / No on the predicted output, and "None of these" (always available)."""
+    key = ws.widget_key
+    accepted = ws.extra.get("accepted")
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+    row.markdown("**Is this the output you want?**")
+    row.button("Yes", key=key("po.yes"), disabled=not has_output, icon=":material/check:",
+               on_click=partial(actions.accept_output, ws, log),
+               help="This table is what you asked for")
+    row.button("No", key=key("po.no"), disabled=not has_output, icon=":material/close:",
+               on_click=partial(actions.reject_output, ws, log),
+               help="Rule this output out and look for other readings")
+    row.button("None of these", key=key("po.none"), shortcut="X", icon=":material/block:",
+               on_click=partial(actions.none_of_these, ws, log),
+               help="None of the remaining queries is what you mean: rule out all their "
+                    "outputs and look for other readings (key X)")
+    if accepted is not None and accepted == (ws.session.step, ws.session.predicted_output_key()):
+        st.caption("You accepted this output.")
+    if method == "resample" and actions.resampler_for(method) is None:
+        st.caption("No API key is configured: only recomposition is available.")
 
 
 def _feature(session, key: str):
@@ -176,12 +204,20 @@ def _feature(session, key: str):
 def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                      on_submit: OnSubmit | None, options: WorkspaceOptions | None = None
                      ) -> None:
-    """Output of the most probable functional class, agreement, done/stuck notices, Submit."""
+    """Output of the most probable functional class, agreement, done/stuck notices, Submit;
+    "Is this the output you want?" and "None of these", whose rejection runs repair."""
     session = ws.session
     st.subheader("Predicted Output", anchor=False)
+    if actions.repair_pending(ws):
+        method = options.repair if options is not None else "recompose"
+        with st.spinner("Looking for other readings of the question…"):
+            actions.run_repair(ws, log, method, actions.resampler_for(method))
+        st.rerun()
     result, share, count = session.predicted_output()
     n = len(session.survivors)
-    if session.is_done and result is not None:
+    if session.is_exhausted:
+        st.warning("You rejected every remaining output. Go Back to take a rejection back.")
+    elif session.is_done and result is not None:
         st.success("**Done:** " + ("the one remaining query returns this output." if n == 1
                                    else f"all {n} remaining queries return this output."))
     elif session.is_stuck:
@@ -195,6 +231,8 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
         frame = pd.DataFrame([list(r) for r in result.rows],
                              columns=unique_columns(result.columns))
         st.dataframe(frame, hide_index=True, height=min(38 + 35 * max(1, len(frame)), 300))
+    _output_question(ws, log, result is not None,
+                     options.repair if options is not None else "recompose")
     chosen = session.best_candidate()
     if mode == "study" and (options is None or options.submit):
         if ws.submitted is not None:

@@ -28,6 +28,7 @@ class WorkspaceOptions:
     ig_threshold: float = 0.1  # bits: variables above this gain must be answered or dismissed
     submit: bool = True  # study mode: offer Submit (exploration subtasks do not)
     show_question: bool = True  # False when the page shows the question itself
+    repair: str = "recompose"  # after "No" / "None of these": none | recompose | resample
 
 
 @dataclass
@@ -63,7 +64,7 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
     state = _store(store)
     key = f"{PREFIX}.workspace.{namespace}.{pool.task_id}"
     ws = state.get(key)
-    if not isinstance(ws, WorkspaceState) or ws.session.pool is not pool:
+    if not isinstance(ws, WorkspaceState) or ws.session.base_pool is not pool:
         if isinstance(ws, WorkspaceState):  # pool object was reloaded: replay onto it
             session = RepairSession.from_dict(ws.session.to_dict(), pool)
             ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra,

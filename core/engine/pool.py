@@ -21,15 +21,15 @@ import numpy as np
 import sqlglot
 
 from core.engine.execute import ExecutionResult, TaskDatabase, execute_candidates, open_database
-from core.engine.features import Feature, extract_features
+from core.engine.features import Feature, extract_features, schema_constraints
 from core.engine.layout import compute_layout
 from core.engine.similarity import functional_classes, output_key
-from core.engine.taskbank import Task
+from core.engine.taskbank import DatabaseSpec, Task
 
 FORMAT_VERSION = 1
 # Bump when features, similarity or layout change what a prepared pool contains: stored pools
 # with another engine version are recomputed instead of silently reused.
-ENGINE_VERSION = 2
+ENGINE_VERSION = 3
 
 
 @dataclass
@@ -51,6 +51,15 @@ class PreparedPool:
     gold_sqls: list[str] = field(default_factory=list)
     gold_results: list[ExecutionResult] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)  # e.g. "llm", "variant", "shipped"
+    # what feature extraction read, kept so golds and repaired candidates get the same features
+    schema: dict[str, list[str]] = field(default_factory=dict)
+    not_null: dict[str, list[str]] = field(default_factory=dict)
+    unique: dict[str, list[str]] = field(default_factory=dict)
+    # where repair executes new candidates; set by prepare_pool / load_prepared, never saved
+    database: DatabaseSpec | None = field(default=None, compare=False, repr=False)
+    # SQL -> (result, features) of queries repair tried on this pool (shared by its sessions
+    # and their extended copies: a query's output never changes); never saved
+    repair_cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -75,6 +84,11 @@ class PreparedPool:
             return None
         return self.class_keys.index(key)
 
+    def features_of(self, sql: str) -> list[Feature]:
+        """Features of any query (a gold, a repaired candidate) read exactly as the pool's."""
+        return extract_features(sql, self.dialect, self.schema, not_null=self.not_null,
+                                unique=self.unique)
+
     def similarity(self, i: int, j: int) -> float:
         return float(self.class_similarity[self.class_index[i], self.class_index[j]])
 
@@ -89,7 +103,8 @@ class PreparedPool:
             "class_similarity": np.round(self.class_similarity, 6).tolist(),
             "positions": None if self.positions is None else np.round(self.positions, 6).tolist(),
             "gold_sqls": self.gold_sqls, "gold_results": [r.to_dict() for r in self.gold_results],
-            "origins": self.origins,
+            "origins": self.origins, "schema": self.schema, "not_null": self.not_null,
+            "unique": self.unique,
         }
 
     @classmethod
@@ -108,7 +123,8 @@ class PreparedPool:
             np.array(d["class_similarity"], dtype=float).reshape(len(d["class_keys"]), -1),
             None if d.get("positions") is None else np.array(d["positions"], dtype=float),
             list(d.get("gold_sqls", [])), [ExecutionResult.from_dict(r) for r in d.get("gold_results", [])],
-            list(d.get("origins", [])),
+            list(d.get("origins", [])), dict(d.get("schema", {})), dict(d.get("not_null", {})),
+            dict(d.get("unique", {})),
         )
 
     def save(self, path: str | Path) -> None:
@@ -119,25 +135,97 @@ class PreparedPool:
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
-def candidate_features(sqls: list[str], results: list[ExecutionResult], dialect: str,
-                       schema: dict[str, list[str]], *, conjuncts: bool = False
-                       ) -> tuple[list[Feature], np.ndarray]:
-    """Vocabulary and feature matrix; invalid candidates (errors) carry no features."""
+def _feature_lists(sqls: list[str], results: list[ExecutionResult], dialect: str,
+                   schema: dict[str, list[str]], constraints: tuple[dict, dict],
+                   conjuncts: bool) -> list[list[Feature]]:
     per: list[list[Feature]] = []
     for sql, res in zip(sqls, results, strict=True):
         if not res.ok:
             per.append([])
             continue
         try:
-            per.append(extract_features(sql, dialect, schema, conjuncts=conjuncts))
+            per.append(extract_features(sql, dialect, schema, conjuncts=conjuncts,
+                                        not_null=constraints[0], unique=constraints[1]))
         except sqlglot.errors.SqlglotError:
             per.append([])
+    return per
+
+
+def _matrix(per: list[list[Feature]]) -> tuple[list[Feature], np.ndarray]:
     vocab = sorted({f for fs in per for f in fs}, key=Feature.sort_key)
     col = {f: j for j, f in enumerate(vocab)}
-    x = np.zeros((len(sqls), len(vocab)), dtype=bool)
+    x = np.zeros((len(per), len(vocab)), dtype=bool)
     for i, fs in enumerate(per):
         x[i, [col[f] for f in fs]] = True
     return vocab, x
+
+
+def candidate_features(sqls: list[str], results: list[ExecutionResult], dialect: str,
+                       schema: dict[str, list[str]], *, conjuncts: bool = False,
+                       not_null: dict[str, list[str]] | None = None,
+                       unique: dict[str, list[str]] | None = None
+                       ) -> tuple[list[Feature], np.ndarray]:
+    """Vocabulary and feature matrix; invalid candidates (errors) carry no features."""
+    return _matrix(_feature_lists(sqls, results, dialect, schema,
+                                  (not_null or {}, unique or {}), conjuncts))
+
+
+def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResult],
+                weights: list[float], origin: str,
+                features: list[list[Feature]] | None = None) -> PreparedPool:
+    """A copy of ``pool`` with candidates appended (repair); earlier indices and classes stay.
+
+    ``features`` (per new candidate) saves reading them again when the caller has them.
+    New candidates of a known class sit beside its members; a new class is placed at the
+    similarity-weighted centre of the classes most like it, so the layout stays stable.
+    """
+    per = [[pool.vocabulary[j] for j in np.flatnonzero(row)] for row in pool.x]
+    per += features if features is not None else _feature_lists(
+        sqls, results, pool.dialect, pool.schema, (pool.not_null, pool.unique), False)
+    vocab, x = _matrix(per)
+    all_results = pool.results + list(results)
+    classes, class_index, class_sim = functional_classes(all_results)
+    new = PreparedPool(pool.task_id, pool.question, pool.dialect, pool.sqls + list(sqls),
+                       np.concatenate([pool.counts, np.array(weights, dtype=float)]),
+                       all_results, vocab, x, classes, class_index, class_sim, None,
+                       pool.gold_sqls, pool.gold_results,
+                       (pool.origins or ["shipped"] * pool.n) + [origin] * len(sqls),
+                       pool.schema, pool.not_null, pool.unique, pool.database,
+                       pool.repair_cache)
+    if pool.positions is not None:
+        new.positions = _place(pool.positions, class_index, class_sim, pool.n)
+    return new
+
+
+def _place(old: np.ndarray, class_index: np.ndarray, class_sim: np.ndarray,
+           n_old: int) -> np.ndarray:
+    points = [p for p in old]
+    for i in range(n_old, len(class_index)):
+        c = int(class_index[i])
+        mates = [j for j in range(i) if class_index[j] == c]
+        if mates:
+            base = np.mean([points[j] for j in mates], axis=0)
+        else:
+            placed = sorted({int(class_index[j]) for j in range(i)},
+                            key=lambda k: -class_sim[c, k])[:3]
+            w = np.array([max(class_sim[c, k], 1e-3) for k in placed])
+            centres = [np.mean([points[j] for j in range(i) if class_index[j] == k], axis=0)
+                       for k in placed]
+            base = (w[:, None] * np.array(centres)).sum(axis=0) / w.sum() if placed else \
+                np.array([0.5, 0.5])
+        k = i - n_old + 1  # a deterministic golden-angle offset keeps glyphs apart
+        angle = k * np.pi * (3 - np.sqrt(5))
+        points.append(base + 0.04 * np.array([np.cos(angle), np.sin(angle)]))
+    return np.clip(np.array(points), 0.01, 0.99)
+
+
+def column_constraints(db: TaskDatabase) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(never-NULL columns, unique columns) per table, read from the database's DDL."""
+    try:
+        ddl = db.ddl()
+    except Exception:  # noqa: BLE001 - without DDL only the constraint-based rewrites are lost
+        return {}, {}
+    return schema_constraints(ddl, db.dialect)
 
 
 def prepare_pool(task: Task, *, db: TaskDatabase | None = None, layout: bool = True,
@@ -151,15 +239,18 @@ def prepare_pool(task: Task, *, db: TaskDatabase | None = None, layout: bool = T
         counts = np.array([c.count for c in task.candidates], dtype=float)
         results = execute_candidates(db, sqls)
         schema = db.schema()
+        not_null, unique = column_constraints(db)
         gold_results = execute_candidates(db, list(task.gold))
     finally:
         if own:
             db.close()
-    vocab, x = candidate_features(sqls, results, task.dialect, schema, conjuncts=conjuncts)
+    vocab, x = candidate_features(sqls, results, task.dialect, schema, conjuncts=conjuncts,
+                                  not_null=not_null, unique=unique)
     classes, class_index, class_sim = functional_classes(results)
     pool = PreparedPool(task.id, task.question, task.dialect, sqls, counts, results, vocab, x,
                         classes, class_index, class_sim, None, list(task.gold), gold_results,
-                        origins or [str(task.extra.get("origin", "shipped"))] * len(sqls))
+                        origins or [str(task.extra.get("origin", "shipped"))] * len(sqls),
+                        schema, not_null, unique, task.database)
     if layout:
         pool.positions = compute_layout(class_index, 1.0 - class_sim, counts, random_state)
     return pool

@@ -63,6 +63,7 @@ def load_prepared(task: Task, pool_dir: str | Path | None = None) -> PreparedPoo
     for path in candidates:
         pool = _read(path, fp)
         if pool is not None:
+            pool.database = task.database  # repair runs new candidates there
             return pool
     pool = prepare_pool(task)
     write_prepared(pool, task, cached)

@@ -5,7 +5,10 @@ an atomic feature, or a restriction to a selected subset). Everything else — s
 clusters, ranked variables, predicted query and output — is derived, cached per step, and
 reproduced exactly by replaying the decisions (``RepairSession.from_dict``). Undo is popping a
 decision. Decisions name features by their keys (``"SELECT film.title"``), so traces stay
-readable and replayable.
+readable and replayable. Two decisions serve repair (:mod:`core.engine.repair`): ``reject``
+drops the survivors with a given output ("this is not the output I want"), and ``repair`` adds
+candidates (their SQL is stored, so replay re-executes them instead of re-generating them); the
+session then works on an extended copy of the pool, never on the shared one.
 """
 
 from __future__ import annotations
@@ -17,31 +20,49 @@ import numpy as np
 
 from core.engine.clustering import DEFAULT_MAX_CLUSTERS, cluster_candidates
 from core.engine.errors import SessionError
-from core.engine.execute import ExecutionResult
+from core.engine.execute import ExecutionResult, TaskDatabase, open_database
 from core.engine.features import Feature
-from core.engine.pool import PreparedPool
+from core.engine.pool import PreparedPool, extend_pool
+from core.engine.similarity import output_key
 from core.engine.strategy import DEFAULT_STRATEGY, STRATEGIES, rank_variables
+from core.engine.taskbank import DatabaseSpec
 from core.engine.variables import DecisionVariable, mine_decision_variables
 
 
 @dataclass(frozen=True)
 class Decision:
-    """One user decision; ``kind`` is 'variable', 'feature' or 'restrict'."""
+    """One user decision; ``kind`` is 'variable', 'feature', 'restrict', 'reject' or 'repair'.
+
+    'reject' names output keys in ``outputs``; 'repair' carries the added ``sqls`` with their
+    ``weights`` (prior counts) and its method in ``gesture`` (recompose | resample).
+    """
 
     kind: str
     features: tuple[str, ...] = ()
     answer: bool | None = None
     candidates: tuple[int, ...] = ()
-    gesture: str = ""  # for 'restrict': lasso | box | click | cluster
+    gesture: str = ""  # for 'restrict': lasso | box | click | cluster; for 'repair': method
+    outputs: tuple[str, ...] = ()
+    sqls: tuple[str, ...] = ()
+    weights: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "features": list(self.features), "answer": self.answer,
-                "candidates": list(self.candidates), "gesture": self.gesture}
+        d: dict[str, Any] = {"kind": self.kind, "features": list(self.features),
+                             "answer": self.answer, "candidates": list(self.candidates),
+                             "gesture": self.gesture}
+        if self.outputs:
+            d["outputs"] = list(self.outputs)
+        if self.sqls:
+            d["sqls"] = list(self.sqls)
+            d["weights"] = list(self.weights)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Decision:
         return cls(d["kind"], tuple(d.get("features", ())), d.get("answer"),
-                   tuple(int(c) for c in d.get("candidates", ())), d.get("gesture", ""))
+                   tuple(int(c) for c in d.get("candidates", ())), d.get("gesture", ""),
+                   tuple(d.get("outputs", ())), tuple(d.get("sqls", ())),
+                   tuple(float(w) for w in d.get("weights", ())))
 
 
 @dataclass
@@ -84,18 +105,51 @@ class RepairSession:
 
     def __init__(self, pool: PreparedPool, *, strategy: str = DEFAULT_STRATEGY,
                  max_clusters: int = DEFAULT_MAX_CLUSTERS, min_support: float = 0.5,
-                 random_state: int = 0):
+                 random_state: int = 0, database: TaskDatabase | DatabaseSpec | None = None):
         if strategy not in STRATEGIES:
             raise SessionError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
-        self.pool = pool
         self.strategy = strategy
         self.max_clusters = max_clusters
         self.min_support = min_support
         self.random_state = random_state
         self.history: list[Decision] = []
+        self._pools: list[PreparedPool] = [pool]
         self._alive: list[np.ndarray] = [np.ones(pool.n, dtype=bool)]
         self._cache: dict[tuple[int, str], Any] = {}
-        self._col = {f.key: j for j, f in enumerate(pool.vocabulary)}
+        self._cols: dict[int, dict[str, int]] = {}
+        self._database = database if database is not None else pool.database
+
+    @property
+    def pool(self) -> PreparedPool:
+        """The pool at this step: the prepared one, or its copy extended by repair."""
+        return self._pools[-1]
+
+    @property
+    def base_pool(self) -> PreparedPool:
+        """The prepared pool the session started from (shared, never changed)."""
+        return self._pools[0]
+
+    @property
+    def _col(self) -> dict[str, int]:
+        key = id(self.pool)
+        if key not in self._cols:
+            self._cols[key] = {f.key: j for j, f in enumerate(self.pool.vocabulary)}
+        return self._cols[key]
+
+    @property
+    def database(self) -> TaskDatabase:
+        """The task database repair executes new candidates on (opened on first use)."""
+        if self._database is None:
+            raise SessionError("repair needs the task's database: pass database= to "
+                               "RepairSession (a TaskDatabase or the task's DatabaseSpec), or "
+                               "load the pool with core.engine.prepare.load_prepared(task)")
+        if isinstance(self._database, DatabaseSpec):
+            self._database = open_database(self._database)
+        return self._database
+
+    @property
+    def has_database(self) -> bool:
+        return self._database is not None
 
     # ----- state -------------------------------------------------------------------------
     @property
@@ -122,13 +176,43 @@ class RepairSession:
 
     @property
     def is_done(self) -> bool:
-        """True when every survivor has the same output (functionally identical)."""
-        return self.n_classes <= 1
+        """True when every survivor has the same output (functionally identical).
+
+        An empty pool is done; a session whose outputs were all rejected is not (repair next).
+        """
+        return self.n_classes == 1 or (self.n_classes == 0 and not self.rejected_outputs())
+
+    @property
+    def is_exhausted(self) -> bool:
+        """No candidate survives (every output was rejected): only repair can go on."""
+        return not self.alive.any()
 
     @property
     def is_stuck(self) -> bool:
         """Not done, yet no variable splits the survivors (only the Action Space can help)."""
         return not self.is_done and not self.variables()
+
+    def survivors_per_step(self) -> list[int]:
+        """Survivors after each decision of the history (the Decisions list shows them)."""
+        return [int(mask.sum()) for mask in self._alive[1:]]
+
+    def rejected_outputs(self) -> set[str]:
+        """Output keys the user rejected so far."""
+        return {k for d in self.history if d.kind == "reject" for k in d.outputs}
+
+    def answered(self) -> tuple[set[str], set[str]]:
+        """(keys of features said Yes to, keys said No to on their own)."""
+        yes: set[str] = set()
+        no: set[str] = set()
+        for d in self.history:
+            if d.kind == "feature" or (d.kind == "variable" and d.answer):
+                (yes if d.answer else no).update(d.features)
+        return yes, no
+
+    def no_sets(self) -> list[tuple[str, ...]]:
+        """Feature sets the user said No to (a candidate holding all of one is ruled out)."""
+        return [d.features for d in self.history
+                if d.kind in ("variable", "feature") and d.answer is False]
 
     def _memo(self, name: str, compute):
         key = (self.step, name)
@@ -140,6 +224,8 @@ class RepairSession:
     def clusters(self) -> np.ndarray:
         """Cluster label per survivor (re-chosen for the current survivors)."""
         pool = self.pool
+        if self.is_exhausted:
+            return np.zeros(0, dtype=int)
         return self._memo("clusters", lambda: cluster_candidates(
             pool.class_index[self.alive], pool.class_distance, self.max_clusters))
 
@@ -164,7 +250,7 @@ class RepairSession:
         clause-level path, ``answer_feature``, still lets a user pick among them).
         """
         def compute() -> list[RankedVariable]:
-            if self.is_done:
+            if self.is_done or self.is_exhausted:
                 return []
             idx = self.survivors
             mined = self._mined()
@@ -242,6 +328,11 @@ class RepairSession:
         return self.pool.x[:, [self._col[k] for k in keys]].all(axis=1)
 
     def _apply(self, decision: Decision) -> np.ndarray:
+        if decision.kind == "reject":
+            keys = set(decision.outputs)
+            rejected = np.array([self.pool.class_keys[c] in keys
+                                 for c in self.pool.class_index], dtype=bool)
+            return self.alive & ~rejected  # may leave none: repair comes next
         if decision.kind in ("variable", "feature"):
             if decision.answer is None or not decision.features:
                 raise SessionError("a Yes/No decision needs features and an answer")
@@ -258,11 +349,58 @@ class RepairSession:
             raise SessionError("that decision would leave no candidate; nothing was changed")
         return new
 
-    def decide(self, decision: Decision) -> None:
-        """Apply a decision (raises SessionError and changes nothing if it is impossible)."""
+    def decide(self, decision: Decision, results: list[ExecutionResult] | None = None,
+               features: list[list[Feature]] | None = None) -> None:
+        """Apply a decision (raises SessionError and changes nothing if it is impossible).
+
+        A 'repair' decision's candidates are executed on the session's database unless their
+        ``results`` (and ``features``) are given (repair has just computed them).
+        """
+        if decision.kind == "repair":
+            self._extend(decision, results, features)
+            return
         new = self._apply(decision)
         self.history.append(decision)
         self._alive.append(new)
+        self._pools.append(self.pool)
+
+    def _extend(self, decision: Decision, results: list[ExecutionResult] | None,
+                features: list[list[Feature]] | None = None) -> None:
+        if len(decision.weights) != len(decision.sqls):
+            raise SessionError("a repair decision needs one weight per added query")
+        if results is None:
+            db = self.database
+            results = [db.execute(sql) for sql in decision.sqls]
+        old = self.pool
+        pool = extend_pool(old, list(decision.sqls), results, list(decision.weights),
+                           decision.gesture or "repair", features if results else None)
+        added = pool.n - old.n
+        self._alive = [np.concatenate([a, np.zeros(added, dtype=bool)]) for a in self._alive]
+        self.history.append(decision)
+        self._alive.append(np.concatenate([self._alive[-1][:old.n], np.ones(added, dtype=bool)]))
+        self._pools.append(pool)
+
+    def reject_output(self, key: str) -> None:
+        """Rule out every surviving candidate whose output has ``key`` ("not this output")."""
+        self.reject_outputs([key])
+
+    def reject_outputs(self, keys: list[str] | tuple[str, ...]) -> None:
+        """Rule out several outputs in one decision ("none of these"); unknown keys are
+        ignored, and none surviving is an error that changes nothing."""
+        alive = {self.pool.class_keys[c] for c in self.pool.class_index[self.alive]}
+        chosen = tuple(k for k in dict.fromkeys(keys) if k in alive)
+        if not chosen:
+            raise SessionError("no surviving candidate has that output; nothing changed")
+        self.decide(Decision("reject", outputs=chosen))
+
+    def output_key_of(self, i: int) -> str:
+        """Output key (functional class) of pool candidate ``i``."""
+        return self.pool.class_keys[self.pool.class_index[i]]
+
+    def predicted_output_key(self) -> str | None:
+        """Output key of the predicted output (None when nothing valid survives)."""
+        result, _, _ = self.predicted_output()
+        return None if result is None else output_key(result)
 
     def answer(self, features: tuple[str, ...] | list[str], yes: bool) -> None:
         """Yes/No on a decision variable given by its feature keys."""
@@ -286,6 +424,7 @@ class RepairSession:
         if not self.history:
             return None
         self._alive.pop()
+        self._pools.pop()
         self._cache = {k: v for k, v in self._cache.items() if k[0] < self.step}
         return self.history.pop()
 
@@ -304,14 +443,15 @@ class RepairSession:
                 "history": [d.to_dict() for d in self.history]}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], pool: PreparedPool) -> RepairSession:
-        """Rebuild a session by replaying its decisions on ``pool``."""
+    def from_dict(cls, d: dict[str, Any], pool: PreparedPool,
+                  database: TaskDatabase | DatabaseSpec | None = None) -> RepairSession:
+        """Rebuild a session by replaying its decisions on ``pool`` (repairs need ``database``)."""
         if d.get("task_id") not in (None, pool.task_id):
             raise SessionError(f"session belongs to task {d['task_id']!r}, not {pool.task_id!r}")
         session = cls(pool, strategy=d.get("strategy", DEFAULT_STRATEGY),
                       max_clusters=d.get("max_clusters", DEFAULT_MAX_CLUSTERS),
                       min_support=d.get("min_support", 0.5),
-                      random_state=d.get("random_state", 0))
+                      random_state=d.get("random_state", 0), database=database)
         for step in d.get("history", []):
             session.decide(Decision.from_dict(step))
         return session

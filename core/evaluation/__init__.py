@@ -1,4 +1,4 @@
-"""The §7 evaluation: simulated users, the evaluation runner, the Huffman floor, the Fig-5 plot
+"""The §7 evaluation: simulated users, populations, the runner and its report, the Huffman floor, the Fig-5 plot
 and the per-stage engine benchmark (``python -m core.evaluate`` / ``core.bench``).
 
 Public names are re-exported here and imported on first use, so importing the package is cheap.
@@ -16,19 +16,27 @@ _EXPORTS: dict[str, str] = {
     "Run": "evaluate",
     "SimulatedUser": "simulate",
     "bench_size": "bench",
-    "bootstrap_ci": "evaluate",
+    "bootstrap_ci": "report",
     "evaluate": "evaluate",
     "expected_questions": "optimal",
-    "format_table": "evaluate",
+    "format_table": "report",
     "gold_labels": "evaluate",
     "huffman_depths": "optimal",
     "layout_cold_ms": "bench",
-    "optimal_run": "evaluate",
-    "per_turn": "evaluate",
+    "per_turn": "report",
     "plot_figure5": "plot",
-    "report": "evaluate",
+    "plot_per_user": "plot",
+    "report": "report",
     "simulate": "evaluate",
-    "summarise": "evaluate",
+    "summarise": "report",
+    "GoldFeatureUser": "simulate",
+    "Target": "simulate",
+    "USERS": "simulate",
+    "make_user": "simulate",
+    "output_matches": "simulate",
+    "POPULATIONS": "populations",
+    "huffman_floor": "populations",
+    "targets": "populations",
     "synthetic_task": "bench",
     "within_similarity": "evaluate",
 }

@@ -1,56 +1,87 @@
-"""The §7 evaluation: simulated users repair every realised gold with each strategy.
+"""The §7 evaluation: simulated users repair every target of a population with each strategy.
 
-``python -m core.evaluate BANK.jsonl [BANK2.jsonl …] [--strategies …] [--json OUT] [--plot PNG]``
+``python -m core.evaluate BANK.jsonl [BANK2 …] [--user gold-features pool-informed]
+[--population all realised prior] [--repair none|recompose] [--strategies …] [--json OUT]
+[--plot PNG] [--limit N]``
 
-For every task and every gold interpretation whose output some candidate realises, a
-:class:`~core.evaluation.simulate.SimulatedUser` answers each question truthfully for that gold until the
-survivors are functionally identical (or no variable splits them, or 50 turns). Golds no
-candidate realises are counted as *skipped* and listed, never dropped silently.
-
-Reported per strategy and ambiguity type: success (every final survivor's output equals the
-gold's), reach-zero (gold-label entropy reached 0; every survivor counts, unlabelled ones as
-'other'), mean and median turns, and per-turn median gold-label entropy and within-set
-similarity with bootstrap 95 % CIs. ``optimal`` is the Huffman floor of :mod:`core.evaluation.optimal`.
+A session asks the strategy's questions until one output is left or no question splits the
+survivors; the user is then shown the predicted output and accepts it iff it is the target's.
+A rejection counts as a turn and (with ``--repair recompose``) drops that output and repairs the
+pool, and the session goes on until acceptance or the budget of 15 turns. *Silent failure*: the
+session ended on an output the user rejects with nothing left to ask (no repair, or repair
+found nothing new). Both users (:mod:`core.evaluation.simulate`) always run, so every table
+shows the optimistic and the honest figure side by side; ``--user`` picks the headline one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from core.engine.errors import SessionError
+from core.engine.execute import TaskDatabase, open_database
 from core.engine.gain import entropy
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.progress import Progress
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
-from core.engine.strategy import DEFAULT_STRATEGY, STRATEGIES
+from core.engine.strategy import STRATEGIES
 from core.engine.taskbank import load_tasks
-from core.evaluation.optimal import expected_questions
-from core.evaluation.simulate import SimulatedUser
+from core.evaluation.populations import DEFAULT_POPULATION, POPULATIONS, huffman_floor, targets
+from core.evaluation.simulate import DEFAULT_USER, USERS, Target, make_user
 
-MAX_TURNS = 50
-ALL_STRATEGIES = (*STRATEGIES, "optimal")
+MAX_TURNS = 15  # questions + rejected outputs per session
+ALL_STRATEGIES = STRATEGIES
+REPAIRS = ("none", "recompose")
+
+
+def recompose_available() -> bool:
+    """Whether this checkout has the offline recomposition of core.engine.repair."""
+    try:
+        from core.engine import repair
+    except ImportError:
+        return False
+    return hasattr(repair, "recompose") and hasattr(RepairSession, "reject_output")
+
+
+DEFAULT_REPAIR = "recompose" if recompose_available() else "none"
 
 
 @dataclass
 class Run:
-    """One simulated repair: a strategy, a task, a gold, and what happened per turn."""
+    """One simulated session: strategy, user, target, what happened per turn and at the end."""
 
     strategy: str
     task: str
     ambiguity: str
-    gold: int
-    turns: float
-    success: bool
-    reach_zero: bool
+    gold: int  # gold index, or class index for the prior population
+    turns: float = 0
+    success: bool = False
+    reach_zero: bool = False
     entropy: list[float] = field(default_factory=list)  # after 0, 1, … answers
     similarity: list[float] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
+    user: str = DEFAULT_USER
+    population: str = DEFAULT_POPULATION
+    target_kind: str = "gold"
+    weight: float = 1.0
+    realised: bool = True
+    depth: int | None = None  # Huffman depth of the target's class
+    floor: float | None = None  # the task's Huffman expectation (prior population only)
+    silent_failure: bool = False
+    end: str = ""  # accepted | rejected | budget | stuck
+    rejections: int = 0
+    repair_rounds: int = 0
+    added: int = 0
+    new_outputs: int = 0
 
 
 def gold_labels(pool: PreparedPool) -> np.ndarray:
@@ -65,193 +96,248 @@ def gold_labels(pool: PreparedPool) -> np.ndarray:
 
 
 def within_similarity(pool: PreparedPool, alive: np.ndarray) -> float:
-    """Count-weighted mean pairwise output similarity of the survivors (samples, self incl.)."""
+    """Count-weighted mean pairwise output similarity of the survivors (samples, self incl.).
+
+    0 when nothing survives (every output rejected, repair found nothing).
+    """
     idx = np.flatnonzero(alive)
+    if len(idx) == 0:
+        return 0.0
     w = pool.counts[idx]
     sim = pool.class_similarity[np.ix_(pool.class_index[idx], pool.class_index[idx])]
     return float(w @ sim @ w / (w.sum() ** 2))
 
 
-def simulate(pool: PreparedPool, gold: int, strategy: str, ambiguity: str = "",
-             random_state: int = 0, max_turns: int = MAX_TURNS) -> Run:
-    """Run one simulated repair and record its per-turn trajectory."""
-    session = RepairSession(pool, strategy=strategy, random_state=random_state)
-    user = SimulatedUser(session, gold)
-    labels = gold_labels(pool)
+def _next_variable(session: RepairSession, cache: dict | None) -> Any:
+    """The session's next question, shared between runs that reached the same survivors.
 
-    def snapshot(run: Run) -> None:
-        a = session.alive
-        run.entropy.append(entropy(pool.counts[a], labels[a]))
-        run.similarity.append(within_similarity(pool, a))
+    Without repair and for a deterministic strategy the ranking depends only on the surviving
+    set, so runs of one task form one decision tree and each node is computed once.
+    """
+    if cache is None or session.strategy == "random" or session.pool is not cache["pool"]:
+        return session.next_variable()
+    key = (session.strategy, session.alive.tobytes())
+    if key not in cache:
+        cache[key] = session.next_variable()
+    return cache[key]
 
-    run = Run(strategy, pool.task_id, ambiguity, gold, 0, False, False)
-    snapshot(run)
-    while not session.is_done and session.step < max_turns:
-        variable = session.next_variable()
-        if variable is None:
+
+def one_output_left(session: RepairSession) -> bool:
+    """At most one valid output survives: errors are never what a user means, so they do not
+    keep a session asking (the predicted output is the valid class anyway)."""
+    pool = session.pool
+    classes = {int(c) for c in pool.class_index[session.alive]}
+    return sum(pool.class_keys[c] != "error" for c in classes) <= 1
+
+
+def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[int, int]:
+    """Drop the rejected output and repair the pool; (candidates added, new outputs)."""
+    from core.engine.repair import recompose
+
+    if method != "recompose":
+        raise ValueError(f"unknown repair {method!r}; choose one of {', '.join(REPAIRS)}")
+    if session.alive.any():
+        # SessionError: the predicted output was no survivor's (nothing valid left)
+        with contextlib.suppress(SessionError):
+            session.reject_output(rejected[-1])
+    outcome = recompose(session, rejected_outputs=tuple(rejected))
+    return len(outcome.added), int(outcome.new_outputs)
+
+
+def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity: str = "",
+             random_state: int = 0, max_turns: int = MAX_TURNS, *, user: str = DEFAULT_USER,
+             repair: str = "none", population: str = DEFAULT_POPULATION,
+             database: Any = None, cache: dict | None = None) -> Run:
+    """Run one simulated session (questions, output judgement, repair) and record it.
+
+    ``database`` (a TaskDatabase or DatabaseSpec) is where repair executes new candidates;
+    ``cache`` (``{"pool": pool}``, shared by runs on one pool) memoises questions.
+    """
+    if isinstance(target, int):
+        from core.evaluation.simulate import gold_target
+
+        target = gold_target(pool, target)
+    kw = {"database": database} if database is not None else {}
+    session = RepairSession(pool, strategy=strategy, random_state=random_state, **kw)
+    simulated = make_user(user, session, target)
+    run = Run(strategy, pool.task_id, ambiguity, target.index, user=user, population=population,
+              target_kind=target.kind, weight=target.weight, realised=simulated.realised,
+              depth=target.depth)
+    labelled: dict[int, np.ndarray] = {}
+
+    def snapshot() -> None:
+        p, a = session.pool, session.alive
+        if p.n not in labelled:
+            labelled[p.n] = gold_labels(p)
+        run.entropy.append(entropy(p.counts[a], labelled[p.n][a]))
+        run.similarity.append(within_similarity(p, a))
+
+    rejected: list[str] = []
+    snapshot()
+    while True:
+        if run.turns >= max_turns:
+            run.end = "budget"
             break
-        session.answer(variable.keys, user.answer(variable))
-        run.questions.append(variable.label)
-        snapshot(run)
-    run.turns = session.step
-    run.success = user.succeeded()
+        variable = None if one_output_left(session) else _next_variable(session, cache)
+        if variable is not None:
+            try:
+                session.answer(variable.keys, simulated.answer(variable))
+            except SessionError:  # cannot happen for a splitting variable; stop, never loop
+                run.end = "stuck"
+                break
+            run.turns += 1
+            run.questions.append(variable.label)
+            snapshot()
+            continue
+        result, _, _ = session.predicted_output()
+        if simulated.accepts(result):
+            run.success, run.end = True, "accepted"
+            break
+        run.turns += 1
+        run.rejections += 1
+        run.end = "rejected"
+        if repair == "none" or run.turns >= max_turns:
+            run.silent_failure = repair == "none"
+            break
+        rejected.append(output_key(result) if result is not None else "error")
+        before = (session.pool.n, session.alive.copy())
+        try:
+            added, new = _repair(session, rejected, repair)
+        except SessionError:
+            added, new = 0, 0
+        run.repair_rounds += 1
+        run.added += added
+        run.new_outputs += new
+        snapshot()
+        unchanged = session.pool.n == before[0] and np.array_equal(session.alive, before[1])
+        if unchanged or not session.alive.any():
+            run.silent_failure = True  # repair found nothing new: nothing left to ask or show
+            break
     run.reach_zero = run.entropy[-1] <= 1e-12
     return run
 
 
-def optimal_run(pool: PreparedPool, gold: int, ambiguity: str) -> Run:
-    """The Huffman floor for this task (same for each of its golds)."""
-    weights = np.bincount(pool.class_index, weights=pool.counts)
-    return Run("optimal", pool.task_id, ambiguity, gold, expected_questions(weights), True, True)
-
-
-def bootstrap_ci(values: np.ndarray, stat=np.median, n_boot: int = 1000,
-                 seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap 95 % CI of ``stat`` over ``values``."""
-    values = np.asarray(values, dtype=float)
-    if len(values) == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    samples = rng.choice(values, size=(n_boot, len(values)), replace=True)
-    stats = stat(samples, axis=1)
-    return float(np.percentile(stats, 2.5)), float(np.percentile(stats, 97.5))
-
-
-def per_turn(runs: list[Run], attr: str, horizon: int) -> dict[str, list[float]]:
-    """Median and 95 % CI per turn; a finished run keeps its final value."""
-    med, lo, hi = [], [], []
-    for t in range(horizon + 1):
-        vals = np.array([getattr(r, attr)[min(t, len(getattr(r, attr)) - 1)] for r in runs])
-        med.append(float(np.median(vals)))
-        a, b = bootstrap_ci(vals, seed=t)
-        lo.append(a)
-        hi.append(b)
-    return {"median": med, "lo": lo, "hi": hi}
-
-
-def summarise(runs: list[Run], horizon: int = 10) -> dict:
-    """Aggregate a group of runs of one strategy."""
-    turns = np.array([r.turns for r in runs], dtype=float)
-    out = {
-        "n": len(runs),
-        "success": float(np.mean([r.success for r in runs])) if runs else float("nan"),
-        "reach_zero": float(np.mean([r.reach_zero for r in runs])) if runs else float("nan"),
-        "mean_turns": float(turns.mean()) if runs else float("nan"),
-        "mean_turns_ci": list(bootstrap_ci(turns, np.mean)),
-        "median_turns": float(np.median(turns)) if runs else float("nan"),
-    }
-    if runs and runs[0].entropy:
-        out["entropy"] = per_turn(runs, "entropy", horizon)
-        out["similarity"] = per_turn(runs, "similarity", horizon)
-    return out
-
-
 def evaluate(pools: list[tuple[PreparedPool, str]], strategies: tuple[str, ...] = ALL_STRATEGIES,
-             progress: Progress | None = None) -> tuple[list[Run], list[dict]]:
-    """All runs over (pool, ambiguity) pairs, and the skipped (task, gold) pairs with reasons."""
+             progress: Progress | None = None, *, users: tuple[str, ...] = USERS,
+             populations: tuple[str, ...] = (DEFAULT_POPULATION,), repair: str = "none",
+             schemas: list[dict[str, list[str]]] | None = None, conjuncts: bool = False,
+             max_turns: int = MAX_TURNS, databases: list[Any] | None = None
+             ) -> tuple[list[Run], list[dict]]:
+    """All runs over (pool, ambiguity) pairs, and the unrealised (task, gold) pairs with reasons.
+
+    ``databases`` (one DatabaseSpec per pool) are needed for repair; each is opened once.
+    """
     runs: list[Run] = []
-    skipped: list[dict] = []
-    for pool, ambiguity in pools:
-        for g in range(len(pool.gold_sqls)):
-            probe = SimulatedUser(RepairSession(pool), g)
-            if not probe.realised:
-                reason = (f"gold fails: {pool.gold_results[g].error}"
-                          if not pool.gold_results[g].ok else "no candidate realises its output")
-                skipped.append({"task": pool.task_id, "gold": g, "ambiguity": ambiguity,
-                                "reason": reason})
-                continue
-            for k, strategy in enumerate(strategies):
-                if strategy == "optimal":
-                    runs.append(optimal_run(pool, g, ambiguity))
-                else:
-                    runs.append(simulate(pool, g, strategy, ambiguity, random_state=g * 31 + k))
+    unrealised: list[dict] = []
+    for t, (pool, ambiguity) in enumerate(pools):
+        db = open_database(databases[t]) if databases and repair != "none" else None
+        try:
+            runs.extend(_task_runs(pool, ambiguity, strategies, users, populations, repair,
+                                   schemas[t] if schemas else None, conjuncts, max_turns, db))
+        finally:
+            if db is not None:
+                db.close()
+        for g, res in enumerate(pool.gold_results):
+            key = output_key(res)
+            if key == "error" or key not in pool.class_keys:
+                unrealised.append({"task": pool.task_id, "gold": g, "ambiguity": ambiguity,
+                                   "reason": f"gold fails: {res.error}" if not res.ok
+                                   else "no candidate realises its output"})
         if progress:
             progress.advance(pool.task_id)
-    return runs, skipped
+    return runs, unrealised
 
 
-def report(runs: list[Run], skipped: list[dict], strategies: tuple[str, ...]) -> dict:
-    """Summary per strategy, overall and per ambiguity type, plus turns relative to optimal."""
-    types = sorted({r.ambiguity for r in runs})
-    summary: dict = {"overall": {}, "by_type": {t: {} for t in types}, "skipped": skipped}
-    horizon = int(min(MAX_TURNS, max((r.turns for r in runs if r.strategy != "optimal"),
-                                     default=0)))
-    for s in strategies:
-        mine = [r for r in runs if r.strategy == s]
-        summary["overall"][s] = summarise(mine, horizon)
-        for t in types:
-            summary["by_type"][t][s] = summarise([r for r in mine if r.ambiguity == t], horizon)
-    if "optimal" in strategies:
-        floor = summary["overall"]["optimal"]["mean_turns"]
-        for s in strategies:
-            summary["overall"][s]["vs_optimal"] = summary["overall"][s]["mean_turns"] / floor \
-                if floor else float("nan")
-    measured = [s for s in strategies if s != "optimal"]
-    if measured:
-        summary["best"] = min(measured, key=lambda s: (-summary["overall"][s]["success"],
-                                                       summary["overall"][s]["mean_turns"]))
-    summary["default"] = DEFAULT_STRATEGY
-    return summary
+def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
+               users: tuple[str, ...], populations: tuple[str, ...], repair: str,
+               schema: dict[str, list[str]] | None, conjuncts: bool, max_turns: int,
+               db: TaskDatabase | None) -> list[Run]:
+    """Every (population target, strategy, user) run of one task."""
+    runs = []
+    floor = huffman_floor(pool)
+    cache: dict = {"pool": pool}
+    derived = "realised" in populations and "all" in populations
+    for population in populations:
+        if population == "realised" and derived:
+            continue  # the realised runs are the 'all' runs whose gold some candidate produces
+        for target in targets(pool, population, schema, conjuncts=conjuncts):
+            for k, strategy in enumerate(strategies):
+                for user in users:
+                    run = simulate(pool, target, strategy, ambiguity,
+                                   random_state=target.index * 31 + k, user=user,
+                                   repair=repair, population=population,
+                                   max_turns=max_turns, database=db, cache=cache)
+                    run.floor = floor if population == "prior" else None
+                    runs.append(run)
+                    if population == "all" and derived and run.realised:
+                        runs.append(dataclasses.replace(run, population="realised"))
+    return runs
 
 
-def format_table(summary: dict, strategies: tuple[str, ...]) -> str:
-    """A plain-text table: strategy rows, overall and per ambiguity type."""
-    lines = []
-    head = f"{'strategy':<16}{'type':<12}{'n':>5}{'success':>9}{'reach0':>8}{'mean':>7}" \
-           f"{'median':>8}{'×opt':>7}"
-    lines.append(head)
-    lines.append("-" * len(head))
-    groups = [("all", summary["overall"])] + sorted(summary["by_type"].items())
-    for name, group in groups:
-        floor = group.get("optimal", {}).get("mean_turns")
-        for s in strategies:
-            g = group.get(s)
-            if not g or not g["n"]:
-                continue
-            ratio = g["mean_turns"] / floor if floor else float("nan")
-            lines.append(f"{s:<16}{name:<12}{g['n']:>5}{g['success']:>9.3f}"
-                         f"{g['reach_zero']:>8.3f}{g['mean_turns']:>7.2f}"
-                         f"{g['median_turns']:>8.1f}{ratio:>7.3f}")
-        lines.append("")
-    lines.append(f"skipped (gold not realised by any candidate): {len(summary['skipped'])}")
-    if "best" in summary:
-        lines.append(f"best measured strategy: {summary['best']} (workspace default: "
-                     f"{summary['default']})")
-    return "\n".join(lines)
+def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
+    db = open_database(task.database)
+    return db, db.schema()
 
 
 def main(argv: list[str] | None = None) -> int:
+    from core.evaluation.report import format_per_gold, format_table, report
+
     parser = argparse.ArgumentParser(prog="python -m core.evaluate",
                                      description="Simulated-user evaluation of §7.")
     parser.add_argument("banks", nargs="+", help="task banks (JSON Lines)")
-    parser.add_argument("--strategies", nargs="+", default=list(ALL_STRATEGIES),
-                        choices=ALL_STRATEGIES)
+    parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=STRATEGIES)
+    parser.add_argument("--user", default=DEFAULT_USER, choices=USERS,
+                        help="headline user (both always run and are printed side by side)")
+    parser.add_argument("--population", nargs="+", default=[DEFAULT_POPULATION],
+                        choices=POPULATIONS)
+    parser.add_argument("--repair", default=DEFAULT_REPAIR, choices=REPAIRS)
+    parser.add_argument("--budget", type=int, default=MAX_TURNS, help="turns per session")
     parser.add_argument("--json", help="write runs and summary as JSON here")
-    parser.add_argument("--plot", help="write the Figure-5 style plot (PNG) here")
+    parser.add_argument("--plot", help="write the Figure-5 style plot (PNG) here, one per user")
     parser.add_argument("--limit", type=int, help="only the first N tasks of each bank")
+    parser.add_argument("--per-gold", action="store_true",
+                        help="also list every gold: its class's Huffman depth, both outcomes")
     parser.add_argument("--conjuncts", action="store_true",
                         help="also use WHERE conjuncts as atomic features")
     args = parser.parse_args(argv)
+    if args.repair == "recompose" and not recompose_available():
+        print("--repair recompose: core.engine.repair.recompose (and RepairSession."
+              "reject_output) are not on this branch; run with --repair none or merge the "
+              "repair work first", file=sys.stderr)
+        return 2
     strategies = tuple(args.strategies)
     tasks = []
     for bank in args.banks:
         loaded = load_tasks(bank)
         tasks.extend(loaded[: args.limit] if args.limit else loaded)
     progress = Progress(len(tasks), "evaluate")
-    pools = [(prepare_pool(t, layout=False, conjuncts=args.conjuncts), t.ambiguity)
-             for t in tasks]
-    runs, skipped = evaluate(pools, strategies, progress)
+    pools, schemas = [], []
+    for t in tasks:
+        db, schema = _open(t)
+        try:
+            pools.append((prepare_pool(t, db=db, layout=False, conjuncts=args.conjuncts),
+                          t.ambiguity))
+        finally:
+            db.close()
+        schemas.append(schema)
+    runs, unrealised = evaluate(pools, strategies, progress, populations=tuple(args.population),
+                                repair=args.repair, schemas=schemas, conjuncts=args.conjuncts,
+                                max_turns=args.budget, databases=[t.database for t in tasks])
     progress.close()
-    summary = report(runs, skipped, strategies)
+    summary = report(runs, unrealised, strategies, headline=args.user, repair=args.repair,
+                     budget=args.budget)
     print(format_table(summary, strategies))
+    if args.per_gold and any(p != "prior" for p in args.population):
+        print()
+        print(format_per_gold(runs, strategies[0]))
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary,
                                                "runs": [asdict(r) for r in runs]}, indent=1))
     if args.plot:
-        from core.evaluation.plot import plot_figure5
+        from core.evaluation.plot import plot_per_user
 
-        plot_figure5(summary, strategies, args.plot)
-        print(f"plot written to {args.plot}", file=sys.stderr)
+        for path in plot_per_user(summary, strategies, args.plot, headline=args.user):
+            print(f"plot written to {path}", file=sys.stderr)
     return 0
 
 

@@ -3,8 +3,9 @@
 If any Yes/No question about the functional classes could be asked, the optimal expected
 number of questions to identify the intended class, with classes weighted by their candidates'
 counts, is the expected length of a Huffman code over those weights. Strategies that may only
-ask about SQL features cannot beat it on average; ``python -m core.evaluate`` reports it as the
-``optimal`` strategy.
+ask about SQL features cannot beat it on average *over that prior*, so it is a floor only for
+the ``prior`` population of ``python -m core.evaluate`` (every class as target, weighted by its
+prior); for a single gold the depth of its class is information, not a bound.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -14,8 +16,29 @@ _STYLE = {
 }
 
 
-def plot_figure5(summary: dict, strategies: tuple[str, ...], out: str) -> None:
-    """Rows: entropy, similarity; columns: ambiguity types; lines: strategies with 95 % CIs."""
+def plot_per_user(summary: dict, strategies: tuple[str, ...], out: str, *,
+                  headline: str) -> list[str]:
+    """One Figure-5 plot per simulated user (first population); ``out`` is the headline's.
+
+    The other users' plots go beside it as ``<stem>.<user><suffix>``; returns the paths.
+    """
+    population = next(iter(summary["results"]))
+    per_user = summary["results"][population]
+    path = Path(out)
+    written = []
+    for user, group in per_user.items():
+        target = path if user == headline else path.with_name(f"{path.stem}.{user}{path.suffix}")
+        plot_figure5(group, strategies, str(target),
+                     title=f"simulated user: {user} · population: {population}")
+        written.append(str(target))
+    return written
+
+
+def plot_figure5(summary: dict, strategies: tuple[str, ...], out: str, title: str = "") -> None:
+    """Rows: entropy, similarity; columns: ambiguity types; lines: strategies with 95 % CIs.
+
+    ``summary`` has ``overall`` and ``by_type`` groups of one user and population.
+    """
     types = sorted(summary["by_type"]) or ["all"]
     fig, axes = plt.subplots(2, len(types), figsize=(4.2 * len(types), 6.4), squeeze=False,
                              sharex=True)
@@ -39,6 +62,8 @@ def plot_figure5(summary: dict, strategies: tuple[str, ...], out: str) -> None:
                 ax.set_xlabel("turn")
             ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=130)
     plt.close(fig)

@@ -23,7 +23,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anthropic
@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 PROMPT_VERSION = "v1"
+REPAIR_PROMPT_VERSION = "repair-v1"  # resampling after a rejection (core.engine.repair)
 NO_KEY_MESSAGE = (
     "No Anthropic API key: set the ANTHROPIC_API_KEY environment variable (or "
     "ANTHROPIC_API_KEY in .streamlit/secrets.toml for the app). Without a key, use the shipped "
@@ -48,6 +49,17 @@ PROMPTS: dict[str, tuple[str, str]] = {
         "You are an expert data analyst who writes SQL for a {dialect} database. Answer the "
         "user's question with exactly one SQL query. If the question can be read in several "
         "ways, choose one reasonable reading. Reply with the query in a ```sql code block.",
+        "Database schema:\n```sql\n{ddl}\n```\n\nSample rows (up to {rows} per table):\n"
+        "{samples}\n\nQuestion: {question}",
+    ),
+    # the question is followed by the user's decisions so far (see repair_question)
+    "repair-v1": (
+        "You are an expert data analyst who writes SQL for a {dialect} database. The user "
+        "asked a question that can be read in several ways and has already told us which "
+        "clauses their query must and must not contain and which outputs are not what they "
+        "want. Write exactly one SQL query for a reading that respects every one of these "
+        "decisions and whose output differs from every rejected output. Reply with the query "
+        "in a ```sql code block.",
         "Database schema:\n```sql\n{ddl}\n```\n\nSample rows (up to {rows} per table):\n"
         "{samples}\n\nQuestion: {question}",
     ),
@@ -119,6 +131,12 @@ def has_api_key(api_key: str | None = None) -> bool:
     return bool((api_key or os.environ.get("ANTHROPIC_API_KEY", "")).strip())
 
 
+def repair_question(question: str, decisions: str) -> str:
+    """The question followed by the decisions so far: what the repair prompt asks (and what its
+    pool is cached under, so the same decisions never cost a second request)."""
+    return f"{question.strip()}\n\n{decisions.strip()}"
+
+
 def build_prompt(question: str, db: TaskDatabase, prompt_version: str = PROMPT_VERSION,
                  rows_per_table: int = 3) -> tuple[str, str]:
     """(system, user) prompt: schema DDL, a few rows per table, the question."""
@@ -182,6 +200,17 @@ class AnthropicSampler:
         self._api_key = resolve_api_key(api_key)
         self._sleep = sleep
         self._rng = random.Random(random_state)
+
+    def with_config(self, **changes: Any) -> AnthropicSampler:
+        """A sampler with the same key and endpoint and some settings changed (e.g. the
+        repair prompt: ``with_config(prompt_version=REPAIR_PROMPT_VERSION, n=8)``)."""
+        other = AnthropicSampler.__new__(AnthropicSampler)
+        other.config = replace(self.config, **changes)
+        other.base_url = self.base_url
+        other._api_key = self._api_key
+        other._sleep = self._sleep
+        other._rng = self._rng
+        return other
 
     def __repr__(self) -> str:
         return (f"AnthropicSampler(model={self.config.model!r}, n={self.config.n}, "
@@ -399,5 +428,6 @@ def generate_pool(sampler: AnthropicSampler, question: str,
     return pool
 
 
-__all__ = ["AnthropicSampler", "Budget", "SamplerConfig", "SamplingError", "build_prompt",
-           "estimate_cost", "generate_pool", "has_api_key", "resolve_api_key"]
+__all__ = ["REPAIR_PROMPT_VERSION", "AnthropicSampler", "Budget", "SamplerConfig",
+           "SamplingError", "build_prompt", "estimate_cost", "generate_pool", "has_api_key",
+           "repair_question", "resolve_api_key"]

@@ -1,10 +1,13 @@
 """The offline structured clarification agent and the simulated chat user (PlanPool, §4–5).
 
-:class:`SimulatedChatUser` answers "yes", "no" or "not specified": it says Yes/No only when the
-target gold's interpretation determines the answer — the variable holds for all (Yes) or none
-(No) of the surviving candidates that realise the gold's output — and "not specified" when
-those realisers are split (the gold does not care how that part is written). Only when no
-realiser survives does it fall back to the gold's own features (Yes iff it has them all).
+:class:`SimulatedChatUser` is one of the evaluation's two users (:mod:`core.evaluation.simulate`).
+``pool-informed`` (an optimistic bound: it knows the pool) answers "yes", "no" or "not
+specified": Yes/No only when the target's interpretation determines the answer — the variable
+holds for all (Yes) or none (No) of the surviving candidates that realise the target's output —
+and "not specified" when those realisers are split (the target does not care how that part is
+written); with no realiser surviving it falls back to the target's own features.
+``gold-features`` (honest: it knows only the target SQL's own features, read like the
+candidates') says "yes" iff every feature of the question is among them, else "no".
 
 :class:`StructuredAgent` asks decision variables of a :class:`RepairSession` phrased by
 :mod:`core.planpool.questions`. Variants (paper §5): ``naive`` asks the top variable while its gain is
@@ -23,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from core.engine.session import RankedVariable, RepairSession
-from core.evaluation.simulate import SimulatedUser
+from core.evaluation.simulate import SimulatedUser, Target, make_user
 from core.planpool.pool import Clock, QuestionPool, epoch_ms
 from core.planpool.questions import render_question
 
@@ -36,12 +39,16 @@ UNSPECIFIED_REASON = "not specified by the user"
 class SimulatedChatUser:
     """Answers only what the target gold determines; see the module docstring."""
 
-    def __init__(self, session: RepairSession, gold: int):
+    def __init__(self, session: RepairSession, gold: int | Target, user: str = "pool-informed"):
         self.session = session
-        self.inner = SimulatedUser(session, gold)
+        self.kind = user
+        target = gold if isinstance(gold, Target) else SimulatedUser(session, gold).target
+        self.inner = make_user(user, session, target)
 
     def answer_keys(self, keys: tuple[str, ...]) -> str:
         """'yes', 'no' or 'not specified' for "should the query contain all of ``keys``?"."""
+        if self.kind == "gold-features":
+            return YES if self.inner.own_answer(keys) else NO
         s = self.session
         realisers = s.alive & self.inner.realisers
         if not realisers.any():
@@ -188,15 +195,15 @@ class StructuredAgent:
         return episode
 
 
-def run_structured(session: RepairSession, gold: int, variant: str, **params: Any) -> Episode:
-    """One structured-agent episode for target gold ``gold`` with the simulated chat user."""
-    return StructuredAgent(variant, **params).run(session, SimulatedChatUser(session, gold))
+def run_structured(session: RepairSession, gold: int | Target, variant: str, *,
+                   user: str = "pool-informed", **params: Any) -> Episode:
+    """One structured-agent episode for target ``gold`` with the simulated chat user ``user``."""
+    return StructuredAgent(variant, **params).run(session, SimulatedChatUser(session, gold, user))
 
 
 def realiser_masks(session: RepairSession) -> list[np.ndarray]:
     """Per gold: which pool candidates produce its output (all False when none does)."""
-    return [SimulatedUser(session, g).realisers & (SimulatedUser(session, g).target_key != "error")
-            for g in range(len(session.pool.gold_sqls))]
+    return [SimulatedUser(session, g).realisers.copy() for g in range(len(session.pool.gold_sqls))]
 
 
 __all__ = ["NOT_SPECIFIED", "RESOLVED", "VARIANTS", "Episode", "SimulatedChatUser",

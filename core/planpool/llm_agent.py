@@ -302,9 +302,9 @@ def llm_runner(model: str | None = None, **kwargs: Any) -> Callable[..., tuple[E
     """A per-run callable for :func:`core.planpool.evaluate.evaluate_task` (--agent llm)."""
     agent = LLMAgent(model=model or DEFAULT_MODEL, **kwargs)
 
-    def run(task: Any, pool: Any, session: Any, gold: int, variant: str
-            ) -> tuple[Episode, str | None]:
-        user = MatchingUser(SimulatedChatUser(session, gold))
+    def run(task: Any, pool: Any, session: Any, gold: Any, variant: str,
+            user_kind: str = "pool-informed") -> tuple[Episode, str | None]:
+        user = MatchingUser(SimulatedChatUser(session, gold, user_kind))
         db = open_database(task.database)
         try:
             llm = agent.run(task.question, db, user, variant)

@@ -2,7 +2,9 @@
 
 Decision events: ``dv.accept``/``dv.reject`` and ``clause.accept``/``clause.reject`` (payload
 ``features`` or ``feature``), restrictions (``space.lasso|box|click|cluster`` whose payload has
-``candidates``), and ``undo``; ``pool.init`` starts afresh. Replay is deterministic. Where the
+``candidates``), ``output.reject`` (payload ``outputs``), ``repair`` (payload ``sqls``,
+``weights`` and ``method``: the added candidates are executed again on the pool's database,
+so replay needs it — ``load_prepared`` sets it), and ``undo``; ``pool.init`` starts afresh. Replay is deterministic. Where the
 payload recorded ``survivors_before``/``survivors_after`` and the replayed counts differ, or a
 decision cannot be applied, the step carries a ``mismatch`` message: reported, never hidden.
 """
@@ -19,7 +21,7 @@ from core.engine.session import Decision, RepairSession
 
 RESTRICT_TYPES = ("space.lasso", "space.box", "space.click", "space.cluster")
 DECISION_TYPES = ("dv.accept", "dv.reject", "clause.accept", "clause.reject", "undo",
-                  "pool.init", *RESTRICT_TYPES)
+                  "pool.init", "output.reject", "repair", *RESTRICT_TYPES)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,13 @@ def decision_of(event_type: str, payload: dict[str, Any]) -> Decision | None:
         feats = payload.get("features") or ([payload["feature"]] if "feature" in payload else [])
         kind = "variable" if event_type.startswith("dv.") else "feature"
         return Decision(kind, tuple(feats), event_type.endswith(".accept"))
+    if event_type == "output.reject" and payload.get("outputs"):
+        return Decision("reject", outputs=tuple(payload["outputs"]))
+    if event_type == "repair" and payload.get("sqls"):
+        sqls = tuple(payload["sqls"])
+        return Decision("repair", gesture=payload.get("method", "recompose"), sqls=sqls,
+                        weights=tuple(float(w) for w in payload.get("weights") or [])
+                        or (0.5,) * len(sqls))
     if event_type in RESTRICT_TYPES and isinstance(payload.get("candidates"), list):
         return Decision("restrict", candidates=tuple(int(c) for c in payload["candidates"]),
                         gesture=event_type.split(".", 1)[1])

@@ -1,0 +1,205 @@
+"""Figures and tables of the §7 evaluation: per population, user and strategy.
+
+Every group reports success, silent failure, turns (mean, p90), repair rounds and candidates
+added by repair; runs of the ``prior`` population are weighted by their class's prior and only
+they are divided by the Huffman floor (``÷floor``). For gold populations the mean Huffman depth
+of the golds' own classes is shown as information, never as a ratio.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from core.engine.strategy import DEFAULT_STRATEGY
+from core.evaluation.evaluate import MAX_TURNS, Run
+from core.evaluation.populations import POPULATION_NOTES
+from core.evaluation.simulate import USER_NOTES, USERS
+
+
+def bootstrap_ci(values: np.ndarray, stat=np.median, n_boot: int = 1000,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap 95 % CI of ``stat`` over ``values``."""
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    samples = rng.choice(values, size=(n_boot, len(values)), replace=True)
+    stats = stat(samples, axis=1)
+    return float(np.percentile(stats, 2.5)), float(np.percentile(stats, 97.5))
+
+
+def per_turn(runs: list[Run], attr: str, horizon: int) -> dict[str, list[float]]:
+    """Median and 95 % CI per turn; a finished run keeps its final value."""
+    med, lo, hi = [], [], []
+    for t in range(horizon + 1):
+        vals = np.array([getattr(r, attr)[min(t, len(getattr(r, attr)) - 1)] for r in runs])
+        med.append(float(np.median(vals)))
+        a, b = bootstrap_ci(vals, seed=t)
+        lo.append(a)
+        hi.append(b)
+    return {"median": med, "lo": lo, "hi": hi}
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """The smallest value whose cumulative weight share reaches ``q``."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order]) / weights.sum()
+    return float(values[order][min(int(np.searchsorted(cum, q - 1e-12)), len(values) - 1)])
+
+
+def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
+    """Aggregate one group of runs (weighted by ``Run.weight``: 1 except for ``prior``)."""
+    if not runs:
+        return {"n": 0}
+    w = np.array([r.weight for r in runs], dtype=float)
+    turns = np.array([r.turns for r in runs], dtype=float)
+
+    def mean(attr: str) -> float:
+        return float(np.average([float(getattr(r, attr)) for r in runs], weights=w))
+
+    out: dict[str, Any] = {
+        "n": len(runs),
+        "success": mean("success"), "silent_failure": mean("silent_failure"),
+        "reach_zero": mean("reach_zero"),
+        "mean_turns": float(np.average(turns, weights=w)),
+        "median_turns": weighted_quantile(turns, w, 0.5),
+        "p90_turns": weighted_quantile(turns, w, 0.9),
+        "repair_rounds": mean("repair_rounds"), "added": mean("added"),
+        "new_outputs": mean("new_outputs"), "rejections": mean("rejections"),
+        "unrealised": sum(not r.realised for r in runs),
+        "unrealised_success": float(np.mean([r.success for r in runs if not r.realised]))
+        if any(not r.realised for r in runs) else None,
+    }
+    if len(set(w.tolist())) == 1:
+        out["mean_turns_ci"] = list(bootstrap_ci(turns, np.mean))
+    depths = [r.depth for r in runs if r.depth is not None]
+    out["mean_depth"] = float(np.mean(depths)) if depths else None
+    if all(r.floor is not None for r in runs):
+        floor = float(np.average([r.floor for r in runs], weights=w))
+        out["floor"] = floor
+        out["turns_per_floor"] = out["mean_turns"] / floor if floor else None
+    out["entropy"] = per_turn(runs, "entropy", horizon)
+    out["similarity"] = per_turn(runs, "similarity", horizon)
+    return out
+
+
+def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...], *,
+           headline: str = USERS[0], repair: str = "none", budget: int = MAX_TURNS
+           ) -> dict[str, Any]:
+    """Summaries per population × user × strategy, overall and per ambiguity type."""
+    order = ("realised", "all", "prior")
+    populations = sorted(dict.fromkeys(r.population for r in runs), key=order.index)
+    users = [u for u in USERS if any(r.user == u for r in runs)]
+    types = sorted({r.ambiguity for r in runs})
+    horizon = int(min(budget, max((r.turns for r in runs), default=0)))
+    results: dict[str, Any] = {}
+    best: dict[str, str] = {}
+    for pop in populations:
+        results[pop] = {}
+        for u in users:
+            mine = [r for r in runs if r.population == pop and r.user == u]
+            group = {"overall": {}, "by_type": {t: {} for t in types}}
+            for s in strategies:
+                ours = [r for r in mine if r.strategy == s]
+                group["overall"][s] = summarise(ours, horizon)
+                for t in types:
+                    group["by_type"][t][s] = summarise([r for r in ours if r.ambiguity == t],
+                                                       horizon)
+            results[pop][u] = group
+        head = results[pop].get(headline) or next(iter(results[pop].values()))
+        measured = [s for s in strategies if head["overall"][s]["n"]]
+        if measured:
+            best[pop] = min(measured, key=lambda s: (-head["overall"][s]["success"],
+                                                     head["overall"][s]["mean_turns"]))
+    return {"users": {u: USER_NOTES[u] for u in users},
+            "populations": {p: POPULATION_NOTES[p] for p in populations},
+            "headline": headline, "repair": repair, "budget": budget, "results": results, "best": best,
+            "default": DEFAULT_STRATEGY, "unrealised": unrealised}
+
+
+def _cells(g: dict[str, Any], prior: bool) -> str:
+    if not g.get("n"):
+        return " " * (46 if prior else 39)
+    text = (f"{g['success']:>7.3f}{g['silent_failure']:>7.3f}{g['mean_turns']:>6.2f}"
+            f"{g['p90_turns']:>5.0f}{g['repair_rounds']:>6.2f}{g['added']:>7.1f}")
+    if prior:
+        ratio = g.get("turns_per_floor")
+        text += f"{ratio:>7.3f}" if ratio is not None else f"{'–':>7}"
+    return text + " "
+
+
+def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
+    """One block per population: strategy rows, both users side by side, per ambiguity type."""
+    users = list(summary["users"])
+    lines = ["Simulated users (both shown side by side, headline: "
+             f"{summary['headline']}):"]
+    lines += [f"  {u}: {note}" for u, note in summary["users"].items()]
+    lines.append(f"repair after a rejected output: {summary['repair']}; budget {summary.get('budget', MAX_TURNS)} "
+                 "turns (questions + rejected outputs)")
+    for pop, per_user in summary["results"].items():
+        prior = pop == "prior"
+        lines += ["", f"population {pop}: {summary['populations'][pop]}"]
+        sub = ("success silent turns  p90 rep'd  added" + (" ÷floor" if prior else "")).rjust(
+            46 if prior else 39)
+        lines.append(f"{'':<33}" + "".join(f"{u:^{47 if prior else 40}}" for u in users))
+        head = f"{'strategy':<16}{'type':<12}{'n':>5}" + "".join(f"{sub} " for _ in users)
+        head += "  floor" if prior else " Hdepth"
+        lines += [head, "-" * len(head)]
+        first = per_user[users[0]]
+        groups = [("all", "overall")] + [(t, t) for t in sorted(first["by_type"])]
+        for name, where in groups:
+            for s in strategies:
+                cells = []
+                ref = None
+                for u in users:
+                    block = per_user[u]["overall"] if where == "overall" \
+                        else per_user[u]["by_type"][where]
+                    g = block.get(s, {})
+                    ref = ref or (g if g.get("n") else None)
+                    cells.append(_cells(g, prior))
+                if ref is None:
+                    continue
+                extra = ref.get("floor") if prior else ref.get("mean_depth")
+                tail = f"{extra:>7.2f}" if extra is not None else f"{'–':>7}"
+                lines.append(f"{s:<16}{name:<12}{ref['n']:>5}" + "".join(cells) + tail)
+            lines.append("")
+        if pop in summary["best"]:
+            lines.append(f"best measured strategy ({summary['headline']}): {summary['best'][pop]}"
+                         f" (workspace default: {summary['default']})")
+    n_un = len(summary["unrealised"])
+    lines += ["", f"task×gold pairs whose gold output no candidate produces: {n_un} "
+              "(failures in 'all' unless repair reaches them; absent from 'realised')",
+              "silent = ended on an output the user rejects with nothing left to ask; rep'd = "
+              "repair rounds; added = candidates added by repair; ÷floor = mean turns ÷ the "
+              "prior-weighted Huffman expectation (a floor only for 'prior'); Hdepth = mean "
+              "Huffman depth of the golds' own classes (information, not a floor)"]
+    return "\n".join(lines)
+
+
+def format_per_gold(runs: list[Run], strategy: str) -> str:
+    """Per gold of the gold populations: its class's Huffman depth and both users' outcome."""
+    users = [u for u in USERS if any(r.user == u for r in runs)]
+    pop = "all" if any(r.population == "all" for r in runs) else "realised"
+    by = {(r.task, r.gold, r.user): r for r in runs
+          if r.population == pop and r.strategy == strategy}
+    golds = list(dict.fromkeys((t, g) for t, g, _ in by))
+    head = f"{'task':<34}{'gold':>5}{'Hdepth':>7}" + "".join(f"{u:>28}" for u in users)
+    lines = [f"per gold ({pop}, {strategy}): outcome / turns / end per user", head,
+             "-" * len(head)]
+    for t, g in golds:
+        first = by[(t, g, users[0])]
+        depth = "–" if first.depth is None else str(first.depth)
+        cells = ""
+        for u in users:
+            r = by.get((t, g, u))
+            text = "" if r is None else \
+                f"{'ok' if r.success else 'FAIL'} {r.turns:>3.0f} {r.end}"
+            cells += f"{text:>28}"
+        lines.append(f"{t[:33]:<34}{g:>5}{depth:>7}" + cells)
+    return "\n".join(lines)
+
+
+__all__ = ["bootstrap_ci", "format_per_gold", "format_table", "per_turn", "report", "summarise",
+           "weighted_quantile"]

@@ -1,0 +1,218 @@
+"""Repair: rejecting outputs, recomposing candidates from pool atoms, replay with repair."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from core.engine.errors import SessionError
+from core.engine.execute import check_query, open_database
+from core.engine.pool import prepare_pool
+from core.engine.repair import RepairOutcome, decompose, recompose
+from core.engine.session import RepairSession
+from core.engine.similarity import output_key
+from tests.conftest_core import make_task
+
+# The reading "action films after 2000, with their year" is in no candidate, but its atoms are:
+# the select list of the third, the genre filter of the first, the year filter of the second.
+POOL = [
+    ("SELECT title FROM film WHERE genre = 'action'", 3),
+    ("SELECT f.title FROM film AS f WHERE f.year > 2000", 2),
+    ("SELECT title, year FROM film WHERE genre = 'crime'", 1),
+    ("SELECT film.title, review.stars FROM film JOIN review ON review.film_id = film.id", 1),
+]
+GOLD = "SELECT title, year FROM film WHERE genre = 'action' AND year > 2000"
+
+
+@pytest.fixture(scope="module")
+def task():
+    return make_task(POOL, gold=[GOLD])
+
+
+@pytest.fixture(scope="module")
+def pool(task):
+    return prepare_pool(task)
+
+
+def _session(pool, task) -> RepairSession:
+    return RepairSession(pool, database=task.database)
+
+
+def test_decompose_qualifies_atoms_with_base_tables(pool):
+    parts = decompose("SELECT f.title FROM film AS f WHERE f.year > 2000 AND f.genre = 'x'",
+                      "sqlite", pool.schema)
+    assert parts is not None
+    assert parts.select == ("film.title",)
+    assert parts.where == ("film.genre = 'x'", "film.year > 2000")
+    assert decompose("SELECT a.title FROM film a JOIN film b ON a.id = b.id", "sqlite",
+                     pool.schema) is None  # self-joins are left alone
+
+
+def test_reject_output_drops_that_output_and_is_recorded(pool, task):
+    s = _session(pool, task)
+    key = s.output_key_of(0)
+    s.reject_output(key)
+    assert s.history[-1].kind == "reject"
+    assert key not in {s.output_key_of(int(i)) for i in s.survivors}
+    with pytest.raises(SessionError):
+        s.reject_output(key)  # no survivor has it any more
+
+
+def test_recompose_reaches_a_reading_the_pool_lacks(pool, task):
+    gold_key = output_key(pool.gold_results[0])
+    assert gold_key not in pool.class_keys
+    s = _session(pool, task)
+    s.answer_feature("SELECT film.year", True)
+    outcome = recompose(s, rejected_outputs=[s.predicted_output_key()])
+    assert isinstance(outcome, RepairOutcome) and outcome.method == "recompose"
+    assert outcome.added and outcome.new_outputs >= 1
+    assert s.pool.n == pool.n + len(outcome.added)
+    assert pool.n == len(POOL)  # the shared prepared pool is never changed
+    assert gold_key in s.pool.class_keys
+    # earlier answers stay applied: every survivor selects the year
+    assert all("SELECT film.year" in s.pool.feature_keys(int(i)) for i in s.survivors)
+    assert s.history[-1].kind == "repair" and s.history[-1].sqls == outcome.added
+
+
+def test_every_recomposed_candidate_passes_the_allow_list_and_executes(pool, task):
+    s = _session(pool, task)
+    outcome = recompose(s, rejected_outputs=[s.predicted_output_key()], max_new=50)
+    db = open_database(task.database)
+    try:
+        for sql in outcome.added:
+            check_query(sql, "sqlite")
+            assert db.execute(sql).ok, sql
+    finally:
+        db.close()
+    keys = [s.output_key_of(i) for i in range(pool.n, s.pool.n)]
+    assert len(set(keys)) == len(keys)  # one candidate per new output
+
+
+def test_recompose_is_deterministic(pool, task):
+    runs = []
+    for _ in range(2):
+        s = _session(pool, task)
+        s.answer_feature("SELECT film.year", True)
+        runs.append(recompose(s, rejected_outputs=[s.predicted_output_key()]))
+    assert runs[0] == runs[1]
+
+
+def test_replay_and_undo_with_repair(pool, task):
+    s = _session(pool, task)
+    s.answer_feature("SELECT film.year", True)
+    recompose(s, rejected_outputs=[s.predicted_output_key()])
+    v = s.next_variable()
+    if v is not None:
+        s.answer(v.keys, True)
+    saved = json.loads(json.dumps(s.to_dict()))
+    again = RepairSession.from_dict(saved, pool, database=task.database)
+    assert again.pool.sqls == s.pool.sqls
+    assert np.array_equal(again.alive, s.alive)
+    assert again.predicted_output_key() == s.predicted_output_key()
+    with pytest.raises(SessionError, match="database"):
+        RepairSession.from_dict(saved, dataclasses.replace(pool, database=None))
+    # a pool prepared from its task knows its database: replay needs nothing more
+    assert RepairSession.from_dict(saved, pool).pool.sqls == s.pool.sqls
+    while s.history[-1].kind != "repair":
+        s.undo()
+    s.undo()
+    assert s.pool is pool
+
+
+def test_rejecting_every_output_exhausts_then_repair_continues(pool, task):
+    s = _session(pool, task)
+    for key in sorted({s.output_key_of(int(i)) for i in s.survivors}):
+        s.reject_output(key)
+    assert s.is_exhausted and not s.is_done and s.next_variable() is None
+    outcome = recompose(s)
+    assert outcome.added and not s.is_exhausted
+    assert not set(s.rejected_outputs()) & {s.output_key_of(int(i)) for i in s.survivors}
+
+
+def test_recompose_without_database_says_what_to_do(pool):
+    s = RepairSession(dataclasses.replace(pool, database=None))
+    with pytest.raises(SessionError, match="database="):
+        recompose(s, rejected_outputs=[s.predicted_output_key()])
+
+
+
+def test_none_of_these_rejects_all_outputs_in_one_decision(pool, task):
+    s = _session(pool, task)
+    keys = sorted({s.output_key_of(int(i)) for i in s.survivors})
+    s.reject_outputs(keys + ["not-an-output"])
+    assert s.is_exhausted and s.step == 1 and set(s.history[0].outputs) == set(keys)
+    s.undo()
+    assert len(s.survivors) == pool.n
+
+
+# ----- properties on real pools (AMBROSIA dev) ------------------------------------------------
+DEV_SAMPLE = (0, 5, 17, 30, 44, 60)
+
+
+@pytest.mark.parametrize("index", DEV_SAMPLE)
+def test_recomposed_dev_candidates_pass_the_allow_list_execute_and_replay(index):
+    from tests.conftest_core import dev_pool, dev_tasks
+
+    pool, task = dev_pool(index), dev_tasks()[index]
+    runs = []
+    for _ in range(2):
+        s = RepairSession(pool, database=task.database)
+        v = s.next_variable()
+        if v is not None:
+            s.answer(v.keys, False)
+        runs.append((s, recompose(s, rejected_outputs=[s.predicted_output_key()])))
+    (s, outcome), (_, again) = runs
+    assert outcome == again  # deterministic
+    db = open_database(task.database)
+    try:
+        for sql in outcome.added:
+            check_query(sql, pool.dialect)
+            result = db.execute(sql)
+            assert result.ok, (sql, result.error)
+            assert output_key(result) not in s.rejected_outputs()
+    finally:
+        db.close()
+    # earlier answers stay applied to every added candidate
+    no_sets = s.no_sets()
+    for i in range(pool.n, s.pool.n):
+        keys = set(s.pool.feature_keys(i))
+        assert not any(all(k in keys for k in ns) for ns in no_sets)
+    replayed = RepairSession.from_dict(json.loads(json.dumps(s.to_dict())), pool)
+    assert replayed.pool.sqls == s.pool.sqls
+    assert replayed.pool.class_keys == s.pool.class_keys
+    assert np.array_equal(replayed.alive, s.alive)
+
+
+# ----- resampling through the LLM sampler (loopback Messages API) --------------------------
+def test_resample_states_the_decisions_caches_and_replays(pool, task, tmp_path):
+    from core.engine.repair import resample
+    from core.generation.poolcache import FilePoolCache
+    from core.generation.sampler import AnthropicSampler, SamplerConfig
+    from tests.anthropic_stub_server import StubServer
+
+    replies = [f"```sql\n{GOLD}\n```", "```sql\nSELECT title FROM film\n```",
+               "```sql\nSELECT title, year FROM film WHERE nope = 1\n```", GOLD]
+    with StubServer(replies) as server:
+        sampler = AnthropicSampler(SamplerConfig(n=4, concurrency=1), api_key="sk-test-key",
+                                   base_url=server.base_url, random_state=0)
+        cache = FilePoolCache(tmp_path)
+        outcomes, sessions = [], []
+        for _ in range(2):
+            s = _session(pool, task)
+            s.answer_feature("SELECT film.year", True)
+            s.reject_output(s.predicted_output_key())
+            outcomes.append(resample(s, sampler, cache=cache, n=4))
+            sessions.append(s)
+        assert server.count == 4  # the second, identical state is served from the cache
+        prompt = server.requests[0].body["messages"][0]["content"]
+    first = outcomes[0]
+    assert first == outcomes[1] and first.method == "resample"
+    # SELECT title lacks the year the user asked for; the third does not run
+    assert first.added == (GOLD,)
+    assert "must contain: SELECT film.year" in prompt and "NOT what the user wants" in prompt
+    assert output_key(pool.gold_results[0]) in sessions[0].pool.class_keys
+    again = RepairSession.from_dict(json.loads(json.dumps(sessions[0].to_dict())), pool)
+    assert again.pool.sqls == sessions[0].pool.sqls and again.history[-1].gesture == "resample"

@@ -1,0 +1,143 @@
+"""AppTest: "Is this the output you want?", "None of these" and the repair they run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.bank_helpers import make_bank, task_ids
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_bank(tmp_path_factory.mktemp("bank"), lines=(5,))
+
+
+def _app(bank: str, task_id: str, repair: str) -> None:
+    import streamlit as st
+
+    from ui.bank_cache import task_pool
+    from ui.state import WorkspaceOptions
+    from ui.workspace import render_workspace
+
+    events = st.session_state.setdefault("events", [])
+    render_workspace(task_pool(bank, task_id), mode="free",
+                     log=lambda t, p: events.append((t, p)),
+                     options=WorkspaceOptions(repair=repair))
+
+
+def _start(bank: Path, repair: str = "recompose") -> tuple[AppTest, str]:
+    task = task_ids(bank)[0]
+    at = AppTest.from_function(_app, args=(str(bank), task, repair), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at, task
+
+
+def _key(task: str, name: str) -> str:
+    return f"pleasqlarify.{task}.{name}"
+
+
+def _ws(at: AppTest, task: str):
+    return at.session_state[f"pleasqlarify.workspace.free.{task}"]
+
+
+def test_the_output_question_is_asked(bank: Path) -> None:
+    at, task = _start(bank)
+    assert any("Is this the output you want?" in m.value for m in at.markdown)
+    for name in ("po.yes", "po.no", "po.none"):
+        assert at.button(key=_key(task, name))
+    at.button(key=_key(task, "po.yes")).click().run()
+    assert [t for t, _ in at.session_state["events"]] == ["output.accept"]
+    assert any("You accepted this output" in c.value for c in at.caption)
+
+
+def test_no_rejects_the_output_and_recomposition_adds_new_candidates(bank: Path) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    n0, rejected = ws.session.pool.n, ws.session.predicted_output_key()
+    at.button(key=_key(task, "po.no")).click().run()
+    assert not at.exception, at.exception
+    types = [t for t, _ in at.session_state["events"]]
+    assert types == ["output.reject", "repair"]
+    payload = at.session_state["events"][1][1]
+    assert payload["method"] == "recompose" and payload["added"] == ws.session.pool.n - n0 > 0
+    assert rejected not in {ws.session.output_key_of(int(i)) for i in ws.session.survivors}
+    assert any("Repair (recompose)" in h.value for h in at.get("html"))
+
+
+def test_none_of_these_rules_out_every_surviving_output(bank: Path) -> None:
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    before = {ws.session.output_key_of(int(i)) for i in ws.session.survivors}
+    at.button(key=_key(task, "po.none")).click().run()
+    assert not at.exception, at.exception
+    event, payload = at.session_state["events"][0]
+    assert event == "output.reject" and payload["trigger"] == "none"
+    assert set(payload["outputs"]) == {k for k in before if k != "error"}
+    assert not before & {ws.session.output_key_of(int(i)) for i in ws.session.survivors} - {
+        "error"}
+
+
+def test_repair_none_only_rules_out_and_resample_without_key_says_so(bank: Path,
+                                                                    monkeypatch) -> None:
+    at, task = _start(bank, "none")
+    n0 = _ws(at, task).session.pool.n
+    at.button(key=_key(task, "po.no")).click().run()
+    assert [t for t, _ in at.session_state["events"]] == ["output.reject"]
+    assert _ws(at, task).session.pool.n == n0
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at, task = _start(bank, "resample")
+    assert any("only recomposition is available" in c.value for c in at.caption)
+    at.button(key=_key(task, "po.no")).click().run()
+    assert at.session_state["events"][-1][1]["method"] == "recompose"
+    assert at.session_state["events"][-1][1]["requested"] == "resample"
+
+
+def test_trace_of_a_repair_replays_to_the_same_workspace(bank: Path) -> None:
+    from types import SimpleNamespace
+
+    from study.analysis.replay import mismatches, replay
+    from ui.bank_cache import task_pool
+
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    v = ws.session.next_variable()
+    if v is not None:
+        at.button(key=_key(task, "dv.no")).click().run()
+    at.button(key=_key(task, "po.none")).click().run()
+    assert not at.exception, at.exception
+    events = [SimpleNamespace(type=t, payload=p, event_id=str(i))
+              for i, (t, p) in enumerate(at.session_state["events"])]
+    assert [e.type for e in events][-2:] == ["output.reject", "repair"]
+    steps = replay(events, task_pool(str(bank), task))
+    assert not mismatches(steps)
+    assert steps[-1].survivors == tuple(int(i) for i in ws.session.survivors)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("pleasqlarify", "recompose"),
+    ("{id: pleasqlarify, repair: none}", "none"),
+    ("{id: atomic-only, repair: resample}", "resample"),
+])
+def test_conditions_choose_the_repair(tmp_path: Path, text: str, expected: str) -> None:
+    from study.spec import parse_study
+    from tests.test_study_conditions import study_text
+    from ui.condition_views import workspace_options
+
+    spec = parse_study(study_text(text), tmp_path / "study.yaml")
+    cond = spec.conditions[0]
+    assert cond.repair == expected and workspace_options(cond).repair == expected
+
+
+def test_an_unknown_repair_names_the_choices(tmp_path: Path) -> None:
+    from study.spec import StudySpecError, parse_study
+    from tests.test_study_conditions import study_text
+
+    with pytest.raises(StudySpecError) as info:
+        parse_study(study_text("{id: pleasqlarify, repair: llm}"), tmp_path / "study.yaml")
+    (problem,) = info.value.problems
+    assert problem.where == "conditions[0].repair"
+    assert "none, recompose, resample" in problem.message
