@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import warmup
 from ui.access import is_researcher
+
+warmup.start()  # once per process: imports and UMAP's numba code in the background
 
 PAGES: dict[str, list[st.Page]] = {
     "Explore": [

@@ -208,7 +208,7 @@ def figure_spec(session: RepairSession, variable: RankedVariable | None = None, 
 
     traces: list[dict[str, Any]] = []
     cache = _per_pool(pool)
-    cells_key = ("cells", alive.tobytes())
+    cells_key = ("cells", id(pool.positions), alive.tobytes())
     if cells_key not in cache:
         cache[cells_key] = voronoi_cells(pos[survivors]) if len(survivors) else []
     polys = cache[cells_key]
@@ -286,7 +286,7 @@ def cached_figure(session: RepairSession, variable: RankedVariable | None = None
     dict is shared too, so callers must not mutate it.
     """
     cache = _per_pool(session.pool)
-    key = ("figure", session.alive.tobytes(), variable.keys if variable else None, height,
+    key = ("figure", id(session.pool.positions), session.alive.tobytes(), variable.keys if variable else None, height,
            session.strategy, session.max_clusters, session.min_support, session.random_state)
     if key not in cache:
         figures = [k for k in cache if k[0] == "figure"]

@@ -46,6 +46,8 @@ title: Bench study
 consent: Please read this and agree to take part.
 conditions: [pleasqlarify]
 task_bank: {bank}
+subtasks:
+  "1": Describe one interpretation.
 tasks:
   - id: film-pulp-review
 onboarding:
@@ -233,7 +235,24 @@ def layout_ms(cold: bool) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> list[tuple]:
+class Rows(list):
+    """Measured rows; each is printed to stderr as it arrives, and a failed one is kept as such."""
+
+    def add(self, what: str, measure: Callable[[], list[float]]) -> None:
+        try:
+            times = measure()
+        except Exception as exc:  # noqa: BLE001 - a benchmark row failing must not lose the rest
+            print(f"{what}: FAILED {type(exc).__name__}: {str(exc).splitlines()[0]}",
+                  file=sys.stderr)
+            self.append((what, []))
+            return
+        med, p95 = stats(times)
+        print(f"{what}: median {med:.0f} ms, p95 {p95:.0f} ms ({len(times)} reps)",
+              file=sys.stderr, flush=True)
+        self.append((what, times))
+
+
+def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> Rows:
     """Every Chromium measurement, as (what, times) rows."""
     from playwright.sync_api import sync_playwright
 
@@ -245,7 +264,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> list[
                PLEASQLARIFY_DB_URL=f"sqlite:///{tmp / 'bench.sqlite'}",
                PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
                PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
-    rows: list[tuple] = []
+    rows = Rows()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         with server(str(tmp / "trivial.py"), env) as url:
@@ -253,7 +272,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> list[
             page.goto(url)
             page.get_by_text("0 of 1").wait_for(timeout=60_000)
             keypress(page, 2, None)  # warm-up
-            rows.append(("trivial app: key → rendered", keypress(page, reps, None)))
+            rows.add("trivial app: key → rendered", lambda: keypress(page, reps, None))
             page.close()
         with server("app.py", env) as url:
             warm = browser.new_page()
@@ -265,46 +284,46 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> list[
                 open_task(page, url, task_id)
                 back = f".st-key-pleasqlarify-{task_id}-dv-back button"
                 keypress(page, 2, back)  # warm-up
-                rows.append((f"workspace N={n}: key → rendered", keypress(page, reps, back)))
+                rows.add(f"workspace N={n}: key → rendered",
+                         lambda page=page, back=back: keypress(page, reps, back))
                 if n == 50:
-                    rows.append((f"workspace N={n}: lasso → survivors updated",
-                                 lasso(page, reps, back)))
+                    rows.add(f"workspace N={n}: lasso → survivors updated",
+                             lambda page=page, back=back: lasso(page, reps, back))
                 page.close()
-            rows.append(("new session → Home drawn", first_paint(
+            rows.add("new session → Home drawn", lambda: first_paint(
                 browser, url, "/", lambda pg: pg.get_by_text("Built-in tasks").wait_for(),
-                reps)))
-            rows.append(("new session → consent drawn", first_paint(
+                reps))
+            rows.add("new session → consent drawn", lambda: first_paint(
                 browser, url, "/participant?study=bench",
-                lambda pg: pg.get_by_role("button", name="I agree").wait_for(), reps)))
-            rows.append(("new session → workspace + chart drawn", first_paint(
+                lambda pg: pg.get_by_role("button", name="I agree").wait_for(), reps))
+            rows.add("new session → workspace + chart drawn", lambda: first_paint(
                 browser, url, "/workspace", lambda pg: (
                     pg.get_by_text("queries remain").wait_for(),
-                    pg.locator(".nsewdrag").first.wait_for()), reps)))
-            onboarding, practice = participant_steps(browser, url, reps)
-            rows.append(("participant Continue → onboarding drawn", onboarding))
-            rows.append(("participant Continue → practice workspace drawn", practice))
+                    pg.locator(".nsewdrag").first.wait_for()), reps))
+            steps: dict[str, list[float]] = {}
+            rows.add("participant Continue → onboarding drawn", lambda: steps.setdefault(
+                "all", participant_steps(browser, url, reps))[0])
+            rows.add("participant Continue → practice workspace drawn",
+                     lambda: steps["all"][1])
         browser.close()
     return rows
 
 
-def apptest_rows(bank: Path, ids: dict[int, str], reps: int) -> list[tuple]:
+def apptest_ms(bank: Path, task_id: str, reps: int) -> list[float]:
     """Server-side only: an AppTest rerun after Yes or No (then Back, untimed)."""
     from streamlit.testing.v1 import AppTest
 
-    rows = []
-    for n, task_id in ids.items():
-        at = AppTest.from_function(_app, args=(str(bank), task_id), default_timeout=120)
+    at = AppTest.from_function(_app, args=(str(bank), task_id), default_timeout=120)
+    at.run()
+    key = f"pleasqlarify.{task_id}"
+    times = []
+    for i in range(reps):
+        at.button(key=f"{key}.{'dv.yes' if i % 2 == 0 else 'dv.no'}").click()
+        start = time.perf_counter()
         at.run()
-        key = f"pleasqlarify.{task_id}"
-        times = []
-        for i in range(reps):
-            at.button(key=f"{key}.{'dv.yes' if i % 2 == 0 else 'dv.no'}").click()
-            start = time.perf_counter()
-            at.run()
-            times.append((time.perf_counter() - start) * 1000)
-            at.button(key=f"{key}.dv.back").click().run()
-        rows.append((f"AppTest N={n}: script rerun after Yes/No", times))
-    return rows
+        times.append((time.perf_counter() - start) * 1000)
+        at.button(key=f"{key}.dv.back").click().run()
+    return times
 
 
 def _app(bank: str, task_id: str) -> None:
@@ -325,16 +344,20 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         bank, ids = build_bank(tmp / "bank")
-        rows = [] if args.no_apptest else apptest_rows(bank, ids, args.reps)
+        rows = Rows()
+        if not args.no_apptest:
+            for n, task_id in ids.items():
+                rows.add(f"AppTest N={n}: script rerun after Yes/No",
+                         lambda task_id=task_id: apptest_ms(bank, task_id, args.reps))
         if not args.no_browser and Path(CHROMIUM).exists():
-            rows += browser_rows(bank, ids, tmp, args.reps)
-    rows.append(("fresh process: first layout, warm numba cache",
-                 [layout_ms(False) for _ in range(args.layout_reps)]))
-    rows.append(("fresh process: first layout, empty numba cache",
-                 [layout_ms(True) for _ in range(args.layout_reps)]))
+            rows.extend(browser_rows(bank, ids, tmp, args.reps))
+    rows.add("fresh process: first layout, warm numba cache",
+             lambda: [layout_ms(False) for _ in range(args.layout_reps)])
+    rows.add("fresh process: first layout, empty numba cache",
+             lambda: [layout_ms(True) for _ in range(args.layout_reps)])
     print("| what | reps | median ms | p95 ms |\n|---|---|---|---|")
     for what, times in rows:
-        med, p95 = stats(times)
+        med, p95 = stats(times) if times else (float("nan"), float("nan"))
         print(f"| {what} | {len(times)} | {med:.0f} | {p95:.0f} |")
     return 0
 

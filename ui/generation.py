@@ -12,6 +12,7 @@ import os
 import streamlit as st
 
 from core.engine.errors import GenerationError
+from core.engine.layout import request_budget
 from core.engine.pool import PreparedPool
 from core.engine.taskbank import Task
 from core.generation.generate import question_pool
@@ -70,7 +71,8 @@ def offer_generation(task: Task, question: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=label)
 
     try:
-        pool = question_pool(task, question, on_progress=progress)
+        with request_budget(1.5):  # a cold UMAP must not hold the page: provisional layout
+            pool = question_pool(task, question, on_progress=progress)
     except GenerationError as exc:
         st.error(f"No candidates were generated: {exc}")
         return

@@ -112,6 +112,10 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
     ws = workspace_state(pool, namespace or mode)
     st.html(CSS)
     question(ws, mode, on_new_question)
+    if _provisional_layout(pool):
+        st.caption("Provisional layout (classical MDS): the UMAP layout replaces it in a few "
+                   "seconds.")
+        st.fragment(run_every=1.0)(_watch_layout)(pool)
 
     def submitted(candidate: int, sql: str) -> None:
         ws.extra[APP_RERUN] = True
@@ -120,6 +124,27 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
 
     _panels(ws, log, mode, submitted, options)
     return ws
+
+
+def _provisional_layout(pool: PreparedPool) -> bool:
+    """Swap in the UMAP layout if it has arrived; True while the pool's layout is provisional."""
+    from core.engine.layout import final_layout, is_provisional
+
+    if not is_provisional(pool.positions):
+        return False
+    final = final_layout(pool.positions)
+    if final is None:
+        return True
+    pool.positions = final  # a generated pool of this browser session only
+    return False
+
+
+def _watch_layout(pool: PreparedPool) -> None:
+    """Polled while the layout is provisional: rerun the page once the UMAP one is ready."""
+    from core.engine.layout import final_layout, is_provisional
+
+    if is_provisional(pool.positions) and final_layout(pool.positions) is not None:
+        st.rerun(scope="app")
 
 
 @st.fragment
