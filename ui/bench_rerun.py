@@ -28,6 +28,7 @@ from pathlib import Path
 from ui.bank_cache import BUILTIN_BANK
 
 CHROMIUM = "/usr/bin/chromium"
+TIMEOUT_MS = 180_000  # a loaded 2-core machine can be very slow; figures, not a time limit
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
@@ -128,12 +129,12 @@ def _timed(action: Callable[[], None], until: Callable[[], None]) -> float:
 
 
 def _changed(page, before: str | None) -> None:
-    page.wait_for_function(f"b => ({COUNT_JS})() !== b", arg=before, timeout=90_000)
+    page.wait_for_function(f"b => ({COUNT_JS})() !== b", arg=before, timeout=TIMEOUT_MS)
 
 
 def _settle(page) -> None:
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=90_000)
+                           timeout=TIMEOUT_MS)
     page.wait_for_timeout(250)
 
 
@@ -186,12 +187,19 @@ def lasso(page, reps: int, back: str) -> list[float]:
     return times
 
 
+def new_page(browser, **kw):
+    """A page in a fresh browser context (its own Streamlit session, empty HTTP cache)."""
+    page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page(**kw)
+    page.set_default_timeout(TIMEOUT_MS)
+    return page
+
+
 def first_paint(browser, url: str, path: str, ready: Callable, reps: int) -> list[float]:
     """A new browser session opens ``path`` → ``ready(page)`` holds, ``reps`` times."""
     times = []
     for _ in range(reps):
-        context = browser.new_context(viewport={"width": 1600, "height": 1100})
-        page = context.new_page()
+        page = new_page(browser)
+        context = page.context
         times.append(_timed(lambda p=page: p.goto(f"{url}{path}"), lambda p=page: ready(p)))
         context.close()
     return times
@@ -201,9 +209,8 @@ def participant_steps(browser, url: str, reps: int) -> tuple[list[float], list[f
     """Consent → demographics, then Continue → onboarding drawn and → practice workspace drawn."""
     onboarding, practice = [], []
     for _ in range(reps):
-        context = browser.new_context(viewport={"width": 1600, "height": 1100})
-        page = context.new_page()
-        page.set_default_timeout(90_000)
+        page = new_page(browser)
+        context = page.context
         page.goto(f"{url}/participant?study=bench")
         page.get_by_role("button", name="I agree").click()
         page.get_by_text("About you").first.wait_for()
@@ -268,19 +275,19 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> Rows:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         with server(str(tmp / "trivial.py"), env) as url:
-            page = browser.new_page()
+            page = new_page(browser)
             page.goto(url)
             page.get_by_text("0 of 1").wait_for(timeout=60_000)
             keypress(page, 2, None)  # warm-up
             rows.add("trivial app: key → rendered", lambda: keypress(page, reps, None))
-            page.close()
+            page.context.close()
         with server("app.py", env) as url:
-            warm = browser.new_page()
+            warm = new_page(browser)
             for task_id in ids.values():  # warm the server (pools, imports) before timing
                 open_task(warm, url, task_id)
-            warm.close()
+            warm.context.close()
             for n, task_id in ids.items():
-                page = browser.new_page(viewport={"width": 1600, "height": 1100})
+                page = new_page(browser)
                 open_task(page, url, task_id)
                 back = f".st-key-pleasqlarify-{task_id}-dv-back button"
                 keypress(page, 2, back)  # warm-up
@@ -289,7 +296,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> Rows:
                 if n == 50:
                     rows.add(f"workspace N={n}: lasso → survivors updated",
                              lambda page=page, back=back: lasso(page, reps, back))
-                page.close()
+                page.context.close()
             rows.add("new session → Home drawn", lambda: first_paint(
                 browser, url, "/", lambda pg: pg.get_by_text("Built-in tasks").wait_for(),
                 reps))
