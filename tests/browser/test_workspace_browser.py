@@ -47,7 +47,7 @@ def _press(page, pool, key: str, button: str) -> None:
 
 def _open(page, server: str) -> None:
     page.goto(f"{server}/workspace")
-    page.get_by_text("queries remain").wait_for()
+    page.get_by_text("queries remain").wait_for(timeout=120_000)  # a fresh server imports first
     page.locator('[data-testid="pq-action-space"] .nsewdrag').first.wait_for()
 
 
