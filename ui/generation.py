@@ -71,7 +71,7 @@ def offer_generation(task: Task, question: str) -> None:
         bar.progress(min(done / max(total, 1), 1.0), text=label)
 
     try:
-        with request_budget(1.5):  # a cold UMAP must not hold the page: provisional layout
+        with request_budget(1.0):  # a cold UMAP must not hold the page: provisional layout
             pool = question_pool(task, question, on_progress=progress)
     except GenerationError as exc:
         st.error(f"No candidates were generated: {exc}")
