@@ -12,7 +12,7 @@ import streamlit as st
 from ui import warmup
 from ui.access import is_researcher
 
-warmup.start()  # once per process: imports and UMAP's numba code in the background
+warmup.start()  # once per process: the pages' heavy imports, in the background
 
 PAGES: dict[str, list[st.Page]] = {
     "Explore": [

@@ -2,8 +2,10 @@
 
 :func:`start` runs once per process (app.py calls it on every run; later calls return at
 once): a daemon thread imports the modules the pages use (sklearn, scipy, anthropic, pandas
-through the workspace and participant views) and then warms UMAP's numba code from the
-persistent cache under logs/ (:func:`core.engine.layout.warm_up`).
+through the workspace and participant views). UMAP's numba code (10-90 s of CPU in a fresh
+process: much of it is not cached on disk) is warmed by :func:`layout`, which the
+free-exploration page calls: only a typed question needs a new layout, so a study server's
+participants never share the CPU with that compilation.
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ _started = threading.Event()
 
 
 def _run() -> None:
-    from core.engine.layout import warm_up
-
     for name in PRELOAD:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the page importing it will show the real error
             continue
-    warm_up()
+
+
+def layout() -> None:
+    """Warm UMAP in the background once per process (a free question's layout needs it)."""
+    from core.engine.layout import start_warm_up
+
+    start_warm_up()
 
 
 def start() -> None:

@@ -8,8 +8,8 @@ deterministic spiral around their class's point so every glyph stays visible.
 
 UMAP's numba compilation (~30 s) never sits on a request path: shipped layouts are precomputed
 with the pool (``python -m core.prepare``); numba's cache lives in ``logs/numba-cache`` (kept
-across restarts, git-ignored) and a server warms it in a background thread
-(:func:`start_warm_up`). Inside :func:`request_budget` (a free question typed in the UI) a
+across restarts, git-ignored; it saves only part of the compilation) and the free-exploration
+page warms UMAP in a background thread (:func:`start_warm_up`). Inside :func:`request_budget` (a free question typed in the UI) a
 layout that would wait longer for UMAP is a classical-MDS *provisional* one, replaced by the
 UMAP layout from :func:`final_layout` once that is ready.
 """
