@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import warmup
 from ui.access import is_researcher, sync_cookie
+
+warmup.start()  # once per process: the pages' heavy imports, in the background
 
 PAGES: dict[str, list[st.Page]] = {
     "Explore": [

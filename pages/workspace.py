@@ -6,6 +6,7 @@ from functools import partial
 
 import streamlit as st
 
+from ui import warmup
 from ui.bank_cache import bank, bank_path, task_pool
 from ui.generation import back_to_shipped, generated_pool, offer_generation
 from ui.router import ensure_router
@@ -13,6 +14,7 @@ from ui.state import select_task, selected_task
 from ui.workspace import render_workspace
 
 ensure_router()
+warmup.layout()  # UMAP for a question typed here compiles in the background meanwhile
 path = bank_path()
 if not path.is_file():
     st.info(f"No task bank at `{path}`. Set PLEASQLARIFY_BANK to a JSON Lines bank.")

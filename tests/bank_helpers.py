@@ -1,8 +1,8 @@
-"""Helpers to drive the workspace in tests: a small prepared bank, and plotly selections.
+"""Helpers to drive the workspace in tests: a small prepared bank, and chart selections.
 
-``AppTest`` has no Plotly element, so :func:`select_points` sends the widget value exactly as
-Streamlit's frontend does after a lasso, box or click (``{"selection": {"points": [...],
-"point_indices": [...], "box": [...], "lasso": [...]}}``) through the chart's element id.
+``AppTest`` cannot run the Action Space component's JavaScript, so :func:`select_points` sends
+the one-shot ``select`` trigger exactly as the component does after a lasso, box or click
+(``{"ids": [...], "gesture": ...}``) through the component's trigger widget.
 """
 
 from __future__ import annotations
@@ -50,14 +50,21 @@ def selection_value(ids: list[int], gesture: str = "lasso", curve: int = 0) -> d
 
 def select_points(at: Any, key: str, value: dict[str, Any]) -> Any:
     """Rerun ``at`` as if the user made the selection ``value`` on the chart with ``key``."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id
     from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-    charts = [el for el in at.get("plotly_chart") if getattr(el, "key", None) == key]
+    charts = [el for el in at.get("bidi_component") if getattr(el, "key", None) == key]
     if not charts:
-        raise LookupError(f"no plotly chart with key {key!r} in the last run")
+        raise LookupError(f"no Action Space chart with key {key!r} in the last run")
+    sel = value.get("selection", value)
+    ids = [int(p["customdata"][0]) for p in sel.get("points", [])] if "ids" not in sel \
+        else list(sel["ids"])
+    gesture = sel.get("gesture") or ("lasso" if sel.get("lasso") else
+                                     "box" if sel.get("box") else "click")
     states = at._tree.get_widget_states()
     state = WidgetState()
-    state.id = charts[0].proto.id
-    state.string_value = json.dumps(value)
+    state.id = _make_trigger_id(charts[0].proto.id, "events")
+    state.json_trigger_value = json.dumps([{"event": "select",
+                                            "value": {"ids": ids, "gesture": gesture}}])
     states.widgets.append(state)
     return at._run(states)

@@ -170,3 +170,63 @@ def test_workspace_state_is_per_store(pool) -> None:
 def test_make_bank_writes_pools(tmp_path: Path) -> None:
     bank = make_bank(tmp_path, lines=(4,))
     assert len(list((tmp_path / "pools").glob("*.json"))) == 1 and bank.is_file()
+
+
+def test_figure_spec_is_plain_json_and_cached_per_state(pool) -> None:
+    import json
+
+    from ui.action_space import cached_figure, figure_spec
+
+    session = RepairSession(pool)
+    variable = session.next_variable()
+    spec = figure_spec(session, variable)
+    assert json.loads(json.dumps(spec)) == spec  # what the component receives, as is
+    assert [t["name"] for t in spec["data"]] == [t.name for t in build_figure(session, variable).data]
+    assert spec["layout"]["clickmode"] == "event"  # clicks select through the component
+    first = cached_figure(session, variable)
+    assert cached_figure(session, variable) is first
+    session.answer(variable.keys, True)
+    after = cached_figure(session, session.next_variable())
+    assert after is not first
+    assert len(_trace(go_figure(after), "filtered out").x) == pool.n - len(session.survivors)
+    session.undo()
+    assert cached_figure(session, variable) is first  # Back redraws a state already built
+
+
+def go_figure(spec):
+    import plotly.graph_objects as go
+
+    return go.Figure(spec)
+
+
+def test_selected_ids_reads_the_component_payload() -> None:
+    assert selected_ids({"ids": [5, 3, 5], "gesture": "lasso", "seq": 2}) == ([3, 5], "lasso")
+    assert selected_ids({"ids": [9], "gesture": "click"}) == ([9], "click")
+    assert selected_ids({"ids": [], "gesture": "box"}) == ([], "")
+    assert selected_ids({"ids": [1], "gesture": "drag"}) == ([], "")
+
+
+def test_provisional_layout_within_a_budget_then_the_umap_one(monkeypatch) -> None:
+    import threading
+
+    from core.engine import layout
+
+    rng = np.random.default_rng(3)
+    pts = rng.random((9, 2))
+    dist = np.linalg.norm(pts[:, None] - pts[None], axis=2)
+    index = np.repeat(np.arange(9), 2)
+    monkeypatch.setattr(layout, "_READY", threading.Event())  # as in a fresh server
+    monkeypatch.setattr(layout, "start_warm_up", lambda: None)
+    with layout.request_budget(0.0):
+        quick = layout.compute_layout(index, dist)
+    assert quick.shape == (18, 2) and ((quick >= 0) & (quick <= 1)).all()
+    assert layout.is_provisional(quick)
+    for _ in range(1200):
+        final = layout.final_layout(quick)
+        if final is not None:
+            break
+        threading.Event().wait(0.1)
+    assert final is not None and not layout.is_provisional(final)
+    assert np.allclose(final, layout.compute_layout(index, dist))  # the layout prepare stores
+    centres = layout.classical_mds(dist)
+    assert centres.shape == (9, 2) and np.allclose(centres, layout.classical_mds(dist))

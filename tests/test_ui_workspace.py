@@ -205,3 +205,24 @@ def test_app_router_home_lists_tasks_and_opens_the_workspace(bank: Path,
     assert not at.exception, at.exception
     assert at.selectbox(key="workspace.task").value == tasks[1]
     assert any("queries remain" in m.value for m in at.markdown)
+
+
+def test_only_the_likeliest_open_clauses_get_rows_until_show_all(bank: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch
+                                                                 ) -> None:
+    monkeypatch.setattr("ui.panels.CLAUSE_ROWS", 3)
+    at, task = _start(bank)
+    ws = _ws(at, task)
+    open_beliefs = [b for b in ws.session.predicted_query() if not b.determined]
+    assert len(open_beliefs) > 3
+
+    def rows() -> set[str]:
+        prefix = _key(task, "pq.yes.")
+        return {b.key[len(prefix):] for b in at.button if b.key and b.key.startswith(prefix)}
+
+    likeliest = sorted(open_beliefs, key=lambda b: -b.probability)[:3]
+    assert rows() == {b.feature.key for b in likeliest}
+    at.button(key=_key(task, "pq.all")).click().run()
+    assert rows() == {b.feature.key for b in open_beliefs}
+    at.button(key=_key(task, "pq.all")).click().run()
+    assert len(rows()) == 3

@@ -12,16 +12,19 @@ tooltip, and is what lasso/box/click selection reports back.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 from core.engine.execute import ExecutionResult
 from core.engine.layout import voronoi_cells
 from core.engine.session import RankedVariable, RepairSession
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 REDS = ("#cb181d", "#ef6548", "#a50f15", "#fb6a4a", "#d7301f", "#fc9272", "#7f0000", "#e34a33")
 BLUES = ("#2171b5", "#6baed6", "#08519c", "#4292c6", "#3182bd", "#9ecae1", "#08306b", "#1f78b4")
@@ -108,6 +111,19 @@ def output_preview(result: ExecutionResult, rows: int = 5, cols: int = 4) -> str
     return "<br>".join(lines)
 
 
+def _per_pool(pool: Any) -> dict[Any, Any]:
+    """A cache dict that lives as long as ``pool`` (pools are shared, read-only objects)."""
+    key = id(pool)
+    if key not in _POOL_CACHES:
+        _POOL_CACHES[key] = {}
+        weakref.finalize(pool, _POOL_CACHES.pop, key, None)
+    return _POOL_CACHES[key]
+
+
+_POOL_CACHES: dict[int, dict[Any, Any]] = {}
+FIGURES_PER_POOL = 128
+
+
 def hover_text(session: RepairSession, i: int, cluster_number: int, max_features: int = 10) -> str:
     """Tooltip of candidate ``i``: id, cluster, output shape, atomic features, output preview."""
     pool = session.pool
@@ -119,16 +135,25 @@ def hover_text(session: RepairSession, i: int, cluster_number: int, max_features
     title = (f"<b>Query #{i}</b> · cluster {cluster_number} · {made}"
              f"<br>{rows} rows × {cols} columns" if res.ok else
              f"<b>Query #{i}</b> · cluster {cluster_number} · <b>invalid</b>")
+    cache = _per_pool(pool)
+    if ("hover", i, max_features) not in cache:
+        cache["hover", i, max_features] = _hover_body(session, i, max_features)
+    return title + cache["hover", i, max_features]
+
+
+def _hover_body(session: RepairSession, i: int, max_features: int) -> str:
+    pool = session.pool
+    res = pool.results[i]
     keys = pool.feature_keys(i)
     feats = "<br>".join(escape(k if len(k) <= 60 else k[:59] + "…") for k in keys[:max_features])
     if len(keys) > max_features:
         feats += f"<br>… {len(keys) - max_features} more features"
-    parts = [title, feats] if feats else [title]
+    parts = ["", feats] if feats else [""]
     parts.append(output_preview(res))
     return "<br>──────────<br>".join(parts)
 
 
-def _cells_trace(polys: list[list[tuple[float, float]]], colour: str, name: str) -> go.Scatter:
+def _cells_trace(polys: list[list[tuple[float, float]]], colour: str, name: str) -> dict:
     xs: list[float | None] = []
     ys: list[float | None] = []
     for poly in polys:
@@ -136,13 +161,13 @@ def _cells_trace(polys: list[list[tuple[float, float]]], colour: str, name: str)
             continue
         xs += [round(p[0], 5) for p in poly] + [round(poly[0][0], 5), None]
         ys += [round(p[1], 5) for p in poly] + [round(poly[0][1], 5), None]
-    return go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=_rgba(colour, 0.30),
-                      line={"color": "white", "width": 1.5}, hoverinfo="skip", name=name,
-                      showlegend=False)
+    return {"type": "scatter", "x": xs, "y": ys, "mode": "lines", "fill": "toself",
+            "fillcolor": _rgba(colour, 0.30), "line": {"color": "white", "width": 1.5},
+            "hoverinfo": "skip", "name": name, "showlegend": False}
 
 
 def _glyph_trace(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray,
-                 colours: list[str], plot_px: float) -> go.Scatter:
+                 colours: list[str], plot_px: float) -> dict:
     """Table glyphs (white outline, body, dark header row each) as one marker trace.
 
     Plotly's ``line-ew`` symbol is a horizontal stroke ``1.4 * size`` px long, so with
@@ -160,22 +185,27 @@ def _glyph_trace(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray,
     # validate far faster in plotly.py than one colour string per point
     palette = sorted({"white", "#1f1f1f", *colours})
     index = {c: i for i, c in enumerate(palette)}
-    colour = np.array([index[c] for body in colours for c in ("white", body, "#1f1f1f")])
+    colour = [index[c] for body in colours for c in ("white", body, "#1f1f1f")]
     scale = [[i / (len(palette) - 1), c] for i, c in enumerate(palette)]
     paint = {"color": colour, "colorscale": scale, "cmin": 0, "cmax": len(palette) - 1}
-    return go.Scatter(
-        x=xs, y=np.round(ys, 6), mode="markers", name="glyphs", hoverinfo="skip",
-        showlegend=False,
-        marker={"symbol": "line-ew", "size": np.round(lengths / 1.4, 2), "opacity": 1,
-                "showscale": False, **paint, "line": {"width": widths, **paint}},
-        selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 1}})
+    return {"type": "scatter", "x": xs.tolist(), "y": np.round(ys, 6).tolist(),
+            "mode": "markers", "name": "glyphs", "hoverinfo": "skip", "showlegend": False,
+            "marker": {"symbol": "line-ew", "size": np.round(lengths / 1.4, 2).tolist(),
+                       "opacity": 1, "showscale": False, **paint,
+                       "line": {"width": widths.tolist(), **paint}},
+            "selected": {"marker": {"opacity": 1}}, "unselected": {"marker": {"opacity": 1}}}
 
 
-def build_figure(session: RepairSession, variable: RankedVariable | None = None, *,
-                 height: int = HEIGHT) -> go.Figure:
-    """The Action Space scatter for the session's survivors, coloured by ``variable``."""
+def figure_spec(session: RepairSession, variable: RankedVariable | None = None, *,
+                height: int = HEIGHT) -> dict[str, Any]:
+    """The Action Space scatter as a plain Plotly.js figure dict (JSON-ready, no plotly.py).
+
+    Plain dicts because plotly.py's validation was ~80 % of a rerun at N = 200; the mounted
+    component applies the dict with ``Plotly.react``, tests read it through :func:`build_figure`.
+    """
     pool = session.pool
     pos = pool.positions if pool.positions is not None else np.full((pool.n, 2), 0.5)
+    pos = np.round(pos, 6)
     alive = session.alive
     survivors = session.survivors
     infos = clusters(session)
@@ -183,8 +213,12 @@ def build_figure(session: RepairSession, variable: RankedVariable | None = None,
     red = contains_mask(session, variable)
     valid = pool.valid
 
-    traces: list[go.Scatter] = []
-    polys = voronoi_cells(pos[survivors]) if len(survivors) else []
+    traces: list[dict[str, Any]] = []
+    cache = _per_pool(pool)
+    cells_key = ("cells", id(pool.positions), alive.tobytes())
+    if cells_key not in cache:
+        cache[cells_key] = voronoi_cells(pos[survivors]) if len(survivors) else []
+    polys = cache[cells_key]
     groups: dict[tuple[int, bool], list[list[tuple[float, float]]]] = {}
     for k, cid in enumerate(survivors.tolist()):
         groups.setdefault((number[cid], bool(red[cid])), []).append(polys[k])
@@ -193,9 +227,9 @@ def build_figure(session: RepairSession, variable: RankedVariable | None = None,
                                    f"cells {num} {'red' if is_red else 'blue'}"))
 
     dead = np.flatnonzero(~alive)
-    traces.append(go.Scatter(x=pos[dead, 0], y=pos[dead, 1], mode="markers", name="filtered out",
-                             marker={"color": FADED, "size": 5, "opacity": 0.6},
-                             hoverinfo="skip", showlegend=False))
+    traces.append({"type": "scatter", "x": pos[dead, 0].tolist(), "y": pos[dead, 1].tolist(),
+                   "mode": "markers", "name": "filtered out", "hoverinfo": "skip",
+                   "marker": {"color": FADED, "size": 5, "opacity": 0.6}, "showlegend": False})
 
     sizes, texts, custom = [], [], []
     glyphs: list[tuple[int, int, int, str]] = []  # (cid, w, h, colour) of valid survivors
@@ -216,12 +250,13 @@ def build_figure(session: RepairSession, variable: RankedVariable | None = None,
         ("invalid", bad, {"symbol": "x-thin", "color": INVALID, "size": 14,
                           "line": {"color": INVALID, "width": 3}}),
     ):
-        traces.append(go.Scatter(
-            x=pos[surv[ks], 0] if ks else [], y=pos[surv[ks], 1] if ks else [], mode="markers",
-            name=name, marker=marker, customdata=[custom[k] for k in ks],
-            hovertext=[texts[k] for k in ks], hovertemplate="%{hovertext}<extra></extra>",
-            selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 1}},
-            showlegend=False))
+        traces.append({
+            "type": "scatter", "x": pos[surv[ks], 0].tolist() if ks else [],
+            "y": pos[surv[ks], 1].tolist() if ks else [], "mode": "markers", "name": name,
+            "marker": marker, "customdata": [custom[k] for k in ks],
+            "hovertext": [texts[k] for k in ks], "hovertemplate": "%{hovertext}<extra></extra>",
+            "selected": {"marker": {"opacity": 1}}, "unselected": {"marker": {"opacity": 1}},
+            "showlegend": False})
     # glyphs above every other trace (as layer-"above" shapes were); hover and selection come
     # from the transparent "candidates" markers, which sit at the same positions
     gid = [g[0] for g in glyphs]
@@ -233,39 +268,72 @@ def build_figure(session: RepairSession, variable: RankedVariable | None = None,
     new = [cid for cid in survivors.tolist() if cid < len(pool.origins)
            and pool.origins[cid] in REPAIR_ORIGINS]
     if new:
-        traces.append(go.Scatter(x=np.clip(pos[new, 0] + 0.025, 0, 1),
-                                 y=np.clip(pos[new, 1] + 0.035, 0, 1), mode="markers",
-                                 name="new", hoverinfo="skip", showlegend=False,
-                                 marker={"symbol": "star", "size": 10, "color": NEW,
-                                         "line": {"color": "white", "width": 1}}))
+        traces.append({"type": "scatter", "x": np.clip(pos[new, 0] + 0.025, 0, 1).tolist(),
+                       "y": np.clip(pos[new, 1] + 0.035, 0, 1).tolist(), "mode": "markers",
+                       "name": "new", "hoverinfo": "skip", "showlegend": False,
+                       "marker": {"symbol": "star", "size": 10, "color": NEW,
+                                  "line": {"color": "white", "width": 1}}})
 
     annotations = []
     for c in infos:
         xy = pos[list(c.members)].mean(axis=0)
-        annotations.append({"x": float(xy[0]), "y": float(xy[1]), "text": f"<b>{c.number}</b>",
-                            "showarrow": False, "yshift": 30,
+        annotations.append({"x": round(float(xy[0]), 6), "y": round(float(xy[1]), 6),
+                            "text": f"<b>{c.number}</b>", "showarrow": False, "yshift": 30,
                             "font": {"size": 13, "color": "#1f1f1f"},
                             "bgcolor": "rgba(255,255,255,0.75)", "borderpad": 1})
 
     axis = {"range": [0, 1], "fixedrange": True, "visible": False, "showgrid": False,
             "zeroline": False}
-    fig = go.Figure(data=traces)
-    fig.update_layout(
-        height=height, margin={"l": MARGIN, "r": MARGIN, "t": MARGIN, "b": MARGIN}, dragmode="lasso",
-        clickmode="event+select", hovermode="closest", showlegend=False,
-        plot_bgcolor="white", paper_bgcolor="white", xaxis=axis, yaxis=axis,
-        annotations=annotations, uirevision=pool.task_id,
-        hoverlabel={"align": "left", "font": {"size": 11, "family": "monospace"},
-                    "bgcolor": "white"},
-    )
-    return fig
+    layout = {
+        "height": height, "margin": {"l": MARGIN, "r": MARGIN, "t": MARGIN, "b": MARGIN},
+        "dragmode": "lasso", "clickmode": "event", "hovermode": "closest", "showlegend": False,
+        "plot_bgcolor": "white", "paper_bgcolor": "white", "xaxis": axis, "yaxis": dict(axis),
+        "annotations": annotations, "uirevision": pool.task_id,
+        "hoverlabel": {"align": "left", "font": {"size": 11, "family": "monospace"},
+                       "bgcolor": "white"},
+    }
+    return {"data": traces, "layout": layout}
+
+
+def cached_figure(session: RepairSession, variable: RankedVariable | None = None, *,
+                  height: int = HEIGHT) -> dict[str, Any]:
+    """:func:`figure_spec`, kept per pool and state (survivors, colouring variable, clustering).
+
+    Shared between browser sessions: it holds only what the pool and the state determine. The
+    dict is shared too, so callers must not mutate it.
+    """
+    cache = _per_pool(session.pool)
+    key = ("figure", id(session.pool.positions), session.alive.tobytes(), variable.keys if variable else None, height,
+           session.strategy, session.max_clusters, session.min_support, session.random_state)
+    if key not in cache:
+        figures = [k for k in cache if k[0] == "figure"]
+        for old in figures[: max(0, len(figures) - FIGURES_PER_POOL + 1)]:
+            del cache[old]
+        cache[key] = figure_spec(session, variable, height=height)
+    return cache[key]
+
+
+def build_figure(session: RepairSession, variable: RankedVariable | None = None, *,
+                 height: int = HEIGHT) -> go.Figure:
+    """:func:`figure_spec` as a validated plotly.py figure (tests, exports; slow at large N)."""
+    import plotly.graph_objects as go
+
+    return go.Figure(figure_spec(session, variable, height=height))
 
 
 def selected_ids(selection: Any) -> tuple[list[int], str]:
-    """Candidate ids and gesture ('lasso', 'box' or 'click') from a plotly_chart selection."""
+    """Candidate ids and gesture ('lasso', 'box' or 'click') from a chart selection.
+
+    Reads the component's ``{"ids", "gesture"}`` and st.plotly_chart's ``{"points", "lasso",
+    "box"}`` forms alike.
+    """
     if not selection:
         return [], ""
     sel = selection.get("selection", selection)
+    if "ids" in sel:
+        ids = sorted({int(i) for i in sel.get("ids") or []})
+        gesture = str(sel.get("gesture") or "")
+        return (ids, gesture) if ids and gesture in GESTURES else ([], "")
     ids: list[int] = []
     for point in sel.get("points", []) or []:
         data = point.get("customdata")

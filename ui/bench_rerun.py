@@ -1,8 +1,12 @@
-"""Benchmark: workspace rerun time after Yes/No (AppTest) and key-press-to-rendered (Chromium).
+"""Benchmark: how fast the studio feels in real Chromium, against a trivial app in the same run.
 
-``python -m ui.bench_rerun [--reps 7] [--no-browser]`` builds N = 50 and N = 200 pools by
-pooling the candidates of every built-in film task (they share one database), prepares them
-with layouts in a temporary folder, and prints a table. Figures, not assertions (STYLE.md).
+``python -m ui.bench_rerun [--reps 10] [--no-apptest]`` builds N = 50 and N = 200 pools by
+pooling the candidates of every built-in film task (they share one database), prepares them in
+a temporary folder with a one-task study, starts ``streamlit run app.py`` and a trivial
+one-button app, and prints median and p95 (ms) of: key press → re-rendered (trivial app,
+workspace at N = 50 and 200), lasso → survivors updated, first paint of Home, consent and the
+workspace (new browser session each time), participant Continue → next part, and a fresh
+process's first layout. Figures, not assertions (STYLE.md).
 """
 
 from __future__ import annotations
@@ -10,17 +14,49 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ui.bank_cache import BUILTIN_BANK
 
 CHROMIUM = "/usr/bin/chromium"
+TIMEOUT_MS = 180_000  # a loaded 2-core machine can be very slow; figures, not a time limit
+ROOT = Path(__file__).resolve().parent.parent
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivors"]');
+                      return e ? e.innerText : null; }"""
+TRIVIAL = """import streamlit as st
+st.session_state.setdefault("n", 0)
+def bump():
+    st.session_state.n += 1
+st.button("Yes", shortcut="Y", on_click=bump)
+st.markdown(f'<span data-testid="pq-survivors">{st.session_state.n} of 1</span>',
+            unsafe_allow_html=True)
+"""
+STUDY = """id: bench
+title: Bench study
+consent: Please read this and agree to take part.
+conditions: [pleasqlarify]
+task_bank: {bank}
+subtasks:
+  "1": Describe one interpretation.
+tasks:
+  - id: film-pulp-review
+onboarding:
+  intro: Welcome to the bench study.
+  practice_task: film-practice-tarantino
+questionnaires:
+  - use: demographics
+"""
 
 
 def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, dict[int, str]]:
@@ -53,6 +89,256 @@ def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, di
     return bank, ids
 
 
+def stats(times: list[float]) -> tuple[float, float]:
+    """Median and 95th percentile (nearest rank) of ``times``."""
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered) + 0.5) - 1))]
+    return statistics.median(ordered), p95
+
+
+@contextmanager
+def server(script: str, env: dict[str, str]) -> Iterator[str]:
+    """``streamlit run script`` on a free loopback port; yields its base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script,
+                             "--server.headless", "true", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--browser.gatherUsageStats",
+                             "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _timed(action: Callable[[], None], until: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    action()
+    until()
+    return (time.perf_counter() - start) * 1000
+
+
+def _changed(page, before: str | None) -> None:
+    page.wait_for_function(f"b => ({COUNT_JS})() !== b", arg=before, timeout=TIMEOUT_MS)
+
+
+def _settle(page) -> None:
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                           timeout=TIMEOUT_MS)
+    page.wait_for_timeout(250)
+
+
+def keypress(page, reps: int, back: str | None) -> list[float]:
+    """Key press (y/n, or y on the trivial app) → the counter re-rendered, ``reps`` times."""
+    times = []
+    for i in range(reps):
+        before = page.evaluate(COUNT_JS)
+        times.append(_timed(lambda i=i: page.keyboard.press("y" if i % 2 == 0 else "n")
+                            if back else page.keyboard.press("y"),
+                            lambda b=before: _changed(page, b)))
+        _settle(page)
+        if back:
+            page.locator(f"{back} >> visible=true").first.wait_for()
+            page.keyboard.press("b")
+            page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before)
+            _settle(page)
+    return times
+
+
+def open_task(page, url: str, task_id: str) -> None:
+    page.goto(f"{url}/workspace")
+    page.get_by_text("queries remain").wait_for(timeout=120_000)
+    page.get_by_role("combobox").first.click()
+    page.get_by_role("option", name=task_id.replace("bench-n", "Bench N=")).click()
+    page.get_by_text(f"of {task_id.removeprefix('bench-n')} queries remain").wait_for()
+    page.locator(".nsewdrag").first.wait_for()
+    _settle(page)
+    page.locator("h3", has_text="Decision Space").click()
+
+
+def lasso(page, reps: int, back: str) -> list[float]:
+    """Lasso the left 40 % of the plot → survivors updated, then Back (untimed)."""
+    times = []
+    for _ in range(reps):
+        box = page.locator(".nsewdrag").first.bounding_box()
+        pts = [(0.005, 0.005), (0.4, 0.005), (0.4, 0.995), (0.005, 0.995), (0.005, 0.005)]
+        px = [(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"]) for x, y in pts]
+        before = page.evaluate(COUNT_JS)
+        page.mouse.move(*px[0])
+        page.mouse.down()
+        for (ax, ay), (bx, by) in zip(px, px[1:], strict=False):
+            for t in (0.25, 0.5, 0.75, 1.0):
+                page.mouse.move(ax + t * (bx - ax), ay + t * (by - ay))
+        times.append(_timed(page.mouse.up, lambda b=before: _changed(page, b)))
+        _settle(page)
+        page.locator(f"{back} >> visible=true").first.click()
+        page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before)
+        _settle(page)
+    return times
+
+
+def new_page(browser, **kw):
+    """A page in a fresh browser context (its own Streamlit session, empty HTTP cache)."""
+    page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page(**kw)
+    page.set_default_timeout(TIMEOUT_MS)
+    return page
+
+
+def first_paint(browser, url: str, path: str, ready: Callable, reps: int) -> list[float]:
+    """A new browser session opens ``path`` → ``ready(page)`` holds, ``reps`` times."""
+    times = []
+    for _ in range(reps):
+        page = new_page(browser)
+        context = page.context
+        times.append(_timed(lambda p=page: p.goto(f"{url}{path}"), lambda p=page: ready(p)))
+        context.close()
+    return times
+
+
+def participant_steps(browser, url: str, reps: int) -> tuple[list[float], list[float]]:
+    """Consent → demographics, then Continue → onboarding drawn and → practice workspace drawn."""
+    onboarding, practice = [], []
+    for _ in range(reps):
+        page = new_page(browser)
+        context = page.context
+        page.goto(f"{url}/participant?study=bench")
+        page.get_by_role("button", name="I agree").click()
+        page.get_by_text("About you").first.wait_for()
+        page.get_by_text("intermediate", exact=True).click()
+        page.get_by_text("weekly", exact=True).click()
+        _settle(page)
+        cont = page.get_by_role("button", name="Continue").locator("visible=true").first
+        onboarding.append(_timed(cont.click, lambda p=page: p.get_by_text(
+            "Welcome to the bench study").first.wait_for()))
+        _settle(page)
+        go = page.get_by_role("button", name="Continue to the practice task")
+        practice.append(_timed(go.locator("visible=true").first.click, lambda p=page: (
+            p.get_by_text("queries remain").first.wait_for(),
+            p.locator(".nsewdrag").first.wait_for())))
+        context.close()
+    return onboarding, practice
+
+
+def layout_ms(cold: bool, budget: bool = False) -> float:
+    """A fresh process's first layout of a 30-class pool (cold: an empty numba cache).
+
+    With ``budget`` it is laid out as a free question typed in the UI is (within
+    ``request_budget(1.0)``: a provisional layout when UMAP is not ready in time).
+    """
+    call = ("from core.engine.layout import request_budget\nwith request_budget(1.0):\n"
+            " compute_layout(np.arange(30),d)" if budget else "compute_layout(np.arange(30),d)")
+    code = ("import time,numpy as np\nfrom core.engine.layout import compute_layout\n"
+            "rng=np.random.default_rng(0);d=rng.random((30,30));d=(d+d.T)/2\n"
+            f"np.fill_diagonal(d,0);t=time.perf_counter()\n{call}\n"
+            "print((time.perf_counter()-t)*1000)")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, **({"NUMBA_CACHE_DIR": tmp} if cold else {}))
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
+                             capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+class Rows(list):
+    """Measured rows; each is printed to stderr as it arrives, and a failed one is kept as such."""
+
+    def add(self, what: str, measure: Callable[[], list[float]]) -> None:
+        try:
+            times = measure()
+        except Exception as exc:  # noqa: BLE001 - a benchmark row failing must not lose the rest
+            print(f"{what}: FAILED {type(exc).__name__}: {str(exc).splitlines()[0]}",
+                  file=sys.stderr)
+            self.append((what, []))
+            return
+        med, p95 = stats(times)
+        print(f"{what}: median {med:.0f} ms, p95 {p95:.0f} ms ({len(times)} reps)",
+              file=sys.stderr, flush=True)
+        self.append((what, times))
+
+
+def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> Rows:
+    """Every Chromium measurement, as (what, times) rows."""
+    from playwright.sync_api import sync_playwright
+
+    studies = tmp / "studies" / "bench"
+    studies.mkdir(parents=True)
+    (studies / "study.yaml").write_text(STUDY.format(bank=BUILTIN_BANK), encoding="utf-8")
+    (tmp / "trivial.py").write_text(TRIVIAL, encoding="utf-8")
+    env = dict(os.environ, PLEASQLARIFY_BANK=str(bank),
+               PLEASQLARIFY_DB_URL=f"sqlite:///{tmp / 'bench.sqlite'}",
+               PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
+               PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
+    rows = Rows()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        with server(str(tmp / "trivial.py"), env) as url:
+            page = new_page(browser)
+            page.goto(url)
+            page.get_by_text("0 of 1").wait_for(timeout=60_000)
+            keypress(page, 2, None)  # warm-up
+            rows.add("trivial app: key → rendered", lambda: keypress(page, reps, None))
+            page.context.close()
+        with server("app.py", env) as url:
+            warm = new_page(browser)
+            for task_id in ids.values():  # warm the server (pools, imports) before timing
+                open_task(warm, url, task_id)
+            warm.context.close()
+            for n, task_id in ids.items():
+                page = new_page(browser)
+                open_task(page, url, task_id)
+                back = f".st-key-pleasqlarify-{task_id}-dv-back button"
+                keypress(page, 2, back)  # warm-up
+                rows.add(f"workspace N={n}: key → rendered",
+                         lambda page=page, back=back: keypress(page, reps, back))
+                if n == 50:
+                    rows.add(f"workspace N={n}: lasso → survivors updated",
+                             lambda page=page, back=back: lasso(page, reps, back))
+                page.context.close()
+            rows.add("new session → Home drawn", lambda: first_paint(
+                browser, url, "/", lambda pg: pg.get_by_text("Built-in tasks").wait_for(),
+                reps))
+            rows.add("new session → consent drawn", lambda: first_paint(
+                browser, url, "/participant?study=bench",
+                lambda pg: pg.get_by_role("button", name="I agree").wait_for(), reps))
+            rows.add("new session → workspace + chart drawn", lambda: first_paint(
+                browser, url, "/workspace", lambda pg: (
+                    pg.get_by_text("queries remain").wait_for(),
+                    pg.locator(".nsewdrag").first.wait_for()), reps))
+            steps: dict[str, list[float]] = {}
+            rows.add("participant Continue → onboarding drawn", lambda: steps.setdefault(
+                "all", participant_steps(browser, url, reps))[0])
+            rows.add("participant Continue → practice workspace drawn",
+                     lambda: steps["all"][1])
+        browser.close()
+    return rows
+
+
+def apptest_ms(bank: Path, task_id: str, reps: int) -> list[float]:
+    """Server-side only: an AppTest rerun after Yes or No (then Back, untimed)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_app, args=(str(bank), task_id), default_timeout=120)
+    at.run()
+    key = f"pleasqlarify.{task_id}"
+    times = []
+    for i in range(reps):
+        at.button(key=f"{key}.{'dv.yes' if i % 2 == 0 else 'dv.no'}").click()
+        start = time.perf_counter()
+        at.run()
+        times.append((time.perf_counter() - start) * 1000)
+        at.button(key=f"{key}.dv.back").click().run()
+    return times
+
+
 def _app(bank: str, task_id: str) -> None:
     from ui.bank_cache import task_pool
     from ui.workspace import render_workspace
@@ -60,109 +346,34 @@ def _app(bank: str, task_id: str) -> None:
     render_workspace(task_pool(bank, task_id), mode="free")
 
 
-def apptest_rerun_ms(bank: Path, task_id: str, reps: int) -> tuple[float, int]:
-    """Median ms of an AppTest rerun after Yes or No (then Back, untimed), and the pool size."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_function(_app, args=(str(bank), task_id), default_timeout=120)
-    at.run()
-    ws = at.session_state[f"pleasqlarify.workspace.free.{task_id}"]
-    key = f"pleasqlarify.{task_id}"
-    times = []
-    for i in range(reps):
-        which = "dv.yes" if i % 2 == 0 else "dv.no"
-        at.button(key=f"{key}.{which}").click()
-        start = time.perf_counter()
-        at.run()
-        times.append((time.perf_counter() - start) * 1000)
-        at.button(key=f"{key}.dv.back").click().run()
-    return statistics.median(times), ws.session.pool.n
-
-
-def browser_keypress_ms(bank: Path, task_ids: list[str], reps: int) -> dict[str, float]:
-    """Median ms from pressing Y/N in Chromium until the survivor count has re-rendered."""
-    import socket
-
-    from playwright.sync_api import sync_playwright
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, PLEASQLARIFY_BANK=str(bank),
-               NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
-    root = Path(__file__).resolve().parent.parent
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py",
-                             "--server.headless", "true", "--server.port", str(port),
-                             "--server.address", "127.0.0.1"], cwd=root, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    out: dict[str, float] = {}
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--no-first-run"])
-            for task_id in task_ids:
-                page = browser.new_page(viewport={"width": 1600, "height": 1100})
-                page.goto(f"{url}/workspace")
-                page.get_by_text("queries remain").wait_for(timeout=120_000)
-                page.get_by_role("combobox").first.click()
-                page.get_by_role("option", name=task_id.replace("bench-n", "Bench N=")).click()
-                page.get_by_text("queries remain").wait_for()
-                page.wait_for_timeout(1500)
-                page.locator("h3", has_text="Decision Space").click()
-                times = []
-                for i in range(reps):
-                    before = page.locator('[data-testid="pq-survivors"]').inner_text()
-                    start = time.perf_counter()
-                    page.keyboard.press("y" if i % 2 == 0 else "n")
-                    page.wait_for_function(
-                        """b => { const e = document.querySelector('[data-testid="pq-survivors"]');
-                                 return e && e.innerText !== b; }""", arg=before, timeout=90_000)
-                    times.append((time.perf_counter() - start) * 1000)
-                    page.wait_for_timeout(300)
-                    page.locator(".st-key-pleasqlarify-" + task_id + "-dv-back button"
-                                 " >> visible=true").first.wait_for()
-                    page.keyboard.press("b")
-                    page.wait_for_function(
-                        """b => { const e = document.querySelector('[data-testid="pq-survivors"]');
-                                 return e && e.innerText === b; }""", arg=before)
-                    page.wait_for_timeout(300)
-                out[task_id] = statistics.median(times)
-                page.close()
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ui.bench_rerun", description=__doc__)
-    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--no-apptest", action="store_true")
+    parser.add_argument("--layout-reps", type=int, default=2)
     args = parser.parse_args(argv)
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
-    with tempfile.TemporaryDirectory() as tmp:
-        bank, ids = build_bank(Path(tmp))
-        rows = []
-        for n, task_id in ids.items():
-            ms, size = apptest_rerun_ms(bank, task_id, args.reps)
-            rows.append([n, size, ms])
-            print(f"AppTest N={size}: {ms:.0f} ms", file=sys.stderr)
-        keys = ({} if args.no_browser or not Path(CHROMIUM).exists()
-                else browser_keypress_ms(bank, list(ids.values()), args.reps))
-    print(f"{'N':>5} {'pool':>5} {'AppTest rerun after Yes/No (median ms)':>40} "
-          f"{'Chromium key→rendered (median ms)':>36}")
-    for n, size, ms in rows:
-        key_ms = keys.get(ids[n])
-        print(f"{n:>5} {size:>5} {ms:>40.0f} {key_ms if key_ms is None else round(key_ms):>36}")
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        bank, ids = build_bank(tmp / "bank")
+        rows = Rows()
+        if not args.no_apptest:
+            for n, task_id in ids.items():
+                rows.add(f"AppTest N={n}: script rerun after Yes/No",
+                         lambda task_id=task_id: apptest_ms(bank, task_id, args.reps))
+        if not args.no_browser and Path(CHROMIUM).exists():
+            rows.extend(browser_rows(bank, ids, tmp, args.reps))
+    rows.add("fresh process: first layout, warm numba cache",
+             lambda: [layout_ms(False) for _ in range(args.layout_reps)])
+    rows.add("fresh process: first layout, empty numba cache",
+             lambda: [layout_ms(True) for _ in range(args.layout_reps)])
+    rows.add("fresh process: free question's layout (UI budget), empty numba cache",
+             lambda: [layout_ms(True, budget=True) for _ in range(args.layout_reps)])
+    print("| what | reps | median ms | p95 ms |\n|---|---|---|---|")
+    for what, times in rows:
+        med, p95 = stats(times) if times else (float("nan"), float("nan"))
+        print(f"| {what} | {len(times)} | {med:.0f} | {p95:.0f} |")
     return 0
 
 

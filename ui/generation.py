@@ -14,6 +14,7 @@ import os
 import streamlit as st
 
 from core.engine.errors import GenerationError
+from core.engine.layout import request_budget
 from core.engine.pool import PreparedPool
 from core.engine.taskbank import Task
 from core.generation.generate import question_pool
@@ -75,7 +76,8 @@ def offer_generation(task: Task, question: str) -> None:
 
     try:
         sampler = AnthropicSampler(SamplerConfig(n=50), api_key=key)
-        pool = question_pool(task, question, sampler=sampler, on_progress=progress)
+        with request_budget(1.0):  # a cold UMAP must not hold the page: provisional layout
+            pool = question_pool(task, question, sampler=sampler, on_progress=progress)
     except GenerationError as exc:
         st.error(f"No candidates were generated: {exc}")
         return

@@ -21,6 +21,7 @@ from ui.result import unique_columns
 from ui.state import WorkspaceOptions, WorkspaceState
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
+CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all" (each row is 5 elements)
 
 
 def current_variable(ws: WorkspaceState) -> RankedVariable | None:
@@ -141,11 +142,12 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
                          confirmed=[b.feature.key for b in fixed if b.confirmed],
                          bordered=[b.feature.key for b in fixed if not b.confirmed]))
     open_beliefs = [] if session.is_done else [b for b in beliefs if not b.determined]
+    shown = _shown_clauses(ws, open_beliefs)
     if open_beliefs:
         st.markdown("<small>Still open (bordered: likely). Answer any clause:</small>",
                     unsafe_allow_html=True)
-        box = st.container(height=min(330, 22 + 44 * len(open_beliefs)), border=True)
-    for b in open_beliefs:
+        box = st.container(height=min(330, 22 + 44 * len(shown)), border=True)
+    for b in shown:
         bordered = not b.confirmed and b.probability >= LIKELY
         role = "confirmed" if b.confirmed else "plain"
         cols = box.columns([6, 1, 1], gap=None, vertical_alignment="center")
@@ -156,6 +158,11 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
         cols[2].button("No", key=key(f"pq.no.{b.feature.key}"), type="tertiary",
                        disabled=b.confirmed, help=f"Remove queries with {b.feature.key}",
                        on_click=partial(actions.answer_clause, ws, b.feature.key, False, log))
+    if len(shown) < len(open_beliefs) or ws.extra.get(ALL_CLAUSES):
+        more = len(open_beliefs) - len(shown)
+        st.button(f"Show all {len(open_beliefs)} open clauses ({more} less likely hidden)"
+                  if more else "Show only the most likely clauses", key=key("pq.all"),
+                  type="tertiary", on_click=_toggle_all_clauses, args=(ws,))
     st.markdown("**Decisions**")
     if not session.history:
         st.caption("None yet. Answer in the Decision Space, say Yes/No to a clause above, or "
@@ -192,6 +199,24 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str
         st.caption("You accepted this output.")
     if method == "resample" and actions.resampler_for(method) is None:
         st.caption("No API key is configured: only recomposition is available.")
+
+
+ALL_CLAUSES = "pq_all_clauses"  # ws.extra flag: draw every open clause, not the likeliest
+
+
+def _shown_clauses(ws: WorkspaceState, open_beliefs: list) -> list:
+    """The open clauses drawn as rows: the CLAUSE_ROWS likeliest (in display order) or all.
+
+    At N = 200 there are ~200 open clauses, and their rows were most of a rerun's time.
+    """
+    if ws.extra.get(ALL_CLAUSES) or len(open_beliefs) <= CLAUSE_ROWS:
+        return open_beliefs
+    keep = {id(b) for b in sorted(open_beliefs, key=lambda b: -b.probability)[:CLAUSE_ROWS]}
+    return [b for b in open_beliefs if id(b) in keep]
+
+
+def _toggle_all_clauses(ws: WorkspaceState) -> None:
+    ws.extra[ALL_CLAUSES] = not ws.extra.get(ALL_CLAUSES)
 
 
 def _feature(session, key: str):

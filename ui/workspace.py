@@ -2,46 +2,46 @@
 
 Question on top; Action Space | Decision Space | Predicted Query side by side; Predicted Output
 below. :class:`WorkspaceOptions` hides panels (the atomic-only baseline has no Decision Space)
-and switches on pool accounting (Submit waits for informative variables to be settled). Gestures become :mod:`ui.actions` calls in widget callbacks (which run before the
-script), so all four views show the same state in one rerun; every gesture is one trace event
-through the injected ``log``.
+and switches on pool accounting (Submit waits for informative variables to be settled).
+Gestures become :mod:`ui.actions` calls in widget callbacks (which run before the script), so
+all four views show the same state in one rerun; every gesture is one trace event through the
+injected ``log``. The panels are one ``st.fragment``: a decision reruns them, not the page, and
+the Action Space chart (:mod:`ui.components`) stays mounted and only redraws what changed.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 import streamlit as st
 
 from core.engine.pool import PreparedPool
 from ui import actions
-from ui.action_space import build_figure, clusters, selected_ids, shade
+from ui.action_space import cached_figure, clusters, selected_ids, shade
 from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
+from ui.components import action_space_chart, trigger
 from ui.panels import current_variable, decision_space, predicted_output, predicted_query
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
 
 MODES = ("free", "study")
-CHART_CONFIG = {"displaylogo": False, "scrollZoom": False,
-                "modeBarButtonsToRemove": ["zoom2d", "pan2d", "zoomIn2d", "zoomOut2d",
-                                           "autoScale2d", "resetScale2d", "toImage"]}
+APP_RERUN = "rerun_app"  # ws.extra flag: a fragment callback changed what the page shows
 
 
 def _on_select(ws: WorkspaceState, log: Log, key: str) -> None:
-    """Chart callback: restrict to the selected glyphs, once per selection event."""
-    event: Any = st.session_state.get(key)
-    selection = event.get("selection") if event else None
-    ids, gesture = selected_ids(selection)
-    if not ids:
-        return
-    raw = json.dumps(selection, sort_keys=True, default=str)
-    if ws.last_selection == f"{ws.session.step}:{raw}":
-        return  # the same event delivered again: already applied
-    if actions.restrict(ws, ids, gesture, log):
-        ws.last_selection = f"{ws.session.step}:{raw}"
+    """Chart callback: restrict to the selected glyphs (the trigger fires once per gesture)."""
+    ids, gesture = selected_ids(trigger(key, "select"))
+    if ids:
+        actions.restrict(ws, ids, gesture, log)
+
+
+def _on_hover(ws: WorkspaceState, log: Log, key: str) -> None:
+    """Chart callback: a glyph was hovered long enough to count (sampled, no state change)."""
+    value = trigger(key, "hover")
+    if isinstance(value, dict) and "id" in value:
+        log("space.hover", {"candidate": int(value["id"]), "client_ts": value.get("ts"),
+                            "step": ws.session.step})
 
 
 def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) -> None:
@@ -56,10 +56,11 @@ def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) 
                 f"{session.n_classes} distinct output{'s' if session.n_classes != 1 else ''}",
                 unsafe_allow_html=True)
     key = ws.widget_key("space")
-    fig = build_figure(session, current_variable(ws) if colour_by_variable else None)
-    st.plotly_chart(fig, key=key, on_select=partial(_on_select, ws, log, key),
-                    selection_mode=("points", "box", "lasso"), config=CHART_CONFIG,
-                    width="stretch")
+    variable = current_variable(ws) if colour_by_variable else None
+    action_space_chart(cached_figure(session, variable), key=key,
+                       revision=f"{session.step}:{n}:{ws.browse}",
+                       on_select=partial(_on_select, ws, log, key),
+                       on_hover=None if log is no_log else partial(_on_hover, ws, log, key))
     st.caption("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
                "keep only those queries." + (" Red: contains the decision variable; blue: does "
                                              "not." if colour_by_variable else ""))
@@ -112,6 +113,47 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
     st.html(CSS)
     if options.show_question:
         question(ws, mode, on_new_question)
+    if _provisional_layout(pool):
+        st.caption("Provisional layout (classical MDS): the UMAP layout replaces it in a few "
+                   "seconds.")
+        st.fragment(run_every=1.0)(_watch_layout)(pool)
+
+    def submitted(candidate: int, sql: str) -> None:
+        ws.extra[APP_RERUN] = True
+        if on_submit is not None:
+            on_submit(candidate, sql)
+
+    _panels(ws, log, mode, submitted, options)
+    return ws
+
+
+def _provisional_layout(pool: PreparedPool) -> bool:
+    """Swap in the UMAP layout if it has arrived; True while the pool's layout is provisional."""
+    from core.engine.layout import final_layout, is_provisional
+
+    if not is_provisional(pool.positions):
+        return False
+    final = final_layout(pool.positions)
+    if final is None:
+        return True
+    pool.positions = final  # a generated pool of this browser session only
+    return False
+
+
+def _watch_layout(pool: PreparedPool) -> None:
+    """Polled while the layout is provisional: rerun the page once the UMAP one is ready."""
+    from core.engine.layout import final_layout, is_provisional
+
+    if is_provisional(pool.positions) and final_layout(pool.positions) is not None:
+        st.rerun(scope="app")
+
+
+@st.fragment
+def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
+            options: WorkspaceOptions) -> None:
+    """Everything a decision changes, as one fragment: a gesture reruns this, not the page."""
+    if ws.extra.pop(APP_RERUN, False):
+        st.rerun(scope="app")  # e.g. a submit: the page around the workspace changes too
     if ws.flash:
         st.warning(ws.flash)
         ws.flash = None
@@ -125,4 +167,3 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
         with column:
             draw()
     predicted_output(ws, log, mode, on_submit, options)
-    return ws

@@ -4,22 +4,110 @@ Positions are computed once per pool from the functional distance matrix and the
 scatter stays stable while the user filters. Distinct functional classes are embedded with UMAP
 (precomputed metric, fixed seed) when there are at least 5 of them and with metric MDS below
 that (UMAP fails for n < 4 and is unstable just above); candidates of one class sit on a small
-deterministic spiral around their class's point so every glyph stays visible. UMAP's ~7 s numba
-compilation never sits on a request path: layouts are precomputed with the pool
-(``python -m core.prepare``) and stored beside it.
+deterministic spiral around their class's point so every glyph stays visible.
+
+UMAP's numba compilation (~30 s) never sits on a request path: shipped layouts are precomputed
+with the pool (``python -m core.prepare``); numba's cache lives in ``logs/numba-cache`` (kept
+across restarts, git-ignored; it saves only part of the compilation) and the free-exploration
+page warms UMAP in a background thread (:func:`start_warm_up`). Inside :func:`request_budget` (a free question typed in the UI) a
+layout that would wait longer for UMAP is a classical-MDS *provisional* one, replaced by the
+UMAP layout from :func:`final_layout` once that is ready.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
+import threading
 import warnings
+import weakref
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
 
 import numpy as np
-from scipy.spatial import Voronoi
 
 BBOX = (0.0, 0.0, 1.0, 1.0)
 _GOLDEN = np.pi * (3 - np.sqrt(5))
+NUMBA_CACHE = Path(__file__).resolve().parents[2] / "logs" / "numba-cache"
+_READY = threading.Event()  # umap imported and its numba code compiled (or loaded) here
+_WARM_LOCK = threading.Lock()
+_WARM: list[threading.Thread] = []
+_BUDGET = threading.local()  # seconds a layout may wait for UMAP in this thread (None: forever)
+_PENDING: dict[int, Future] = {}  # id(provisional positions) -> the UMAP layout being computed
+
+
+def use_numba_cache() -> str:
+    """Point numba at the persistent cache under logs/ unless NUMBA_CACHE_DIR is already set."""
+    if not os.environ.get("NUMBA_CACHE_DIR"):
+        NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
+        os.environ["NUMBA_CACHE_DIR"] = str(NUMBA_CACHE)
+    return os.environ["NUMBA_CACHE_DIR"]
+
+
+def warm_up() -> None:
+    """Import umap and fit a tiny layout once, so numba's code is compiled (or loaded) now."""
+    if _READY.is_set():
+        return
+    use_numba_cache()
+    pts = np.random.default_rng(0).random((12, 2))
+    dist = np.linalg.norm(pts[:, None] - pts[None], axis=2)
+    _umap(dist, 0)
+    _READY.set()
+
+
+def start_warm_up() -> threading.Thread:
+    """Run :func:`warm_up` in one daemon thread per process (idempotent); returns the thread."""
+    with _WARM_LOCK:
+        if not _WARM:
+            thread = threading.Thread(target=warm_up, name="pleasqlarify-umap-warm-up",
+                                      daemon=True)
+            thread.start()
+            _WARM.append(thread)
+        return _WARM[0]
+
+
+def umap_ready() -> bool:
+    """Whether UMAP layouts are fast in this process (warmed up, or one has been computed)."""
+    return _READY.is_set()
+
+
+@contextlib.contextmanager
+def request_budget(seconds: float) -> Iterator[None]:
+    """Within this block (this thread), a layout waits at most ``seconds`` for a cold UMAP."""
+    old = getattr(_BUDGET, "seconds", None)
+    _BUDGET.seconds = seconds
+    try:
+        yield
+    finally:
+        _BUDGET.seconds = old
+
+
+def _umap(dist: np.ndarray, random_state: int) -> np.ndarray:
+    use_numba_cache()
+    import umap  # deferred: importing umap compiles numba code
+
+    m = dist.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reducer = umap.UMAP(n_components=2, metric="precomputed", random_state=random_state,
+                            n_neighbors=max(2, min(15, m - 1)), min_dist=0.3, init="random")
+        out = reducer.fit_transform(dist)
+    _READY.set()
+    return out
+
+
+def classical_mds(dist: np.ndarray) -> np.ndarray:
+    """Classical (Torgerson) MDS in 2-D: milliseconds, no randomness; the provisional layout."""
+    m = dist.shape[0]
+    if m < 3:
+        return _embed_classes(dist, 0)
+    j = np.eye(m) - 1.0 / m
+    b = -0.5 * j @ (dist ** 2) @ j
+    vals, vecs = np.linalg.eigh(b)
+    top = np.argsort(vals)[::-1][:2]
+    coords = vecs[:, top] * np.sqrt(np.clip(vals[top], 1e-12, None))
+    return coords * np.where(coords.sum(axis=0) < 0, -1.0, 1.0)  # fixed orientation
 
 
 def _embed_classes(dist: np.ndarray, random_state: int) -> np.ndarray:
@@ -36,14 +124,7 @@ def _embed_classes(dist: np.ndarray, random_state: int) -> np.ndarray:
         mds = MDS(n_components=2, metric="precomputed", random_state=random_state,
                   n_init=4, init="random")
         return mds.fit_transform(dist)
-    os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(tempfile.gettempdir(), "numba-cache"))
-    import umap  # deferred: importing umap compiles numba code
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        reducer = umap.UMAP(n_components=2, metric="precomputed", random_state=random_state,
-                            n_neighbors=max(2, min(15, m - 1)), min_dist=0.3, init="random")
-        return reducer.fit_transform(dist)
+    return _umap(dist, random_state)
 
 
 def _normalise(points: np.ndarray, margin: float = 0.08) -> np.ndarray:
@@ -58,12 +139,62 @@ def _normalise(points: np.ndarray, margin: float = 0.08) -> np.ndarray:
 
 def compute_layout(class_index: np.ndarray, class_distance: np.ndarray,
                    weights: np.ndarray | None = None, random_state: int = 0) -> np.ndarray:
-    """Candidate positions in the unit square (n × 2), deterministic given ``random_state``."""
+    """Candidate positions in the unit square (n × 2), deterministic given ``random_state``.
+
+    Inside :func:`request_budget`, when UMAP is not warm within the budget, the positions are
+    a provisional classical-MDS layout and :func:`final_layout` later gives the UMAP one.
+    """
+    budget = getattr(_BUDGET, "seconds", None)
+    present = np.unique(class_index)
+    if budget is None or len(present) < 5 or _READY.is_set():
+        return _spread(class_index, class_distance, random_state, _embed_classes)
+    start_warm_up()
+    if _READY.wait(budget):
+        return _spread(class_index, class_distance, random_state, _embed_classes)
+    positions = _spread(class_index, class_distance, random_state,
+                        lambda d, _rs: classical_mds(d))
+    future: Future = Future()
+    args = (np.array(class_index), np.array(class_distance), random_state)
+
+    def final() -> None:
+        try:
+            future.set_result(_spread(*args, _embed_classes))
+        except Exception as exc:  # noqa: BLE001 - handed to whoever asks for the final layout
+            future.set_exception(exc)
+
+    threading.Thread(target=final, name="pleasqlarify-final-layout", daemon=True).start()
+    key = id(positions)
+    _PENDING[key] = future
+    weakref.finalize(positions, _PENDING.pop, key, None)
+    return positions
+
+
+def is_provisional(positions: np.ndarray | None) -> bool:
+    """Whether ``positions`` is a provisional layout whose UMAP replacement is pending."""
+    return positions is not None and id(positions) in _PENDING
+
+
+def final_layout(positions: np.ndarray | None) -> np.ndarray | None:
+    """The UMAP layout replacing provisional ``positions`` once it is ready (else None).
+
+    Only what the UI swaps in; the prepared-pool file cache keeps the layout it was written
+    with, so a question asked again later shows its (provisional) stored layout.
+    """
+    future = _PENDING.get(id(positions)) if positions is not None else None
+    if future is None or not future.done():
+        return None
+    # a failed UMAP keeps the provisional layout for good (a copy, so it is no longer pending)
+    return future.result() if future.exception() is None else np.array(positions)
+
+
+def _spread(class_index: np.ndarray, class_distance: np.ndarray, random_state: int,
+            embed) -> np.ndarray:
+    """Embed the classes with ``embed`` and spiral each class's candidates around its point."""
     n = len(class_index)
     if n == 0:
         return np.zeros((0, 2))
     present = np.unique(class_index)
-    centres = _normalise(_embed_classes(
+    centres = _normalise(embed(
         np.clip(class_distance[np.ix_(present, present)], 0, None), random_state))
     where = {int(c): i for i, c in enumerate(present)}
     if len(centres) > 1:
@@ -121,6 +252,8 @@ def voronoi_cells(points: np.ndarray, bbox=BBOX) -> list[list[tuple[float, float
 
     Points are mirrored across the four box edges so every original cell is finite.
     """
+    from scipy.spatial import Voronoi  # deferred: scipy.spatial is ~0.5 s of a cold import
+
     n = len(points)
     x0, y0, x1, y1 = bbox
     if n == 0:

@@ -1,4 +1,8 @@
-"""Real Chromium against `streamlit run app.py`: lasso, Yes/No/Back by mouse and keyboard."""
+"""Real Chromium against `streamlit run app.py`: lasso, click, Yes/No/Back by mouse and keyboard.
+
+The Action Space is a mounted component: a click on a glyph selects it, and the chart is the
+same DOM node before and after a decision (redrawn in place with Plotly.react).
+"""
 
 from __future__ import annotations
 
@@ -43,8 +47,8 @@ def _press(page, pool, key: str, button: str) -> None:
 
 def _open(page, server: str) -> None:
     page.goto(f"{server}/workspace")
-    page.get_by_text("queries remain").wait_for()
-    page.locator(".nsewdrag").first.wait_for()
+    page.get_by_text("queries remain").wait_for(timeout=120_000)  # a fresh server imports first
+    page.locator('[data-testid="pq-action-space"] .nsewdrag').first.wait_for()
 
 
 def _count(page) -> int:
@@ -145,3 +149,46 @@ def test_finished_view_screenshot(page, server: str, pool) -> None:
     path = ARTIFACTS / "workspace-done.png"
     page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
+
+
+def _revision(page) -> str:
+    return page.locator('[data-testid="pq-action-space"]').get_attribute("data-revision") or ""
+
+
+def test_click_on_a_glyph_keeps_exactly_that_query(page, server: str, pool) -> None:
+    _open(page, server)
+    assert _count(page) == pool.n
+    valid = np.flatnonzero(pool.valid)
+    pos = pool.positions[valid]
+    gaps = np.linalg.norm(pos[:, None] - pos[None], axis=2) + np.eye(len(pos)) * 9
+    cid = int(valid[int(np.argmax(gaps.min(axis=1)))])  # the most isolated valid glyph
+    box = page.locator('[data-testid="pq-action-space"] .nsewdrag').first.bounding_box()
+    x, y = pool.positions[cid]
+    page.mouse.move(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"])
+    page.wait_for_timeout(200)
+    page.mouse.click(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"])
+    _wait_count(page, 1)
+    page.get_by_text("Click: kept 1 query").wait_for()
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+
+def test_chart_stays_the_same_dom_node_across_a_yes(page, server: str, pool) -> None:
+    first = RepairSession(pool).next_variable()
+    _open(page, server)
+    page.wait_for_function("""() => { const e = document.querySelector(
+        '[data-testid="pq-action-space"]'); return e && e.dataset.revision; }""")
+    before = _revision(page)
+    page.evaluate("""() => { window.__pqChart = document.querySelector(
+        '[data-testid="pq-action-space"]'); window.__pqChart.__pqMark = 'before-yes'; }""")
+    _click(page, _key(pool, "dv-yes"))
+    _wait_count(page, first.yes_count)
+    page.wait_for_function("b => document.querySelector('[data-testid=\"pq-action-space\"]')"
+                           ".dataset.revision !== b", arg=before)
+    same = page.evaluate("""() => { const now = document.querySelector(
+        '[data-testid="pq-action-space"]');
+        return now === window.__pqChart && now.isConnected && now.__pqMark === 'before-yes'; }""")
+    assert same, "the Action Space chart was remounted by the rerun"
+    assert page.locator('[data-testid="pq-action-space"]').count() == 1
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
