@@ -37,7 +37,12 @@ def test_simulated_participants_are_flagged_and_complete(demo_db):
     sim = filter_data(data, include_simulated=True)
     labels = set(workflow_table(sim)["rule_label"])
     assert {"W1", "W2"} <= labels
-    assert sum(e.type == "submit" for e in sim.events) == 3 * 5
+    # each of the 3 × 5 tasks ends in exactly one submit or a facilitator's "gave up" marker
+    # (the demo lets ~10 % of tasks end without a submission, as real sessions do)
+    submits = sum(e.type == "submit" for e in sim.events)
+    gave_up = sum(e.type == "marker" and (e.payload or {}).get("label") == "gave up"
+                  for e in sim.events)
+    assert submits + gave_up == 3 * 5 and submits > 0
 
 
 def test_export_round_trips(demo_db, tmp_path):
