@@ -6,47 +6,52 @@ Public names are re-exported here and imported on first use, so importing the pa
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core._lazy import lazy_getattr
 
 _EXPORTS: dict[str, str] = {
     "ALL_STRATEGIES": "evaluate",
-    "BENCH_DUMP": "bench",
+    "DEFAULT_POPULATION": "populations",
+    "DEFAULT_REPAIR": "evaluate",
+    "DEFAULT_USER": "simulate",
+    "GoldFeatureUser": "simulate",
+    "MAX_PERMUTATIONS": "simulate",
     "MAX_TURNS": "evaluate",
+    "POPULATIONS": "populations",
+    "POPULATION_NOTES": "populations",
+    "REPAIRS": "evaluate",
     "Run": "evaluate",
     "SimulatedUser": "simulate",
-    "bench_size": "bench",
+    "Target": "simulate",
+    "USERS": "simulate",
+    "USER_NOTES": "simulate",
     "bootstrap_ci": "report",
+    "class_depths": "populations",
+    "class_weights": "populations",
     "evaluate": "evaluate",
     "expected_questions": "optimal",
+    "format_per_gold": "report",
     "format_table": "report",
     "gold_labels": "evaluate",
+    "gold_target": "simulate",
     "huffman_depths": "optimal",
-    "layout_cold_ms": "bench",
+    "huffman_floor": "populations",
+    "make_user": "simulate",
+    "one_output_left": "evaluate",
+    "output_matches": "simulate",
+    "own_feature_keys": "simulate",
     "per_turn": "report",
     "plot_figure5": "plot",
     "plot_per_user": "plot",
+    "recompose_available": "evaluate",
     "report": "report",
     "simulate": "evaluate",
     "summarise": "report",
-    "GoldFeatureUser": "simulate",
-    "Target": "simulate",
-    "USERS": "simulate",
-    "make_user": "simulate",
-    "output_matches": "simulate",
-    "POPULATIONS": "populations",
-    "huffman_floor": "populations",
     "targets": "populations",
-    "synthetic_task": "bench",
+    "weighted_quantile": "report",
     "within_similarity": "evaluate",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    """Import the submodule that defines ``name`` on first access (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -6,8 +6,7 @@ Public names are re-exported here and imported on first use, so importing the pa
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core._lazy import lazy_getattr
 
 _EXPORTS: dict[str, str] = {
     "AnthropicSampler": "sampler",
@@ -22,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "OFFLINE_MODEL": "generate",
     "PROMPT_VERSION": "sampler",
     "PoolCache": "poolcache",
+    "REPAIR_PROMPT_VERSION": "sampler",
     "REPO_ROOT": "poolcache",
     "SECOND_WEIGHT": "variants",
     "SEED_WEIGHT": "variants",
@@ -57,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "question_task": "generate",
     "read_ddl": "variants",
     "regroup": "variants",
+    "repair_question": "sampler",
     "resolve_api_key": "sampler",
     "schema_from_ddl": "variants",
     "schema_info": "variants",
@@ -69,9 +70,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    """Import the submodule that defines ``name`` on first access (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -6,8 +6,7 @@ Public names are re-exported here and imported on first use, so importing the pa
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core._lazy import lazy_getattr
 
 _EXPORTS: dict[str, str] = {
     "ASK_TOOL": "llm_tools",
@@ -75,9 +74,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    """Import the submodule that defines ``name`` on first access (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
