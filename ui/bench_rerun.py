@@ -1,6 +1,6 @@
 """Benchmark: how fast the studio feels in real Chromium, against a trivial app in the same run.
 
-``python -m ui.bench_rerun [--reps 10] [--no-apptest]`` builds N = 50 and N = 200 pools by
+``python -m ui.bench_rerun [--reps 10] [--no-apptest] [--only TEXT]`` builds N = 50 and N = 200 pools by
 pooling the candidates of every built-in film task (they share one database), prepares them in
 a temporary folder with a one-task study, starts ``streamlit run app.py`` and a trivial
 one-button app, and prints median and p95 (ms) of: key press → re-rendered (trivial app,
@@ -248,10 +248,15 @@ def layout_ms(cold: bool, budget: bool = False) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+ONLY: list[str] = []  # --only: measure just the rows whose name contains one of these
+
+
 class Rows(list):
     """Measured rows; each is printed to stderr as it arrives, and a failed one is kept as such."""
 
     def add(self, what: str, measure: Callable[[], list[float]]) -> None:
+        if ONLY and not any(part.lower() in what.lower() for part in ONLY):
+            return
         try:
             times = measure()
         except Exception as exc:  # noqa: BLE001 - a benchmark row failing must not lose the rest
@@ -317,7 +322,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> Rows:
             rows.add("participant Continue → onboarding drawn", lambda: steps.setdefault(
                 "all", participant_steps(browser, url, reps))[0])
             rows.add("participant Continue → practice workspace drawn",
-                     lambda: steps["all"][1])
+                     lambda: steps.setdefault("all", participant_steps(browser, url, reps))[1])
         browser.close()
     return rows
 
@@ -352,7 +357,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--no-apptest", action="store_true")
     parser.add_argument("--layout-reps", type=int, default=2)
+    parser.add_argument("--only", action="append", default=[], metavar="TEXT",
+                        help="measure only rows whose name contains TEXT (repeatable), "
+                             "e.g. --only 'N=50' --only Home")
     args = parser.parse_args(argv)
+    ONLY[:] = args.only
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
