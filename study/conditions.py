@@ -77,58 +77,66 @@ class Condition:
     repair: str = "recompose"
 
 
+_CHOICES: dict[str, tuple[tuple[str, ...], str]] = {  # setting -> (allowed values, fix)
+    "agent": (AGENTS, "e.g. 'agent: llm' (needs ANTHROPIC_API_KEY when the study runs)"),
+    "fallback": (("structured",), "write 'fallback: structured' (the structured agent asks "
+                 "when no key is set)"),
+    "repair": (REPAIRS, "e.g. 'repair: recompose' ('resample' needs ANTHROPIC_API_KEY)"),
+}
+_WHOLE: dict[str, tuple[int, int | None, str, str]] = {  # setting -> (least, most, what, fix)
+    "max_questions": (1, MAX_QUESTIONS, f"an integer 1..{MAX_QUESTIONS}",
+                      "e.g. 'max_questions: 5'"),
+    "llm_budget_tokens": (0, None, "a whole number of tokens (0 or more)",
+                          "e.g. 'llm_budget_tokens: 2000000' (input + output tokens for the "
+                          "study)"),
+}
+_NEEDS = (  # (condition, setting, the setting it needs, its value): else the setting does nothing
+    ("planpool-chat", "llm_budget_tokens", "agent", "llm"),
+    ("planpool-chat", "model", "agent", "llm"),
+    ("planpool-chat", "fallback", "agent", "llm"),
+    ("pleasqlarify", "ig_threshold", "pool_accounting", True),
+)
+
+
 def _owner(key: str) -> list[str]:
     return [c for c, keys in SETTINGS.items() if key in keys]
 
 
+def _hint(value: Any, options: Any) -> str:
+    """"did you mean 'x'? " for the closest of ``options``, or nothing."""
+    close = difflib.get_close_matches(str(value), options, n=1)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
 def _check_value(ck: Checker, key: str, value: Any, where: str) -> Any:
     """The value of one setting, or None after reporting a wrong type or range."""
+    if key in _CHOICES:
+        allowed, fix = _CHOICES[key]
+        if value in allowed:
+            return value
+        what = f"'{allowed[0]}'" if len(allowed) == 1 else f"one of {', '.join(allowed)}"
+        ck.err(where, f"must be {what}, got {value!r}",
+               f"{_hint(value, allowed) if len(allowed) > 1 else ''}{fix}")
+        return None
+    if key in _WHOLE:
+        least, most, what, fix = _WHOLE[key]
+        if (isinstance(value, bool) or not isinstance(value, int) or value < least
+                or (most is not None and value > most)):
+            ck.err(where, f"must be {what}, got {value!r}", fix)
+            return None
+        return value
     if key == "ig_threshold":
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10:
             ck.err(where, f"must be a number of bits in [0, 10), got {value!r}",
                    "e.g. 'ig_threshold: 0.1'")
             return None
         return float(value)
-    if key == "agent":
-        if value not in AGENTS:
-            close = difflib.get_close_matches(str(value), AGENTS, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            ck.err(where, f"must be one of {', '.join(AGENTS)}, got {value!r}",
-                   f"{hint}e.g. 'agent: llm' (needs ANTHROPIC_API_KEY when the study runs)")
-            return None
-        return value
-    if key == "fallback":
-        if value not in ("structured",):
-            ck.err(where, f"must be 'structured', got {value!r}",
-                   "write 'fallback: structured' (the structured agent asks when no key is set)")
-            return None
-        return value
-    if key == "repair":
-        if value not in REPAIRS:
-            close = difflib.get_close_matches(str(value), REPAIRS, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            ck.err(where, f"must be one of {', '.join(REPAIRS)}, got {value!r}",
-                   f"{hint}e.g. 'repair: recompose' ('resample' needs ANTHROPIC_API_KEY)")
-            return None
-        return value
     if key == "model":
         if not isinstance(value, str) or not value.strip():
             ck.err(where, f"must be a model name, got {value!r}",
                    "e.g. 'model: claude-sonnet-4-5', or remove it for the default model")
             return None
         return value.strip()
-    if key == "llm_budget_tokens":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            ck.err(where, f"must be a whole number of tokens (0 or more), got {value!r}",
-                   "e.g. 'llm_budget_tokens: 2000000' (input + output tokens for the study)")
-            return None
-        return value
-    if key == "max_questions":
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_QUESTIONS:
-            ck.err(where, f"must be an integer 1..{MAX_QUESTIONS}, got {value!r}",
-                   "e.g. 'max_questions: 5'")
-            return None
-        return value
     if not isinstance(value, bool):
         ck.err(where, f"must be true or false, got {value!r}", f"write '{key}: true'")
         return None
@@ -141,10 +149,8 @@ def parse_condition(ck: Checker, item: Any, where: str) -> Condition | None:
     cid = raw.get("id")
     id_where = f"{where}.id" if isinstance(item, dict) else where
     if cid not in KNOWN_CONDITIONS:
-        close = difflib.get_close_matches(str(cid), KNOWN_CONDITIONS, n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
         ck.err(id_where, f"unknown condition '{cid}'",
-               f"{hint}use one of: {', '.join(KNOWN_CONDITIONS)}")
+               f"{_hint(cid, KNOWN_CONDITIONS)}use one of: {', '.join(KNOWN_CONDITIONS)}")
         return None
     own = SETTINGS[cid]
     values: dict[str, Any] = dict(own)
@@ -160,26 +166,17 @@ def parse_condition(ck: Checker, item: Any, where: str) -> Condition | None:
                        f"remove it here or move it to the {others[0]} condition")
             else:
                 allowed = [*own, *COMMON_KEYS[1:]]
-                close = difflib.get_close_matches(key, allowed, n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
                 ck.err(path, f"unknown setting '{key}' for condition {cid}",
-                       f"{hint}settings of {cid}: {', '.join(allowed)}")
+                       f"{_hint(key, allowed)}settings of {cid}: {', '.join(allowed)}")
             continue
         checked = _check_value(ck, key, value, path)
         if checked is not None:
             values[key] = checked
-    if cid == "planpool-chat" and "llm_budget_tokens" in raw and values["agent"] != "llm":
-        ck.warn(f"{where}.llm_budget_tokens", "has no effect without 'agent: llm'",
-                "add 'agent: llm' or remove llm_budget_tokens")
-    if cid == "planpool-chat" and "model" in raw and values["agent"] != "llm":
-        ck.warn(f"{where}.model", "has no effect without 'agent: llm'",
-                "add 'agent: llm' or remove model")
-    if cid == "planpool-chat" and "fallback" in raw and values["agent"] != "llm":
-        ck.warn(f"{where}.fallback", "has no effect without 'agent: llm'",
-                "add 'agent: llm' or remove fallback")
-    if cid == "pleasqlarify" and "ig_threshold" in raw and not values["pool_accounting"]:
-        ck.warn(f"{where}.ig_threshold", "has no effect without 'pool_accounting: true'",
-                "add 'pool_accounting: true' or remove ig_threshold")
+    for owner, key, need, want in _NEEDS:
+        if cid == owner and key in raw and values[need] != want:
+            needed = f"{need}: {'true' if want is True else want}"
+            ck.warn(f"{where}.{key}", f"has no effect without '{needed}'",
+                    f"add '{needed}' or remove {key}")
     label = ck.text(raw, "label", where) or KNOWN_CONDITIONS[cid]
     return Condition(cid, label, ck.text(raw, "instructions", where), **values)
 

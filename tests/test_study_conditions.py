@@ -269,7 +269,13 @@ def test_single_shot_reject_is_logged_and_ends_the_task(studies) -> None:
      "must be a number of bits"),
     ("{id: planpool-chat, max_questions: 0}", "conditions[0].max_questions",
      "must be an integer 1..20"),
+    ("{id: planpool-chat, max_questions: 21}", "conditions[0].max_questions",
+     "must be an integer 1..20"),
     ("{id: planpool_chat}", "conditions[0].id", "unknown condition 'planpool_chat'"),
+    ("{id: pleasqlarify, repair: recompse}", "conditions[0].repair",
+     "must be one of none, recompose, resample, got 'recompse'"),
+    ("{id: planpool-chat, agent: llm, fallback: chat}", "conditions[0].fallback",
+     "must be 'structured', got 'chat'"),
 ])
 def test_bad_condition_settings_name_file_path_and_fix(tmp_path, condition, where,
                                                        message) -> None:
@@ -280,6 +286,36 @@ def test_bad_condition_settings_name_file_path_and_fix(tmp_path, condition, wher
     assert problem.where == where and message in problem.message
     assert problem.file == str(path) and problem.line == 5 and problem.fix
     assert f"{path}:5: {where}: " in str(info.value)
+
+
+@pytest.mark.parametrize(("condition", "hint"), [
+    ("{id: pleasqlarify, repair: recompse}", "did you mean 'recompose'?"),
+    ("{id: planpool-chat, agent: lm}", "did you mean 'llm'?"),
+    ("{id: pleasqlarfy}", "did you mean 'pleasqlarify'?"),
+    ("{id: planpool-chat, show_pol: true}", "did you mean 'show_pool'?"),
+])
+def test_misspellings_get_a_did_you_mean(tmp_path, condition, hint) -> None:
+    with pytest.raises(StudySpecError) as info:
+        parse_study(study_text(condition), tmp_path / "study.yaml")
+    (problem,) = info.value.problems
+    assert problem.fix.startswith(hint), problem.fix
+
+
+@pytest.mark.parametrize(("setting", "needed"), [
+    ("{id: planpool-chat, llm_budget_tokens: 5}", "agent: llm"),
+    ("{id: planpool-chat, model: m1}", "agent: llm"),
+    ("{id: planpool-chat, fallback: structured}", "agent: llm"),
+    ("{id: pleasqlarify, ig_threshold: 0.2}", "pool_accounting: true"),
+])
+def test_a_setting_without_its_prerequisite_warns_and_with_it_does_not(tmp_path, setting,
+                                                                      needed) -> None:
+    warned = parse_study(study_text(setting), tmp_path / "study.yaml")
+    key = setting.split(", ")[1].split(":")[0]
+    (warning,) = warned.warnings
+    assert warning.where == f"conditions[0].{key}"
+    assert warning.message == f"has no effect without '{needed}'" and key in warning.fix
+    fine = parse_study(study_text(setting.replace("}", f", {needed}}}")), tmp_path / "study.yaml")
+    assert not fine.warnings
 
 
 def test_condition_settings_parse_with_defaults(tmp_path) -> None:
