@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from core.engine.prepare import default_pool_dir, load_prepared
-from core.engine.taskbank import load_task_bank
 from core.planpool.chat_agent import ChatAgent
 from core.planpool.llm_chat import LLMChatAgent
 from study import budget
@@ -16,11 +14,10 @@ from study.spec import StudySpecError, load_study, parse_study
 from study.store import open_store
 from study.trace import read_events
 from study.withdraw import withdraw
-from tests.anthropic_tools_server import ToolScriptServer
-from tests.study_flow_fixtures import FILM_BANK, TASK, write_mini
+from tests.study_flow_fixtures import write_mini
 from tests.test_study_conditions import _agent, _to_task, study_text
 from tests.test_study_conditions import studies as studies  # a fixture
-from tests.test_study_llm_chat import KEY, _script
+from tests.test_study_llm_chat import scripted_llm
 
 
 def test_spend_is_recorded_per_attempt_and_refused_past_the_budget(store_url, tmp_path):
@@ -56,12 +53,8 @@ def test_budget_setting_is_validated(tmp_path):
 
 
 def test_spent_budget_falls_back_without_calling_the_model(studies, monkeypatch):
-    task = next(t for t in load_task_bank(FILM_BANK)[0] if t.id == TASK)
-    sql = load_prepared(task, default_pool_dir(FILM_BANK)).sqls[0]
-    store = studies("{id: planpool-chat, agent: llm, llm_budget_tokens: 0}")
-    with ToolScriptServer(_script(sql)) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    with scripted_llm(studies, monkeypatch, "{id: planpool-chat, agent: llm, llm_budget_tokens: 0}"
+                      ) as (server, store, _):
         at, pid = _to_task(store)
         assert type(_agent(at, pid)) is ChatAgent and not isinstance(_agent(at, pid),
                                                                       LLMChatAgent)
@@ -72,12 +65,8 @@ def test_spent_budget_falls_back_without_calling_the_model(studies, monkeypatch)
 
 
 def test_llm_chat_records_its_spend(studies, monkeypatch):
-    task = next(t for t in load_task_bank(FILM_BANK)[0] if t.id == TASK)
-    sql = load_prepared(task, default_pool_dir(FILM_BANK)).sqls[0]
-    store = studies("{id: planpool-chat, agent: llm}")
-    with ToolScriptServer(_script(sql)) as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    with scripted_llm(studies, monkeypatch, "{id: planpool-chat, agent: llm}") as (
+            server, store, _):
         at, pid = _to_task(store)
         assert isinstance(_agent(at, pid), LLMChatAgent) and server.bodies
     steps = [e for e in read_events(store, participant=pid) if e.type == "llm.step"]

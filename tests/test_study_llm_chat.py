@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from core.engine.prepare import default_pool_dir, load_prepared
@@ -29,13 +32,23 @@ def _script(sql: str) -> list[list[dict]]:
             [use("ask_next")], [use("ask_next")], [use("submit", sql=sql)]]
 
 
-def test_llm_chat_asks_resumes_after_refresh_submits_and_logs(studies, monkeypatch) -> None:
+@contextmanager
+def scripted_llm(studies: Callable, monkeypatch: pytest.MonkeyPatch,
+                 condition: str) -> Iterator[tuple[ToolScriptServer, object, str]]:
+    """The study with ``condition`` written and the loopback LLM serving ``_script`` with the
+    key set; yields the server, the store and the film task's SQL the script submits."""
     task = next(t for t in load_task_bank(FILM_BANK)[0] if t.id == TASK)
     sql = load_prepared(task, default_pool_dir(FILM_BANK)).sqls[0]
-    store = studies("{id: planpool-chat, agent: llm, model: claude-test, free_text: true}")
+    store = studies(condition)
     with ToolScriptServer(_script(sql)) as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        yield server, store, sql
+
+
+def test_llm_chat_asks_resumes_after_refresh_submits_and_logs(studies, monkeypatch) -> None:
+    with scripted_llm(studies, monkeypatch, "{id: planpool-chat, agent: llm, model: claude-test, "
+                      "free_text: true}") as (server, store, sql):
         at, pid = _to_task(store)
         agent = _agent(at, pid)
         assert isinstance(agent, LLMChatAgent) and agent.status_ == ASKING
