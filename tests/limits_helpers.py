@@ -1,43 +1,14 @@
-"""Shared measurements for the hard-limit tests: RSS from /proc and the worker's peak growth."""
+"""Shared checks for the hard-limit tests; the attacks and their measurement live in
+core.engine.attacks (the benchmark measures the same list)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from core.engine.execute import ExecutionResult, TaskDatabase
-from core.engine.workerpool import POOL, reset_peak, status_mb
+from core.engine.attacks import Run
 
 MEMORY_BOUND_MB = 200.0  # the issue's bound on process growth per attack
 STOP_MARGIN_S = 0.5  # the issue's bound on stopping: the limit plus this
-
-
-@dataclass
-class Run:
-    """One attack's result, stop time and memory growth of this process and of the worker."""
-
-    result: ExecutionResult
-    elapsed_s: float
-    app_growth_mb: float
-    worker_growth_mb: float
-
-
-def run_attack(db: TaskDatabase, sql: str) -> Run:
-    """Execute ``sql`` on a warm worker and measure it (the worker is started beforehand)."""
-    assert db.execute("SELECT 1").ok
-    pids = POOL.pids()
-    before = {p: status_mb(p, "VmRSS") for p in pids}
-    for p in pids:
-        reset_peak(p)
-    rss = status_mb("self", "VmRSS")
-    start = time.monotonic()
-    result = db.execute(sql)
-    elapsed = time.monotonic() - start
-    # a killed worker's peak was read just before the kill
-    worker = max((POOL.killed_peaks.get(p, status_mb(p, "VmHWM")) - before[p] for p in pids),
-                 default=0.0)
-    return Run(result, elapsed, status_mb("self", "VmRSS") - rss, worker)
 
 
 def assert_stopped(run: Run, limit_s: float, *words: str) -> None:

@@ -7,28 +7,15 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from core.engine.attacks import ATTACKS, Attack, run_attack
 from core.engine.dbrole import role_warnings
 from core.engine.execute import open_database
 from core.engine.taskbank import DatabaseSpec
 from core.engine.workerpool import POOL
-from tests.limits_helpers import assert_stopped, run_attack, unchanged
+from tests.limits_helpers import assert_stopped, unchanged
 
 pytestmark = pytest.mark.postgres
 LIMIT_S = 1.0
-
-ATTACKS = [
-    ("SELECT repeat('x', 900000000)", ()),
-    ("SELECT repeat('x', 200000000)", ()),  # fast enough to reach the worker's memory limit
-    ("SELECT lpad('x', 900000000, 'x')", ()),
-    ("SELECT format('%900000000s', 'x')", ()),
-    ("WITH RECURSIVE r(s) AS (SELECT 'x'::text UNION ALL SELECT s || s FROM r) "
-     "SELECT max(length(s)) FROM r", ()),
-    ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
-     ("1 s time limit",)),
-    ("SELECT g, repeat('x', 1000) FROM generate_series(1, 100000000) g", ()),
-    ("SELECT repeat('x', 9000000), repeat('y', 9000000) FROM generate_series(1, 100)",
-     ("stopped",)),
-]
 
 # README: "A read-only role for task databases" (the statements the Setup page points to)
 READER_SQL = """
@@ -66,11 +53,11 @@ def _content(url: str) -> tuple:
     return tuple(rows), locks
 
 
-@pytest.mark.parametrize(("sql", "words"), ATTACKS)
-def test_each_attack_stops_in_time_and_memory(film_pg, sql, words):
+@pytest.mark.parametrize("attack", ATTACKS["postgres"], ids=lambda a: a.name)
+def test_each_attack_stops_in_time_and_memory(film_pg, attack: Attack):
     same = unchanged(lambda: _content(film_pg))
     db = open_database(DatabaseSpec("url", film_pg), timeout_s=LIMIT_S)
-    assert_stopped(run_attack(db, sql), LIMIT_S, *words)
+    assert_stopped(run_attack(db, attack.sql), LIMIT_S, *attack.expected(LIMIT_S))
     assert db.execute("SELECT count(*) FROM film").rows == [(3,)]  # the handle still works
     db.close()
     same()

@@ -5,8 +5,9 @@
 
 Per query on the bank's pools: the statement check alone, the same limited SQLite backend in
 this process, the full path one query per round trip (``execute``) and one round trip per pool
-(``execute_many``, what pool preparation uses); the start-up of one worker. Then
-each attack with its stop time, this process's RSS growth and the worker's peak RSS growth.
+(``execute_many``, what pool preparation uses); the start-up of one worker. Then each attack
+of core.engine.attacks (the limit tests' list) with its stop time, this process's RSS growth,
+the worker's peak RSS growth and whether its error says what the tests expect.
 """
 
 from __future__ import annotations
@@ -16,34 +17,12 @@ import statistics
 import time
 from typing import Any
 
+from core.engine.attacks import ATTACKS, run_attack
 from core.engine.execute import open_database
 from core.engine.sqlguard import check_query
 from core.engine.sqlworker import SqliteBackend, Watchdog
 from core.engine.taskbank import DatabaseSpec, load_task_bank
-from core.engine.workerpool import POOL, Worker, reset_peak, status_mb
-
-ATTACKS = {
-    "sqlite": {
-        "randomblob(1e9)": "SELECT randomblob(1000000000)",
-        "printf %.*c 9e8": "SELECT printf('%.*c', 900000000, 'x')",
-        "recursive doubling": "WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) "
-                              "SELECT max(length(s)) FROM r",
-        "recursive count": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
-                           "SELECT count(*) FROM c",
-        "many big rows": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
-                         "WHERE x < 100) SELECT randomblob(9000000), randomblob(9000000) FROM c",
-    },
-    "postgres": {
-        "repeat 9e8": "SELECT repeat('x', 900000000)",
-        "repeat 2e8": "SELECT repeat('x', 200000000)",
-        "lpad 9e8": "SELECT lpad('x', 900000000, 'x')",
-        "recursive doubling": "WITH RECURSIVE r(s) AS (SELECT 'x'::text UNION ALL "
-                              "SELECT s || s FROM r) SELECT max(length(s)) FROM r",
-        "recursive count": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
-                           "SELECT count(*) FROM c",
-        "generate_series rows": "SELECT g, repeat('x', 1000) FROM generate_series(1, 100000000) g",
-    },
-}
+from core.engine.workerpool import POOL, Worker
 
 
 def _best_ms(fn: Any, n: int, repeat: int) -> float:
@@ -112,33 +91,27 @@ def per_query_cost(bank: str, repeat: int) -> dict[str, float]:
 
 
 def attack_figures(spec: DatabaseSpec, dialect: str, timeout_s: float) -> list[dict[str, Any]]:
-    """Stop time and memory growth of every attack of ``dialect`` (limit ``timeout_s``)."""
+    """Stop time and memory growth of every attack of ``dialect`` (limit ``timeout_s``), and
+    whether its error says what the limit tests expect."""
     db = open_database(spec, timeout_s=timeout_s)
-    db.execute("SELECT 1")
     rows = []
-    for name, sql in ATTACKS[dialect].items():
-        db.execute("SELECT 1")  # a warm worker: a start-up after a kill is not the query's time
-        pids = POOL.pids()
-        before = {p: status_mb(p, "VmRSS") for p in pids}
-        for p in pids:
-            reset_peak(p)
-        rss = status_mb("self", "VmRSS")
-        start = time.monotonic()
-        res = db.execute(sql)
-        elapsed = time.monotonic() - start
-        worker = max((POOL.killed_peaks.get(p, status_mb(p, "VmHWM")) - before[p]
-                      for p in pids), default=0.0)
-        rows.append({"attack": name, "stop_s": elapsed, "app_rss_mb": status_mb(
-            "self", "VmRSS") - rss, "worker_peak_mb": worker, "error": res.error or "(ran)"})
+    for attack in ATTACKS[dialect]:
+        run = run_attack(db, attack.sql)
+        error = run.result.error or "(ran)"
+        rows.append({"attack": attack.name, "stop_s": run.elapsed_s,
+                     "app_rss_mb": run.app_growth_mb, "worker_peak_mb": run.worker_growth_mb,
+                     "as_tested": not run.result.ok and all(
+                         w in error for w in attack.expected(timeout_s)), "error": error})
     db.close()
     return rows
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bank", default="studies/film/tasks.jsonl")
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--timeout", type=float, default=2.0)
+    ap.add_argument("--bank", default="studies/film/tasks.jsonl",
+                    help="task bank whose candidates are timed (default: the film study's)")
+    ap.add_argument("--repeat", type=int, default=5, help="passes per figure; the best is shown")
+    ap.add_argument("--timeout", type=float, default=2.0, help="the time limit for the attacks, s")
     ap.add_argument("--pg-url", default="", help="a PostgreSQL database for the server attacks")
     args = ap.parse_args(argv)
     cost = per_query_cost(args.bank, args.repeat)
@@ -153,10 +126,12 @@ def main(argv: list[str] | None = None) -> None:
         targets.append(("postgres", DatabaseSpec("url", args.pg_url)))
     for dialect, spec in targets:
         print(f"\nattacks on {dialect}, limit {args.timeout:g} s:")
-        print(f"  {'attack':22s} {'stop s':>7s} {'app MB':>7s} {'worker MB':>9s}  error")
+        print(f"  {'attack':22s} {'stop s':>7s} {'app MB':>7s} {'worker MB':>9s} {'as tested':>9s}"
+              "  error")
         for r in attack_figures(spec, dialect, args.timeout):
             print(f"  {r['attack']:22s} {r['stop_s']:7.2f} {r['app_rss_mb']:7.1f} "
-                  f"{r['worker_peak_mb']:9.1f}  {r['error'][:80]}")
+                  f"{r['worker_peak_mb']:9.1f} {'yes' if r['as_tested'] else 'NO':>9s}  "
+                  f"{r['error'][:80]}")
     POOL.shutdown()
 
 
