@@ -3,8 +3,10 @@
 ``pg_server_url`` yields the URL of a server: ``$PLEASQLARIFY_TEST_PG_URL`` if set, otherwise a
 fresh cluster initialised in a temporary directory and started on a free loopback port (as the
 ``postgres`` OS user when running as root, since initdb refuses root), stopped afterwards.
-``pg_url`` yields a fresh, empty database on that server for each test. The tests are skipped
-only when no PostgreSQL server binaries (initdb, pg_ctl) can be found.
+``pg_url`` yields a fresh, empty database on that server for each test, ``film_pg`` one holding
+a small film table; ``run_sql`` and ``fetch`` reach a database as its owner, outside the code
+under test. The tests are skipped only when no PostgreSQL server binaries (initdb, pg_ctl) can
+be found.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ import socket
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, pool, text
 
 ENV_URL = "PLEASQLARIFY_TEST_PG_URL"
 
@@ -144,6 +146,37 @@ def create_database(server_url: str) -> str:
 def pg_url(pg_server_url: str) -> str:
     """URL of a new empty database for one test."""
     return create_database(pg_server_url)
+
+
+def run_sql(url: str, *statements: str) -> None:
+    """Run ``statements`` in one transaction on a connection of its own (disposed after)."""
+    engine = create_engine(url, poolclass=pool.NullPool)
+    try:
+        with engine.begin() as conn:
+            for statement in statements:
+                conn.exec_driver_sql(statement)
+    finally:
+        engine.dispose()
+
+
+def fetch(url: str, sql: str) -> Sequence[tuple]:
+    """Every row of ``sql`` read on a connection of its own (disposed after)."""
+    engine = create_engine(url, poolclass=pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.exec_driver_sql(sql).fetchall()]
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def film_pg(pg_url: str) -> str:
+    """URL of a new database holding film(id, title, year, score) with three rows."""
+    run_sql(pg_url, "CREATE TABLE film (id int PRIMARY KEY, title text, year int, "
+                    "score numeric(4,2))",
+            "INSERT INTO film VALUES (1, 'Pulp Fiction', 1994, 8.90), "
+            "(2, 'Jackie Brown', 1997, 7.50), (3, 'Heat', 1995, 8.30)")
+    return pg_url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

@@ -13,6 +13,7 @@ from core.engine.execute import open_database
 from core.engine.taskbank import DatabaseSpec
 from core.engine.workerpool import POOL
 from tests.limits_helpers import assert_stopped, unchanged
+from tests.pg import fetch, run_sql
 
 pytestmark = pytest.mark.postgres
 LIMIT_S = 1.0
@@ -31,26 +32,10 @@ ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO studio_reade
 """
 
 
-@pytest.fixture
-def film_pg(pg_url: str) -> str:
-    engine = sa.create_engine(pg_url)
-    with engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE film (id int PRIMARY KEY, title text, year int)")
-        conn.exec_driver_sql("INSERT INTO film VALUES (1, 'Pulp Fiction', 1994), "
-                             "(2, 'Jackie Brown', 1997), (3, 'Heat', 1995)")
-    engine.dispose()
-    return pg_url
-
-
 def _content(url: str) -> tuple:
-    """Rows of film, the advisory locks held and the sessions on the server."""
-    engine = sa.create_engine(url)
-    with engine.connect() as conn:
-        rows = conn.exec_driver_sql("SELECT * FROM film ORDER BY id").fetchall()
-        locks = conn.exec_driver_sql(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").scalar_one()
-    engine.dispose()
-    return tuple(rows), locks
+    """Rows of film and the number of advisory locks held on the server."""
+    return (tuple(fetch(url, "SELECT * FROM film ORDER BY id")),
+            fetch(url, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")[0][0])
 
 
 @pytest.mark.parametrize("attack", ATTACKS["postgres"], ids=lambda a: a.name)
@@ -96,8 +81,7 @@ def test_server_functions_are_refused_and_leave_no_trace(film_pg, sql):
 ])
 def test_read_only_transaction_refuses_a_write_past_every_check(film_pg, sql, stopped_by):
     """Straight to the worker (no check_query): the cursor and READ ONLY transaction refuse."""
-    with sa.create_engine(film_pg).begin() as conn:
-        conn.exec_driver_sql("CREATE SEQUENCE film_seq")
+    run_sql(film_pg, "CREATE SEQUENCE film_seq")
     rows = _content(film_pg)[0]
     db = open_database(DatabaseSpec("url", film_pg))
     reply = POOL.run({"kind": "postgres", "target": db._target, "sql": sql, "timeout_s": 2.0,

@@ -5,36 +5,19 @@ from __future__ import annotations
 import time
 
 import pytest
-import sqlalchemy as sa
 
 from core.engine.execute import open_database
 from core.engine.pool import prepare_pool
 from core.engine.session import RepairSession
 from core.engine.taskbank import Candidate, DatabaseSpec, Task
 from core.evaluation.simulate import SimulatedUser
+from tests.pg import fetch, run_sql
 
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def film_pg(pg_url: str) -> str:
-    """A PostgreSQL database with a small film table (written by an owner connection)."""
-    engine = sa.create_engine(pg_url)
-    with engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE film (id int PRIMARY KEY, title text, year int, "
-                             "score numeric(4,2))")
-        conn.exec_driver_sql("INSERT INTO film VALUES (1, 'Pulp Fiction', 1994, 8.90), "
-                             "(2, 'Jackie Brown', 1997, 7.50), (3, 'Heat', 1995, 8.30)")
-    engine.dispose()
-    return pg_url
-
-
 def _count(url: str) -> int:
-    engine = sa.create_engine(url)
-    with engine.connect() as conn:
-        n = conn.exec_driver_sql("SELECT count(*) FROM film").scalar_one()
-    engine.dispose()
-    return int(n)
+    return int(fetch(url, "SELECT count(*) FROM film")[0][0])
 
 
 def test_select_runs_and_values_are_normalised(film_pg):
@@ -66,13 +49,11 @@ def test_sequence_write_inside_a_select_is_refused(film_pg):
     """nextval() writes inside a SELECT: the function allow-list refuses it, and past the
     allow-list the READ ONLY transaction does (test_core_execute_limits_pg)."""
     db = open_database(DatabaseSpec("url", film_pg))
-    with sa.create_engine(film_pg).begin() as conn:
-        conn.exec_driver_sql("CREATE SEQUENCE s")
+    run_sql(film_pg, "CREATE SEQUENCE s")
     res = db.execute("SELECT nextval('s')")
     assert not res.ok and "nextval() is not on the allow-list" in res.error
     db.close()
-    with sa.create_engine(film_pg).connect() as conn:
-        assert conn.exec_driver_sql("SELECT last_value, is_called FROM s").one() == (1, False)
+    assert fetch(film_pg, "SELECT last_value, is_called FROM s") == [(1, False)]
 
 
 def test_runaway_query_is_stopped_by_statement_timeout(film_pg):

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
 
 from study.schema import SCHEMA_VERSION
 from study.store import SchemaVersionError, StoreError, open_store
 from study.trace import EVENT_TYPES, TraceError, log_event, read_events
+from tests.pg import fetch, run_sql
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -61,25 +61,18 @@ def test_unknown_event_type_is_refused_with_a_suggestion(tmp_path):
 
 def test_schema_version_mismatch_is_a_clear_error_and_changes_nothing(store_url):
     open_store(store_url).close()
-    engine = create_engine(store_url.replace("postgresql:", "postgresql+psycopg:"))
-    with engine.begin() as conn:
-        conn.execute(text("UPDATE schema_meta SET value = '999' WHERE key = 'version'"))
+    run_sql(store_url, "UPDATE schema_meta SET value = '999' WHERE key = 'version'")
     with pytest.raises(SchemaVersionError) as exc:
         open_store(store_url)
     msg = str(exc.value)
     assert "schema version 999" in msg and f"expects schema version {SCHEMA_VERSION}" in msg
     assert "never reset" in msg and "PLEASQLARIFY_DB_URL" in msg
-    with engine.connect() as conn:  # nothing was reset
-        assert conn.execute(text("SELECT value FROM schema_meta")).scalar() == "999"
-    engine.dispose()
+    assert fetch(store_url, "SELECT value FROM schema_meta") == [("999",)]  # nothing was reset
 
 
 def test_existing_tables_without_version_are_refused(tmp_path):
     url = f"sqlite:///{tmp_path / 'odd.sqlite'}"
-    engine = create_engine(url)
-    with engine.begin() as conn:
-        conn.execute(text("CREATE TABLE events (x INTEGER)"))
-    engine.dispose()
+    run_sql(url, "CREATE TABLE events (x INTEGER)")
     with pytest.raises(SchemaVersionError, match="has no schema version"):
         open_store(url)
 

@@ -14,6 +14,7 @@ from study.runner import Runner, join
 from study.spec import load_study, parse_study
 from study.store import open_store
 from study.withdraw import WithdrawError, find_participant, withdraw, withdrawals
+from tests.pg import run_sql
 from tests.study_flow_fixtures import MINI, write_mini
 
 
@@ -155,17 +156,12 @@ def test_study_file_stage_and_bad_values(tmp_path):
 
 
 def test_schema_v1_database_is_upgraded_in_place(tmp_path):
-    from sqlalchemy import create_engine, text
     url = f"sqlite:///{tmp_path / 'v1.sqlite'}"
     store = open_store(url)
     store.close()
-    eng = create_engine(url)  # turn it back into a version-1 database
-    with eng.begin() as conn:
-        conn.execute(text("DROP TABLE withdrawals"))
-        conn.execute(text("DROP TABLE llm_spend"))
-        conn.execute(text("ALTER TABLE participants DROP COLUMN flag_reason"))
-        conn.execute(text("UPDATE schema_meta SET value = '1' WHERE key = 'version'"))
-    eng.dispose()
+    run_sql(url, "DROP TABLE withdrawals", "DROP TABLE llm_spend",  # back to a version-1 file
+            "ALTER TABLE participants DROP COLUMN flag_reason",
+            "UPDATE schema_meta SET value = '1' WHERE key = 'version'")
     spec = _spec(tmp_path)
     store = open_store(url)
     r = join(store, spec)
