@@ -1,8 +1,14 @@
-"""Shared fixtures for the participant-flow tests: a one-task study file in a tmp studies dir."""
+"""Shared fixtures for the participant-flow tests: a one-task study file in a tmp studies dir,
+the environment that points the pages at it, and opening a page as an AppTest."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
+    from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 FILM_BANK = ROOT / "studies" / "film" / "tasks.jsonl"
@@ -42,3 +48,31 @@ def write_mini(studies: Path, name: str = "mini", text: str = MINI) -> Path:
     path = folder / "study.yaml"
     path.write_text(text.replace("id: mini", f"id: {name}", 1), encoding="utf-8")
     return path
+
+
+def study_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, password: str = "") -> str:
+    """Point the pages at ``<tmp>/studies``, a tmp SQLite store and audio folder (and a known
+    researcher password when given); returns the store's URL."""
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    monkeypatch.setenv("PLEASQLARIFY_STUDIES_DIR", str(tmp_path / "studies"))
+    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
+    monkeypatch.setenv("PLEASQLARIFY_AUDIO_DIR", str(tmp_path / "audio"))
+    if password:
+        monkeypatch.setenv("PLEASQLARIFY_RESEARCHER_PASSWORD", password)
+    return url
+
+
+def open_page(name: str, **params: str) -> AppTest:
+    """Run ``pages/<name>.py`` once with ``params`` as its query parameters."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=90)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def participant_id(at: AppTest) -> str:
+    """The participant id the page put into the link (``?p=``)."""
+    p = at.query_params["p"]
+    return p[0] if isinstance(p, list) else p

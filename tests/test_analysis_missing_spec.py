@@ -16,7 +16,7 @@ from study.runner import join
 from study.spec import load_study
 from study.store import open_store
 from study.withdraw import withdraw
-from tests.study_flow_fixtures import MINI, ROOT, write_mini
+from tests.study_flow_fixtures import MINI, ROOT, study_env, write_mini
 
 LAB = MINI.replace("  - use: demographics\n", "  - use: demographics\n  - use: sus7\n")
 
@@ -25,10 +25,7 @@ LAB = MINI.replace("  - use: demographics\n", "  - use: demographics\n  - use: s
 def lab(tmp_path, monkeypatch):
     """Study 'lab' (with SUS) in a tmp studies dir; two participants with SUS, one withdrawn."""
     path = write_mini(tmp_path / "studies", "lab", LAB)
-    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
-    monkeypatch.setenv("PLEASQLARIFY_STUDIES_DIR", str(tmp_path / "studies"))
-    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
-    monkeypatch.setenv("PLEASQLARIFY_RESEARCHER_PASSWORD", "pw")
+    url = study_env(tmp_path, monkeypatch, "pw")
     store = open_store(url)
     spec = load_study(path)
     for k in range(3):

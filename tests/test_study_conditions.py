@@ -14,10 +14,18 @@ from study import flow
 from study.spec import StudySpecError, parse_study
 from study.store import open_store
 from study.trace import read_events
-from tests.study_flow_fixtures import FILM_BANK, PRACTICE, ROOT, TASK, write_mini
+from tests.study_flow_fixtures import (
+    FILM_BANK,
+    PRACTICE,
+    ROOT,
+    TASK,
+    open_page,
+    participant_id,
+    study_env,
+    write_mini,
+)
 from ui.panels import dismiss_key
 
-PAGE = str(ROOT / "pages" / "participant.py")
 STEP = flow.task_step_id(TASK, "3")
 
 
@@ -43,11 +51,7 @@ questionnaires: []
 @pytest.fixture()
 def studies(tmp_path, monkeypatch):
     """A tmp studies dir and SQLite store; returns a function writing the study text."""
-    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
-    monkeypatch.setenv("PLEASQLARIFY_STUDIES_DIR", str(tmp_path / "studies"))
-    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
-    monkeypatch.setenv("PLEASQLARIFY_AUDIO_DIR", str(tmp_path / "audio"))
-    store = open_store(url)
+    store = open_store(study_env(tmp_path, monkeypatch))
 
     def write(condition: str):
         write_mini(tmp_path / "studies", text=study_text(condition))
@@ -56,11 +60,7 @@ def studies(tmp_path, monkeypatch):
 
 
 def _open(pid: str | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=90)
-    at.query_params["study"] = "mini"
-    if pid:
-        at.query_params["p"] = pid
-    at.run()
+    at = open_page("participant", study="mini", **({"p": pid} if pid else {}))
     assert not at.exception, at.exception
     return at
 
@@ -75,8 +75,7 @@ def _to_task(store) -> tuple[AppTest, str]:
     """Consent and onboarding: the participant is on the submit subtask."""
     at = _open()
     _click(at, "pq.consent.yes")
-    pid = at.query_params["p"]
-    pid = pid[0] if isinstance(pid, list) else pid
+    pid = participant_id(at)
     _click(at, "pq.next.onboarding")
     assert store.get_progress(pid)["step"] == STEP
     return at, pid
@@ -340,8 +339,7 @@ def test_practice_offers_each_condition_of_a_within_study(studies, tmp_path) -> 
     (tmp_path / "studies" / "mini" / "study.yaml").write_text(text, encoding="utf-8")
     at = _open()
     _click(at, "pq.consent.yes")
-    pid = at.query_params["p"]
-    pid = pid[0] if isinstance(pid, list) else pid
+    pid = participant_id(at)
     _click(at, "pq.next.onboarding")
     assert store.get_progress(pid)["step"] == "practice"
     practice_key = f"pleasqlarify.{PRACTICE}"

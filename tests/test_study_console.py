@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from study.runner import Runner, join, pending_override
 from study.store import open_store
 from study.trace import read_events
-from tests.study_flow_fixtures import ROOT, write_mini
+from tests.study_flow_fixtures import open_page, study_env, write_mini
 
 PASSWORD = "lab-s3cret"
 
@@ -17,15 +17,11 @@ PASSWORD = "lab-s3cret"
 def env(tmp_path, monkeypatch):
     """The mini study in a tmp studies dir, a tmp store and a known researcher password."""
     write_mini(tmp_path / "studies")
-    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
-    monkeypatch.setenv("PLEASQLARIFY_STUDIES_DIR", str(tmp_path / "studies"))
-    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
-    monkeypatch.setenv("PLEASQLARIFY_RESEARCHER_PASSWORD", PASSWORD)
-    return tmp_path, open_store(url)
+    return tmp_path, open_store(study_env(tmp_path, monkeypatch, PASSWORD))
 
 
 def _page(name: str) -> AppTest:
-    return AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=90).run()
+    return open_page(name)
 
 
 def _unlock(at: AppTest, form: str, password: str = PASSWORD) -> AppTest:

@@ -11,28 +11,25 @@ from study import flow
 from study.store import open_store
 from study.timing import compute_timers
 from study.trace import read_events
-from tests.study_flow_fixtures import PRACTICE, ROOT, TASK, write_mini
-
-PAGE = str(ROOT / "pages" / "participant.py")
+from tests.study_flow_fixtures import (
+    PRACTICE,
+    TASK,
+    open_page,
+    participant_id,
+    study_env,
+    write_mini,
+)
 
 
 @pytest.fixture()
 def env(tmp_path, monkeypatch):
     """A tmp studies dir with the mini study, a tmp SQLite store and audio folder."""
     write_mini(tmp_path / "studies")
-    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
-    monkeypatch.setenv("PLEASQLARIFY_STUDIES_DIR", str(tmp_path / "studies"))
-    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
-    monkeypatch.setenv("PLEASQLARIFY_AUDIO_DIR", str(tmp_path / "audio"))
-    return open_store(url)
+    return open_store(study_env(tmp_path, monkeypatch))
 
 
 def _open(pid: str | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=90)
-    at.query_params["study"] = "mini"
-    if pid:
-        at.query_params["p"] = pid
-    return at.run()
+    return open_page("participant", study="mini", **({"p": pid} if pid else {}))
 
 
 def _step(store, pid: str) -> str:
@@ -51,8 +48,7 @@ def _errors(at: AppTest) -> list[str]:
 
 def _agree(at: AppTest) -> str:
     at.button(key="pq.consent.yes").click().run()
-    return at.query_params["p"][0] if isinstance(at.query_params["p"], list) \
-        else at.query_params["p"]
+    return participant_id(at)
 
 
 def _demographics(at: AppTest, pid: str) -> None:

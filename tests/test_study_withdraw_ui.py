@@ -11,7 +11,7 @@ from study.spec import load_study
 from study.store import open_store
 from study.trace import read_events
 from study.withdraw import withdrawals
-from tests.study_flow_fixtures import ROOT, write_mini
+from tests.study_flow_fixtures import open_page, participant_id, study_env, write_mini
 
 PASSWORD = "lab-s3cret"
 
@@ -19,25 +19,14 @@ PASSWORD = "lab-s3cret"
 @pytest.fixture()
 def env(tmp_path, monkeypatch):
     write_mini(tmp_path / "studies")
-    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
-    monkeypatch.setenv("PLEASQLARIFY_STUDIES_DIR", str(tmp_path / "studies"))
-    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
-    monkeypatch.setenv("PLEASQLARIFY_AUDIO_DIR", str(tmp_path / "audio"))
-    monkeypatch.setenv("PLEASQLARIFY_RESEARCHER_PASSWORD", PASSWORD)
-    return tmp_path, open_store(url)
+    return tmp_path, open_store(study_env(tmp_path, monkeypatch, PASSWORD))
 
 
 def _participant(**params: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / "participant.py"), default_timeout=90)
-    at.query_params["study"] = "mini"
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
+    return open_page("participant", study="mini", **params)
 
 
-def _pid(at: AppTest) -> str:
-    p = at.query_params["p"]
-    return p[0] if isinstance(p, list) else p
+_pid = participant_id
 
 
 def test_participant_withdraws_from_a_step_through_the_pilot_link(env):
@@ -82,7 +71,7 @@ def test_facilitator_flags_with_a_reason_and_withdraws_by_label_and_code(env):
     spec = load_study(tmp_path / "studies" / "mini" / "study.yaml")
     a, b = join(store, spec), join(store, spec)
     code = store.completion_code(b.participant, 1)
-    at = AppTest.from_file(str(ROOT / "pages" / "facilitator.py"), default_timeout=90).run()
+    at = open_page("facilitator")
     at.text_input(key="facilitator_login_pw").input(PASSWORD)
     at.button[0].click().run()
     assert not at.exception, at.exception
