@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from itertools import pairwise
 from pathlib import Path
@@ -21,6 +20,7 @@ from study.assignment import (
 from study.designs import design_sequences, latin_square, seeded_order, williams_design
 from study.spec import parse_study
 from study.store import open_store
+from tests.threads import at_once
 
 MIN = 60_000
 
@@ -107,24 +107,15 @@ def test_concurrent_joins_never_double_assign(store_url, tmp_path, joins):
                                                                          "atomic-only"))
     assert len(cells(spec)) == 6
     open_store(store_url).close()
-    results, errors = [], []
-    barrier = threading.Barrier(joins)
 
-    def join() -> None:
+    def one(_: int):
+        store = open_store(store_url)  # its own engine: like separate server processes
         try:
-            store = open_store(store_url)  # its own engine: like separate server processes
-            barrier.wait()
-            results.append(assign_participant(store, spec, now=5000))
+            return assign_participant(store, spec, now=5000)
+        finally:
             store.close()
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
 
-    threads = [threading.Thread(target=join) for _ in range(joins)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    results = at_once(joins, one)
     assert Counter(a.cell for a in results) == dict.fromkeys(range(6), 2)
     assert sorted(a.number for a in results) == list(range(1, joins + 1))
     assert Counter(a.condition for a in results) == {"pleasqlarify": 6, "atomic-only": 6}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +18,7 @@ from study.runner import Runner, join, pending_override, set_override
 from study.spec import StudySpec, load_study
 from study.store import Store, open_store
 from tests.study_flow_fixtures import write_mini
+from tests.threads import at_once
 
 TABLES = ("participants", "sessions", "events", "answers", "progress", "completion_codes")
 
@@ -129,24 +129,16 @@ def test_join_advance_answer_survive_sigkill_between_statements(store_url, spec)
 def test_override_is_used_exactly_once_by_20_concurrent_joins(store_url, spec):
     setup = open_store(store_url)
     set_override(setup, spec.id, Override(task_sequence=0), now=1)
-    joins, errors, runners = 20, [], []
-    barrier = threading.Barrier(joins)
+    joins = 20
 
-    def one() -> None:
+    def one(_: int) -> Runner:
+        store = open_store(store_url, pool_size=2)  # its own engine, like another server
         try:
-            store = open_store(store_url, pool_size=2)  # its own engine, like another server
-            barrier.wait()
-            runners.append(join(store, spec))
+            return join(store, spec)
+        finally:
             store.close()
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
 
-    threads = [threading.Thread(target=one) for _ in range(joins)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    at_once(joins, one)
     rows = setup.participants(spec.id)
     assert len(rows) == joins and sorted(r["number"] for r in rows) == list(range(1, 21))
     assert [r["override"] for r in rows if r["override"]] == [{"task_sequence": 0,

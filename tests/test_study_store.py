@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from study.schema import SCHEMA_VERSION
 from study.store import SchemaVersionError, StoreError, open_store
 from study.trace import EVENT_TYPES, TraceError, log_event, read_events
 from tests.pg import fetch, run_sql
+from tests.threads import at_once
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -127,25 +127,16 @@ def test_answers_progress_pools_codes(store_url):
 
 def test_concurrent_writers_lose_nothing(store_url):
     store = open_store(store_url)
-    errors: list[BaseException] = []
 
     def worker(w: int) -> None:
-        try:
-            other = open_store(store_url)  # a separate engine, as another server process
-            for i in range(40):
-                for _ in range(2):
-                    log_event(other, session_id=f"s{w}", participant=f"p{w}", type="marker",
-                              event_id=f"w{w}-{i}", payload={"i": i})
-            other.close()
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        other = open_store(store_url)  # a separate engine, as another server process
+        for i in range(40):
+            for _ in range(2):
+                log_event(other, session_id=f"s{w}", participant=f"p{w}", type="marker",
+                          event_id=f"w{w}-{i}", payload={"i": i})
+        other.close()
 
-    threads = [threading.Thread(target=worker, args=(w,)) for w in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    at_once(6, worker)
     rows = store.events()
     assert len(rows) == 240 == len({r["event_id"] for r in rows})
     assert len({r["seq"] for r in rows}) == 240
