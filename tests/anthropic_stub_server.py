@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                 404: "not_found_error", 429: "rate_limit_error", 500: "api_error",
@@ -43,7 +43,68 @@ class Recorded:
     body: dict[str, Any]
 
 
-class StubServer:
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1 that answers every POST with JSON from ``respond``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def respond(self, path: str, headers: dict[str, str],
+                body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
+        """Status, extra headers and JSON payload for one request (called in its thread)."""
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # keep test output quiet
+            return
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b"{}"
+            status, headers, payload = server.respond(self.path, dict(self.headers),
+                                                      json.loads(raw or b"{}"))
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test)
+
+    return Handler
+
+
+class StubServer(LoopbackServer):
     """A threaded Messages API server on 127.0.0.1 with a scripted reply queue."""
 
     def __init__(self, texts: list[str] | None = None, known_models: set[str] | None = None):
@@ -53,15 +114,7 @@ class StubServer:
         self._cycle = itertools.cycle(texts or ["```sql\nSELECT 1\n```"])
         self.default: Callable[[int, dict[str, Any]], Reply] = \
             lambda _i, _body: Reply(next(self._cycle))
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        super().__init__()
 
     @property
     def count(self) -> int:
@@ -73,20 +126,6 @@ class StubServer:
         with self._lock:
             self.queue.extend(replies)
 
-    def start(self) -> StubServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> StubServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             index = len(self.requests) - 1
@@ -96,48 +135,25 @@ class StubServer:
                 return self.queue.pop(0)
         return self.default(index, body)
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # keep test output quiet
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b"{}"
-                body = json.loads(raw or b"{}")
-                with server._lock:
-                    server.requests.append(Recorded(self.path, dict(self.headers), body))
-                reply = server._next(body)
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
-                if reply.status == 200:
-                    payload: dict[str, Any] = {
-                        "id": f"msg_stub_{len(server.requests)}", "type": "message",
-                        "role": "assistant", "model": body.get("model", ""),
-                        "content": [{"type": "text", "text": reply.text}],
-                        "stop_reason": "end_turn", "stop_sequence": None,
-                        "usage": {"input_tokens": reply.input_tokens,
-                                  "output_tokens": reply.output_tokens},
-                    }
-                else:
-                    kind = _ERROR_TYPES.get(reply.status, "api_error")
-                    payload = {"type": "error", "error": {
-                        "type": kind, "message": reply.message or kind.replace("_", " ")}}
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.send_header("request-id", f"req_stub_{len(server.requests)}")
-                    for key, value in reply.headers.items():
-                        self.send_header(key, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
-
-        return Handler
+    def respond(self, path: str, headers: dict[str, str],
+                body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
+        with self._lock:
+            self.requests.append(Recorded(path, headers, body))
+            n = len(self.requests)
+        reply = self._next(body)
+        if reply.delay_s:
+            time.sleep(reply.delay_s)
+        if reply.status == 200:
+            payload: dict[str, Any] = {
+                "id": f"msg_stub_{n}", "type": "message",
+                "role": "assistant", "model": body.get("model", ""),
+                "content": [{"type": "text", "text": reply.text}],
+                "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": reply.input_tokens,
+                          "output_tokens": reply.output_tokens},
+            }
+        else:
+            kind = _ERROR_TYPES.get(reply.status, "api_error")
+            payload = {"type": "error", "error": {
+                "type": kind, "message": reply.message or kind.replace("_", " ")}}
+        return reply.status, {"request-id": f"req_stub_{n}", **reply.headers}, payload

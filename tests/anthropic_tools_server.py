@@ -8,35 +8,18 @@ records every request body so tests can read the ``tool_result`` s the agent sen
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.anthropic_stub_server import LoopbackServer
 
-class ToolScriptServer:
+
+class ToolScriptServer(LoopbackServer):
     """Serves scripted turns in order on 127.0.0.1; past the script it answers with text."""
 
     def __init__(self, turns: list[list[dict[str, Any]]]):
         self.turns = list(turns)
         self.bodies: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> ToolScriptServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        super().__init__()
 
     def tool_results(self, request: int) -> list[dict[str, Any]]:
         """The tool_result blocks the agent sent in request number ``request`` (0-based)."""
@@ -60,26 +43,9 @@ class ToolScriptServer:
                 "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
                 "usage": {"input_tokens": 50, "output_tokens": 10}}
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # keep test output quiet
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                with server._lock:
-                    server.bodies.append(body)
-                    index = len(server.bodies) - 1
-                data = json.dumps(server._payload(index, body)).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        return Handler
+    def respond(self, path: str, headers: dict[str, str],
+                body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
+        with self._lock:
+            self.bodies.append(body)
+            index = len(self.bodies) - 1
+        return 200, {}, self._payload(index, body)
