@@ -207,38 +207,33 @@ class Runner:
                 set_={"step": stmt.excluded.step, "updated": stmt.excluded.updated}))
         return True
 
+    def _put(self, part: str, task: str, value: Any) -> bool:
+        """Set ``progress[part][task]`` in one write (False when withdrawn)."""
+        def change(prog: dict[str, Any]) -> bool:
+            prog.setdefault(part, {})[task] = value
+            return True
+        return self._update(change)
+
     def save_workspace(self, task: str, session: dict[str, Any]) -> None:
         """Store the task's repair session (its decision history) with the progress."""
-        def change(prog: dict[str, Any]) -> bool:
-            prog.setdefault("workspace", {})[task] = session
-            return True
-        self._update(change)
+        self._put("workspace", task, session)
 
     def save_chat(self, task: str, chat: dict[str, Any], session: dict[str, Any]) -> None:
         """Store a chat's agent state and its repair session together, in one write."""
-        def change(prog: dict[str, Any]) -> bool:
-            prog.setdefault("chat", {})[task] = {"agent": chat, "session": session}
-            return True
-        self._update(change)
+        self._put("chat", task, {"agent": chat, "session": session})
 
     def reject(self, task: str, candidate: int | None, sql: str, subtask: str = "3") -> None:
         """Record that the proposed query is not what the participant meant (ends the task)."""
-        def change(prog: dict[str, Any]) -> bool:
-            prog.setdefault("rejected", {})[task] = candidate
-            return True
         with self.store.write():  # progress and answer together
-            self._update(change)
+            self._put("rejected", task, candidate)
             if self.submitted(task) is None:
                 self.answer(flow.task_step_id(task, subtask),
                             {"candidate": candidate, "sql": sql, "accepted": False})
 
     def submit(self, task: str, candidate: int | None, sql: str, subtask: str = "3") -> None:
         """Record a task's submitted query (answer ``task:<task>/<subtask>`` and progress)."""
-        def change(prog: dict[str, Any]) -> bool:
-            prog.setdefault("submitted", {})[task] = candidate
-            return True
         with self.store.write():  # progress and answer together
-            self._update(change)
+            self._put("submitted", task, candidate)
             self.answer(flow.task_step_id(task, subtask), {"candidate": candidate, "sql": sql})
 
     def advance(self, expected: str, *, by: str = "participant") -> flow.Step | None:
