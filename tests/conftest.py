@@ -1,6 +1,16 @@
-"""Shared pytest fixtures: the PostgreSQL server used by the store tests (see tests/pg.py)."""
+"""Shared pytest fixtures: the PostgreSQL server (tests/pg.py) and the prepared film pools."""
+
+import pytest
 
 from tests.pg import film_pg, pg_server_url, pg_url, store_url  # noqa: F401  (registered as fixtures)
 
 # core/layout.py imports umap (numba) for n >= 5 classes: keep its compiled cache writable.
 __import__("os").environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
+
+
+@pytest.fixture(scope="session")
+def film_pools() -> list:
+    """The film bank's first three tasks prepared without layout (tests/conftest_core.py)."""
+    from tests.conftest_core import film_pools as prepared
+
+    return list(prepared())

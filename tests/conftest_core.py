@@ -12,9 +12,11 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from core.engine.pool import PreparedPool, prepare_pool
-from core.engine.taskbank import Candidate, DatabaseSpec, Task, load_task_bank
+from core.engine.taskbank import Candidate, DatabaseSpec, Task, load_task_bank, load_tasks
 
-AMBROSIA = Path(__file__).resolve().parents[1] / "data" / "ambrosia"
+ROOT = Path(__file__).resolve().parents[1]
+FILM_BANK = ROOT / "studies" / "film" / "tasks.jsonl"
+AMBROSIA = ROOT / "data" / "ambrosia"
 DEV_BANK = AMBROSIA / "dev.jsonl"
 VAL_BANK = AMBROSIA / "val.jsonl"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -63,3 +65,9 @@ def dev_tasks() -> tuple[Task, ...]:
 def dev_pool(i: int) -> PreparedPool:
     """Prepared pool of the i-th AMBROSIA dev task (cached per process, no layout)."""
     return prepare_pool(dev_tasks()[i], layout=False)
+
+
+@cache
+def film_pools() -> tuple[PreparedPool, ...]:
+    """The film bank's first three tasks prepared without layout (once per process)."""
+    return tuple(prepare_pool(t, layout=False) for t in load_tasks(FILM_BANK)[:3])

@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from core.engine.pool import prepare_pool
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
-from core.engine.taskbank import load_tasks
 from core.planpool.agents import NOT_SPECIFIED, RESOLVED, SimulatedChatUser, run_structured, splits
 from core.planpool.evaluate import Outcome, addressed, classify, main, separates, summarise
 from core.planpool.pool import QuestionPool
-
-FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"
-
-
-@pytest.fixture(scope="module")
-def film_pools():
-    tasks = load_tasks(FILM)[:3]
-    return [prepare_pool(t, layout=False) for t in tasks]
+from tests.conftest_core import FILM_BANK as FILM
 
 
 @pytest.mark.parametrize("variant", ["naive", "plan-prompt", "planpool"])

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from core.engine.errors import SessionError
-from core.engine.pool import prepare_pool
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
-from core.engine.taskbank import load_tasks
 from core.planpool.accounting import open_variables
 from core.planpool.agents import NOT_SPECIFIED, RESOLVED, SimulatedChatUser
 from core.planpool.chat_agent import ASKING, CONFIRM, CONFIRMED, REJECTED, ChatAgent, parse_reply
-
-FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"
-
-
-@pytest.fixture(scope="module")
-def film_pools():
-    tasks = load_tasks(FILM)[:3]
-    return [prepare_pool(t, layout=False) for t in tasks]
 
 
 def _ticks():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,8 @@ from core.engine.taskbank import load_tasks
 from core.planpool.agents import SimulatedChatUser
 from core.planpool.llm_agent import LLMAgent, MatchingUser, tools_for
 from tests.anthropic_tools_server import ToolScriptServer
+from tests.conftest_core import FILM_BANK as FILM
 
-FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"
 KEY = "sk-test-planpool-secret"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +11,8 @@ from core.engine.execute import open_database
 from core.engine.taskbank import load_tasks
 from core.planpool.llm_agent import ASKING, BUDGET, SUBMITTED, LLMAgent, episode
 from tests.anthropic_tools_server import ToolScriptServer
+from tests.conftest_core import FILM_BANK as FILM
 
-FILM = Path(__file__).resolve().parents[1] / "studies" / "film" / "tasks.jsonl"
 KEY = "sk-test-steps-secret"
 QA, QB = "Should the result include the review's text?", "Should it include the score?"
 SQL = "SELECT review_text FROM reviews WHERE film_id = 1"
