@@ -71,14 +71,19 @@ def _click(at: AppTest, key: str) -> AppTest:
     return at
 
 
-def _to_task(store) -> tuple[AppTest, str]:
-    """Consent and onboarding: the participant is on the submit subtask."""
+def _past_onboarding(store, step: str = STEP) -> tuple[AppTest, str]:
+    """Consent and onboarding: the participant is on ``step``."""
     at = _open()
     _click(at, "pq.consent.yes")
     pid = participant_id(at)
     _click(at, "pq.next.onboarding")
-    assert store.get_progress(pid)["step"] == STEP
+    assert store.get_progress(pid)["step"] == step
     return at, pid
+
+
+def _to_task(store) -> tuple[AppTest, str]:
+    """Consent and onboarding: the participant is on the submit subtask."""
+    return _past_onboarding(store)
 
 
 def _key(name: str) -> str:
@@ -275,6 +280,11 @@ def test_single_shot_reject_is_logged_and_ends_the_task(studies) -> None:
      "must be one of none, recompose, resample, got 'recompse'"),
     ("{id: planpool-chat, agent: llm, fallback: chat}", "conditions[0].fallback",
      "must be 'structured', got 'chat'"),
+    ("{id: planpool-chat, agent: gpt}", "conditions[0].agent", "must be one of structured, llm"),
+    ("{id: planpool-chat, agent: llm, model: ''}", "conditions[0].model",
+     "must be a model name"),
+    ("{id: pleasqlarify, agent: llm}", "conditions[0].agent",
+     "'agent' is a setting of planpool-chat"),
 ])
 def test_bad_condition_settings_name_file_path_and_fix(tmp_path, condition, where,
                                                        message) -> None:
@@ -337,11 +347,7 @@ def test_practice_offers_each_condition_of_a_within_study(studies, tmp_path) -> 
                         "  conditions: within\n  condition_order: fixed\n").replace(
         "  intro: Welcome.", f"  intro: Welcome.\n  practice_task: {PRACTICE}")
     (tmp_path / "studies" / "mini" / "study.yaml").write_text(text, encoding="utf-8")
-    at = _open()
-    _click(at, "pq.consent.yes")
-    pid = participant_id(at)
-    _click(at, "pq.next.onboarding")
-    assert store.get_progress(pid)["step"] == "practice"
+    at, pid = _past_onboarding(store, "practice")
     practice_key = f"pleasqlarify.{PRACTICE}"
     assert at.button(key=f"{practice_key}.chat.yes")  # the first condition: the chat
     at.segmented_control(key=f"pq.practice.{pid}").set_value("single-shot").run()

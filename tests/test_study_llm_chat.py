@@ -11,7 +11,7 @@ from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.taskbank import load_task_bank
 from core.planpool.chat_agent import ASKING, CONFIRM, ChatAgent
 from core.planpool.llm_chat import LLMChatAgent
-from study.spec import StudySpecError, parse_study
+from study.spec import parse_study
 from study.trace import read_events
 from tests.anthropic_tools_server import ToolScriptServer
 from tests.study_flow_fixtures import FILM_BANK, TASK
@@ -107,22 +107,6 @@ def test_llm_chat_without_a_key_and_a_stated_fallback_says_so_and_uses_the_struc
     _click(at, _key("chat.yes"))
     fallbacks = [e for e in read_events(store, participant=pid) if e.type == "chat.agent_fallback"]
     assert len(fallbacks) == 1 and fallbacks[0].payload["using"] == "structured"
-
-
-@pytest.mark.parametrize(("condition", "where", "message"), [
-    ("{id: planpool-chat, agent: gpt}", "conditions[0].agent", "must be one of structured, llm"),
-    ("{id: planpool-chat, agent: llm, model: ''}", "conditions[0].model",
-     "must be a model name"),
-    ("{id: pleasqlarify, agent: llm}", "conditions[0].agent",
-     "'agent' is a setting of planpool-chat"),
-])
-def test_bad_agent_settings_name_file_path_and_fix(tmp_path, condition, where, message) -> None:
-    path = tmp_path / "study.yaml"
-    with pytest.raises(StudySpecError) as info:
-        parse_study(study_text(condition), path)
-    (problem,) = info.value.problems
-    assert problem.where == where and message in problem.message and problem.fix
-    assert f"{path}:5: {where}: " in str(info.value)
 
 
 def test_agent_setting_defaults_to_structured(tmp_path) -> None:
