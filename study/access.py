@@ -6,16 +6,20 @@ prints it on the console and keeps only its salted scrypt hash in ``logs/researc
 (mode 0600). Unlocking issues an HMAC-signed token that expires after a working day
 (:data:`TOKEN_TTL_S`); its key lives in ``logs/researcher_key`` (0600), so a token survives
 a server restart. ``python -m study.serve`` prints the password before the server takes
-requests; ``python -m study.access`` prints a fresh one for a running server.
+requests; ``python -m study.access`` prints a fresh one for a running server (unless a
+password is configured: the server checks that one).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import hmac
 import os
 import secrets
+import sys
 import time
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +30,7 @@ ENV_PASSWORD = "PLEASQLARIFY_RESEARCHER_PASSWORD"
 ENV_ANNOUNCED = "PLEASQLARIFY_PASSWORD_ANNOUNCED"  # set by study.serve: already printed
 PASSWORD_FILE = REPO_ROOT / "logs" / "researcher_password"
 KEY_FILE = REPO_ROOT / "logs" / "researcher_key"
+SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
 TOKEN_TTL_S = 10 * 3600  # a working day
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 FREE_ATTEMPTS, BASE_LOCK_S, MAX_LOCK_S = 5, 30.0, 900.0
@@ -141,9 +146,28 @@ class Attempts:
         self.failures, self.locked_until = 0, 0.0
 
 
-def main() -> int:
-    """Print a fresh researcher password (the running server checks the new hash)."""
-    announce(env={})
+def _secrets_password(path: Path = SECRETS_FILE) -> str | None:
+    """``researcher_password`` from .streamlit/secrets.toml, which the pages pass in."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")).get("researcher_password")
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+
+
+def main(argv: list[str] | None = None, *, path: str | Path = PASSWORD_FILE,
+         secrets_file: Path = SECRETS_FILE, env: Mapping[str, str] | None = None) -> int:
+    """Print a fresh researcher password (a running server re-reads the stored hash); refused
+    when a password is configured, since the server then checks that one instead."""
+    argparse.ArgumentParser(
+        prog="python -m study.access",
+        description="Print a fresh researcher password for a running server started without a "
+                    "configured one (only its salted hash is kept).").parse_args(argv)
+    if configured_password(_secrets_password(secrets_file), env):
+        print(f"A researcher password is configured ({ENV_PASSWORD} or researcher_password in "
+              f"{secrets_file}); the server checks that one, so a fresh password would not "
+              "work. Change it there and restart the server.", file=sys.stderr)
+        return 1
+    announce(env={}, path=path)
     return 0
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import stat
 
+import pytest
+
 from study import access as A
 
 
@@ -30,6 +32,23 @@ def test_generated_password_is_printed_and_only_its_salted_hash_stored(tmp_path)
     assert not A.verify_password(password, A.stored_hash(path))
     # same password, different salt: different hashes
     assert A.hash_password("a") != A.hash_password("a")
+
+
+def test_access_command_rotates_only_a_generated_password(tmp_path, capsys):
+    path, secrets_file = tmp_path / "pw", tmp_path / "secrets.toml"
+    with pytest.raises(SystemExit) as done:  # --help explains and writes nothing
+        A.main(["--help"], path=path, secrets_file=secrets_file, env={})
+    assert done.value.code == 0 and "python -m study.access" in capsys.readouterr().out
+    assert not path.exists()
+    assert A.main([], path=path, secrets_file=secrets_file, env={}) == 0
+    password = capsys.readouterr().out.split("server run: ")[1].split()[0]
+    assert A.verify_password(password, A.stored_hash(path))
+    before = A.stored_hash(path)
+    assert A.main([], path=path, secrets_file=secrets_file, env={A.ENV_PASSWORD: "x"}) == 1
+    assert A.ENV_PASSWORD in capsys.readouterr().err and A.stored_hash(path) == before
+    secrets_file.write_text('researcher_password = "chosen"\n')
+    assert A.main([], path=path, secrets_file=secrets_file, env={}) == 1
+    assert A.stored_hash(path) == before
 
 
 def test_empty_and_malformed_never_match():
