@@ -6,9 +6,11 @@ COMMANDS = {
     "bench": "per-stage engine timings (python -m core.bench)",
     "generate": "sample candidate pools (python -m core.generate BANK.jsonl --out POOLS.jsonl)",
     "planpool_eval": "PlanPool Table-2 metrics (python -m core.planpool_eval BANK.jsonl)",
+    "engine.bench_limits": "what the execution limits cost and how fast each attack is stopped "
+                           "(python -m core.engine.bench_limits)",
 }
 
 if __name__ == "__main__":
     print("PleaSQLarify core command-line tools; run one as python -m core.NAME --help:")
     for name, what in COMMANDS.items():
-        print(f"  {name:<14} {what}")
+        print(f"  {name:<20} {what}")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from core.__main__ import COMMANDS
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("engine", "generation", "evaluation", "planpool")
 
@@ -60,12 +62,28 @@ def test_study_spec_modules_import_without_a_cycle():
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
-@pytest.mark.parametrize("command", ["prepare", "evaluate", "bench", "generate", "planpool_eval"])
-def test_each_command_line_tool_answers_help(command):
-    proc = subprocess.run([sys.executable, "-m", f"core.{command}", "--help"], cwd=ROOT,
+def _help(module: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert f"python -m core.{command}" in proc.stdout
+    return proc.stdout
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_listed_command_line_tool_answers_help_under_its_own_name(command):
+    assert f"usage: python -m core.{command}" in _help(f"core.{command}")
+
+
+def test_python_m_core_lists_every_tool():
+    out = subprocess.run([sys.executable, "-m", "core"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    assert all(f"  {name} " in out for name in COMMANDS)
+
+
+@pytest.mark.parametrize("module", ["study.generate", "study.access", "study.export",
+                                    "study.simulate_demo", "study.bench_load"])
+def test_study_tools_answer_help_under_their_own_name(module):
+    assert f"usage: python -m {module}" in _help(module)
 
 
 def test_core_generate_study_db_without_the_store_says_what_to_run(tmp_path):

@@ -107,7 +107,8 @@ def attack_figures(spec: DatabaseSpec, dialect: str, timeout_s: float) -> list[d
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m core.engine.bench_limits",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--bank", default="studies/film/tasks.jsonl",
                     help="task bank whose candidates are timed (default: the film study's)")
     ap.add_argument("--repeat", type=int, default=5, help="passes per figure; the best is shown")

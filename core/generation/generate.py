@@ -138,8 +138,8 @@ class _Progress:
         self.stream.flush()
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m core.generate",
+def _parser(prog: str = "python -m core.generate") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog,
                                 description="Pre-generate candidate pools for a task bank.")
     p.add_argument("bank", help="task bank (JSON Lines)")
     p.add_argument("--out", required=True, help="output bank with the pools (JSON Lines)")
@@ -170,7 +170,8 @@ def main(argv: list[str] | None = None, *, stdout: TextIO = sys.stdout,
     ``open_store`` opens ``--study-db URL`` as a store with ``get_pool``/``put_pool``; core/ has
     none of its own (it never imports study/), so ``python -m study.generate`` passes it in.
     """
-    args = _parser().parse_args(argv)
+    prog = "python -m study.generate" if open_store is not None else "python -m core.generate"
+    args = _parser(prog).parse_args(argv)
     try:
         tasks, _ = load_task_bank(args.bank)
         store = None
