@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -18,18 +19,17 @@ from tests.pg import fetch, run_sql
 pytestmark = pytest.mark.postgres
 LIMIT_S = 1.0
 
-# README: "A read-only role for task databases" (the statements the Setup page points to)
-READER_SQL = """
-CREATE ROLE studio_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS
-    CONNECTION LIMIT 20;
-ALTER ROLE studio_reader SET default_transaction_read_only = on;
-ALTER ROLE studio_reader SET statement_timeout = '5s';
-REVOKE CREATE ON SCHEMA public FROM PUBLIC;
-GRANT CONNECT ON DATABASE {db} TO studio_reader;
-GRANT USAGE ON SCHEMA public TO studio_reader;
-GRANT SELECT ON ALL TABLES IN SCHEMA public TO studio_reader;
-ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO studio_reader;
-"""
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def reader_sql(database: str) -> list[str]:
+    """The README's statements for a read-only role (its ``sql`` block under "A read-only role
+    for PostgreSQL task databases"), for ``database`` instead of ``films``."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("**A read-only role for PostgreSQL task databases.**"):]
+    block = section[section.index("```sql\n") + 7:section.index("```", section.index("```sql") + 6)]
+    block = block.replace("DATABASE films", f"DATABASE {database}")
+    return [s for s in block.split(";") if s.strip()]
 
 
 def _content(url: str) -> tuple:
@@ -105,9 +105,8 @@ def test_role_warnings_for_superuser_writer_and_reader(film_pg):
     dbname = sa.engine.make_url(film_pg).database
     owner = sa.create_engine(film_pg)
     with owner.begin() as conn:
-        for stmt in READER_SQL.format(db=f'"{dbname}"').split(";"):
-            if stmt.strip():
-                conn.exec_driver_sql(stmt)
+        for stmt in reader_sql(f'"{dbname}"'):
+            conn.exec_driver_sql(stmt)
         conn.exec_driver_sql("CREATE ROLE studio_writer LOGIN")
         conn.exec_driver_sql("GRANT SELECT, INSERT ON film TO studio_writer")
     reader = sa.engine.make_url(film_pg).set(username="studio_reader").render_as_string(False)
