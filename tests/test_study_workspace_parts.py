@@ -9,7 +9,8 @@ from tests.study_flow_fixtures import FILM_BANK, TASK
 from ui.chips import CSS, breakable, chip
 
 
-def _app(bank: str, task: str, submit: bool, errors_only: bool, submitted: bool) -> None:
+def _app(bank: str, task: str, submit: bool, errors_only: bool, submitted: bool,
+         question: bool) -> None:
     from ui import actions
     from ui.bank_cache import task_pool
     from ui.state import WorkspaceOptions, workspace_state
@@ -23,12 +24,13 @@ def _app(bank: str, task: str, submit: bool, errors_only: bool, submitted: bool)
     if submitted:
         ws.submitted = 0
     render_workspace(pool, mode="study", namespace="study", on_submit=lambda i, s: None,
-                     options=WorkspaceOptions(submit=submit, show_question=False))
+                     options=WorkspaceOptions(submit=submit, show_question=question))
 
 
-def _run(submit: bool = True, errors_only: bool = False, submitted: bool = False) -> AppTest:
+def _run(submit: bool = True, errors_only: bool = False, submitted: bool = False,
+         question: bool = False) -> AppTest:
     at = AppTest.from_function(_app, args=(str(FILM_BANK), TASK, submit, errors_only,
-                                           submitted), default_timeout=90)
+                                           submitted, question), default_timeout=90)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -42,6 +44,8 @@ def test_exploration_parts_offer_no_submit_and_no_question_heading() -> None:
     at = _run(submit=False)
     assert not _buttons(at, "Submit this query")
     assert not any(m.value.startswith("#### ") for m in at.markdown)
+    shown = _run(submit=False, question=True)  # the heading the parts leave out, when asked for
+    assert any(m.value.startswith("#### ") for m in shown.markdown)
 
 
 def test_submit_is_primary_until_submitted_then_secondary() -> None:
