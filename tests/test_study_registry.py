@@ -9,7 +9,7 @@ import pytest
 
 from study import registry, setup_files
 from study.registry import open_problems, scan
-from tests.study_flow_fixtures import FILM_BANK, MINI, ROOT, write_mini
+from tests.study_flow_fixtures import MINI, ROOT, write_mini
 
 
 def _bank_text(ids: tuple[str, ...] = ("t1",)) -> bytes:
@@ -120,7 +120,6 @@ def test_check_path_reads_the_bank_beside_the_file(tmp_path: Path, monkeypatch) 
     checked = setup_files.check_path(src / "s.yaml")
     assert checked.spec is not None and checked.bank_bytes == _bank_text()
     assert setup_files.check_path(src / "nope.yaml").problems[0].message == "no such study file"
-    assert FILM_BANK.is_file()
 
 
 def test_unknown_study_link_gets_a_friendly_message_without_paths(tmp_path, monkeypatch) -> None:
