@@ -33,8 +33,8 @@ from core.engine.taskbank import load_task_bank
 from core.evaluation.simulate import SimulatedUser
 from study.assignment import assign_participant
 from study.questionnaires import Questionnaire
-from study.registry import find
-from study.spec import StudySpec, load_study
+from study.registry import find, scan
+from study.spec import StudySpec, StudySpecError, load_study
 from study.store import REPO_ROOT, Store, default_url, open_store
 from study.trace import log_event
 
@@ -318,6 +318,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.db == default_url():
         ap.error(f"{args.db} is the live study database; simulate into a demo database "
                  "(the default, logs/demo.sqlite) instead")
+    try:
+        resolve_study(args.study)
+    except StudySpecError as exc:
+        ap.error(f"--study {args.study}: {exc.problems[0].message}; give a study id "
+                 f"({', '.join(sorted(scan()))}) or the path of a study file")
     store = open_store(args.db)
     ids = simulate_participants(store, args.participants, study=args.study, seed=args.seed)
     print(f"simulated {len(ids)} participants into {store.url} (flagged as simulated); "

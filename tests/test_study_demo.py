@@ -33,6 +33,15 @@ def test_default_database_is_the_demo_one_and_the_live_one_is_refused(monkeypatc
     assert not (tmp_path / "live.sqlite").exists()
 
 
+def test_unknown_study_is_one_clear_error_and_writes_nothing(tmp_path, capsys):
+    db = tmp_path / "demo.sqlite"
+    with pytest.raises(SystemExit) as done:
+        simulate_demo.main(["--participants", "1", "--study", "nope", "--db", f"sqlite:///{db}"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "--study nope: no such study file" in err
+    assert "film-two-conditions" in err and "Traceback" not in err and not db.exists()
+
+
 def test_study_can_be_named_by_id_whatever_its_file_name():
     assert simulate_demo.resolve_study("film-two-conditions").path.name == \
         "study-two-conditions.yaml"
