@@ -2,7 +2,8 @@
 
 import sys
 
+from core._cli import run
 from core.evaluation.evaluate import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,18 @@ def test_python_m_core_lists_every_tool():
     out = subprocess.run([sys.executable, "-m", "core"], cwd=ROOT, capture_output=True,
                          text=True, timeout=60, check=True).stdout
     assert all(f"  {name} " in out for name in COMMANDS)
+
+
+@pytest.mark.parametrize("args", [["core.prepare"], ["core.evaluate"], ["core.planpool_eval"],
+                                  ["core.generate", "--out", "x.jsonl", "--offline-variants"],
+                                  ["core.engine.bench_limits", "--bank"]])
+def test_a_missing_bank_is_one_error_line_not_a_traceback(args, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", *args, str(tmp_path / "nope.jsonl")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'nope.jsonl'}:0: field '(file)': no such file; check the path"]
 
 
 @pytest.mark.parametrize("module", ["study.generate", "study.access", "study.export",

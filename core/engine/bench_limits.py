@@ -137,4 +137,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from core._cli import run
+
+    raise SystemExit(run(main))
