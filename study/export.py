@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import make_url, select
 
 from study import schema as S
 from study.analysis.completion import completion_table, pool_outputs, suggestions
@@ -30,7 +31,7 @@ from study.analysis.specs import SpecLookup, find_study_spec
 from study.analysis.timings import timer_intervals, timings_table
 from study.analysis.workflows import workflow_table
 from study.spec import StudySpec
-from study.store import Store, open_store
+from study.store import Store, default_url, open_store
 from study.trace import EVENT_TYPES
 
 _P = {"participant": "pseudonym (random; never a name)"}
@@ -239,8 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--include-simulated", action="store_true")
     ap.add_argument("--include-flagged", action="store_true")
     args = ap.parse_args(argv)
+    url = make_url(args.db or default_url())
+    if url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
+        ap.error(f"no study database at {url.database or '(in memory)'}; give --db the URL of "
+                 "the study's database (e.g. sqlite:///logs/study.sqlite)")
     store = open_store(args.db)
-    for study in [args.study] if args.study else study_ids(store):
+    studies = [args.study] if args.study else study_ids(store)
+    if not studies:
+        print(f"nothing to export: {store.url} holds no study", file=sys.stderr)
+        return 1
+    for study in studies:
         tables, meta = export_study(store, study, Path(args.out) / study,
                                     include_simulated=args.include_simulated,
                                     include_flagged=args.include_flagged)

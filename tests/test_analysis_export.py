@@ -96,3 +96,15 @@ def test_analysis_page(demo_db, monkeypatch):
     at.slider(key="an_rp_k").set_value(2).run()
     assert not at.exception and not at.error
     assert any("Replay matches" in c.value for c in at.caption)
+
+
+def test_export_from_a_missing_or_empty_database_says_so(tmp_path, capsys):
+    missing = tmp_path / "typo" / "study.sqlite"
+    with pytest.raises(SystemExit) as done:
+        export_main(["--db", f"sqlite:///{missing}", "--out", str(tmp_path / "out")])
+    assert done.value.code == 2 and f"no study database at {missing}" in capsys.readouterr().err
+    assert not missing.parent.exists()  # a mistyped path is not created
+    empty = f"sqlite:///{tmp_path / 'empty.sqlite'}"
+    open_store(empty).close()
+    assert export_main(["--db", empty, "--out", str(tmp_path / "out")]) == 1
+    assert "holds no study" in capsys.readouterr().err and not (tmp_path / "out").exists()
