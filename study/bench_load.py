@@ -20,9 +20,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import make_url
+from sqlalchemy.exc import OperationalError
+
 from study.assignment import assign_participant
 from study.spec import StudySpec, parse_study
-from study.store import open_store
+from study.store import StoreError, open_store
 from study.trace import log_event
 
 TYPES = ("space.hover", "space.click", "output.view", "dv.browse", "dv.accept", "dv.reject",
@@ -154,7 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="pleasqlarify-bench-") as tmp:
         urls = [f"sqlite:///{Path(tmp) / 'bench.sqlite'}"] + ([args.db] if args.db else [])
         for url in urls:
-            result = run_bench(url, args.participants, args.events, args.sqlite_synchronous)
+            try:
+                result = run_bench(url, args.participants, args.events, args.sqlite_synchronous)
+            except (StoreError, OperationalError) as exc:
+                reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+                ap.error(f"--db {make_url(url).render_as_string(hide_password=True)}: {reason}")
             print(report(result), flush=True)
             ok &= result.ok
     return 0 if ok else 1
