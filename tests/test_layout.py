@@ -93,6 +93,15 @@ def test_a_missing_bank_is_one_error_line_not_a_traceback(args, tmp_path):
         f"error: {tmp_path / 'nope.jsonl'}:0: field '(file)': no such file; check the path"]
 
 
+def test_bench_refuses_a_pool_too_small_to_ask_about(capsys):
+    from core.evaluation.bench import main as bench_main
+
+    with pytest.raises(SystemExit) as done:
+        bench_main(["--sizes", "50", "1"])
+    assert done.value.code == 2
+    assert "--sizes: a pool needs at least 2 candidates, got 1" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("module", ["study.generate", "study.access", "study.export",
                                     "study.simulate_demo", "study.bench_load"])
 def test_study_tools_answer_help_under_their_own_name(module):

@@ -6,8 +6,8 @@ Pools of the requested size are built deterministically from a film-style databa
 enumerating plausible readings (column subsets, joins, filters, DISTINCT, ORDER BY, LIMIT) with
 weights drawn like sample counts. Stages: execution, features, similarity (functional classes),
 clustering, mining, ranking, one decision step (answer + re-cluster + re-mine + re-rank), and
-layout cold (fresh process: includes numba compilation) and warm. Figures are printed and
-written as JSON; targets live here, never in timed test assertions.
+layout cold (fresh process: includes numba compilation) and warm. Figures are printed (and
+written as JSON with ``--json``); targets live here, never in timed test assertions.
 """
 
 from __future__ import annotations
@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
                         "(nothing is written unless asked)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-layout subprocess")
     args = parser.parse_args(argv)
+    if min(args.sizes) < 2:
+        parser.error(f"--sizes: a pool needs at least 2 candidates, got {min(args.sizes)}")
     os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(tempfile.gettempdir(), "numba-cache"))
     _warm_layout()
     rows = [bench_size(n, args.repeat, not args.no_cold) for n in args.sizes]
