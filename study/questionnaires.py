@@ -86,27 +86,30 @@ SYSTEM_UTILITY = (
 
 _AS, _DS, _PQ = ("Action Space", "Decision Space (grouped decision variables)",
                  "Predicted Query (atomic decision variables)")
+
+
+def _panel_items(prefix: str, panel: str, parts: str, group: str) -> tuple[Item, ...]:
+    """The four utility statements asked about each decision panel (explore, understand, see
+    the effect, effort), worded alike so the two panels' answers compare."""
+    return (
+        Item(f"{prefix}_explore", f"The {panel} was useful for exploring the possible "
+             "interpretations.", group=group),
+        Item(f"{prefix}_understand", f"The {parts} in the {panel} were easy to understand.",
+             group=group),
+        Item(f"{prefix}_transparent", f"It was clear how my decisions in the {panel} changed the "
+             "remaining queries.", group=group),
+        Item(f"{prefix}_effort", f"Interacting with the {panel} took a lot of effort.",
+             reverse=True, group=group),
+    )
+
+
 COMPONENT_UTILITY = (
     Item("as_explore", f"The {_AS} was useful for exploring the possible interpretations.",
          group="action_space"),
     Item("as_outputs", f"The {_AS} helped me understand the outputs and their clusters.",
          group="action_space"),
-    Item("ds_explore", f"The {_DS} was useful for exploring the possible interpretations.",
-         group="decision_space"),
-    Item("ds_understand", f"The decision variables in the {_DS} were easy to understand.",
-         group="decision_space"),
-    Item("ds_transparent", f"It was clear how my decisions in the {_DS} changed the "
-         "remaining queries.", group="decision_space"),
-    Item("ds_effort", f"Interacting with the {_DS} took a lot of effort.", reverse=True,
-         group="decision_space"),
-    Item("pq_explore", f"The {_PQ} was useful for exploring the possible interpretations.",
-         group="predicted_query"),
-    Item("pq_understand", f"The clauses in the {_PQ} were easy to understand.",
-         group="predicted_query"),
-    Item("pq_transparent", f"It was clear how my decisions in the {_PQ} changed the "
-         "remaining queries.", group="predicted_query"),
-    Item("pq_effort", f"Interacting with the {_PQ} took a lot of effort.", reverse=True,
-         group="predicted_query"),
+    *_panel_items("ds", _DS, "decision variables", "decision_space"),
+    *_panel_items("pq", _PQ, "clauses", "predicted_query"),
 )
 
 SQL_LEVELS = ("none", "beginner", "intermediate", "advanced")
