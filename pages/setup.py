@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.engine.errors import StudioError
-from core.generation.sampler import NO_KEY_MESSAGE, has_api_key
+from core.generation.keys import NO_KEY_MESSAGE, has_api_key
 from study import setup_files
 from study.setup_pools import (
     database_warnings,

@@ -107,11 +107,6 @@ def find(study_id: str, root: Path | None = None) -> StudyEntry | None:
     return scan(root).get(study_id)
 
 
-def has_api_key(secret: str | None = None) -> bool:
-    """Whether an Anthropic key is configured (environment or the given secret)."""
-    return bool((os.environ.get("ANTHROPIC_API_KEY") or secret or "").strip())
-
-
 def open_problems(spec: StudySpec, *, api_key: bool) -> list[SpecProblem]:
     """What keeps a valid study closed to participants ([] when it may open)."""
     out = []

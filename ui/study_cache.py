@@ -16,7 +16,8 @@ from core.engine.execute import open_database
 from core.engine.pool import PreparedPool
 from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.taskbank import Task, load_task_bank
-from study.registry import StudyEntry, has_api_key, open_problems, scan, studies_dir
+from core.generation.keys import has_api_key
+from study.registry import StudyEntry, open_problems, scan, studies_dir
 from study.spec import StudySpec, load_study
 from study.spec_check import SpecProblem
 from study.store import Store, default_url, open_store

@@ -18,7 +18,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import email.utils
 import logging
-import os
 import random
 import threading
 import time
@@ -32,6 +31,7 @@ from core.engine.errors import DatabaseError, GenerationError
 from core.engine.execute import TaskDatabase, open_database
 from core.engine.taskbank import DatabaseSpec
 from core.generation.extract import extract_sql
+from core.generation.keys import NO_KEY_MESSAGE, has_api_key, resolve_api_key
 from core.generation.poolcache import GeneratedPool, PoolCache, Sample, estimate_cost
 from core.generation.variants import read_ddl
 
@@ -40,10 +40,6 @@ log = logging.getLogger(__name__)
 DEFAULT_MODEL = "claude-sonnet-4-6"
 PROMPT_VERSION = "v1"
 REPAIR_PROMPT_VERSION = "repair-v1"  # resampling after a rejection (core.engine.repair)
-NO_KEY_MESSAGE = (
-    "No Anthropic API key: set the ANTHROPIC_API_KEY environment variable (or "
-    "ANTHROPIC_API_KEY in .streamlit/secrets.toml for the app). Without a key, use the shipped "
-    "pools or the offline variant generator (--offline-variants).")
 PROMPTS: dict[str, tuple[str, str]] = {
     "v1": (
         "You are an expert data analyst who writes SQL for a {dialect} database. Answer the "
@@ -116,19 +112,6 @@ class SamplerConfig:
     backoff_s: float = 1.0
     backoff_max_s: float = 60.0
     budget: Budget = field(default_factory=Budget)
-
-
-def resolve_api_key(api_key: str | None = None) -> str:
-    """The key passed in, else ``$ANTHROPIC_API_KEY``; raises GenerationError if neither."""
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY", "")
-    if not key.strip():
-        raise GenerationError(NO_KEY_MESSAGE)
-    return key.strip()
-
-
-def has_api_key(api_key: str | None = None) -> bool:
-    """Whether sampling is possible (for UIs that fall back to shipped pools)."""
-    return bool((api_key or os.environ.get("ANTHROPIC_API_KEY", "")).strip())
 
 
 def repair_question(question: str, decisions: str) -> str:
@@ -429,5 +412,5 @@ def generate_pool(sampler: AnthropicSampler, question: str,
 
 
 __all__ = ["REPAIR_PROMPT_VERSION", "AnthropicSampler", "Budget", "SamplerConfig",
-           "SamplingError", "build_prompt", "estimate_cost", "generate_pool", "has_api_key",
+           "NO_KEY_MESSAGE", "SamplingError", "build_prompt", "estimate_cost", "generate_pool", "has_api_key",
            "repair_question", "resolve_api_key"]
