@@ -208,8 +208,13 @@ ONLY: list[str] = []  # --only: measure just the rows whose name contains one of
 class Rows(list):
     """Measured rows; each is printed to stderr as it arrives, and a failed one is kept as such."""
 
+    @staticmethod
+    def wanted(what: str) -> bool:
+        """Whether row ``what`` is measured in this run (``--only``)."""
+        return not ONLY or any(part.lower() in what.lower() for part in ONLY)
+
     def add(self, what: str, measure: Callable[[], list[float]]) -> None:
-        if ONLY and not any(part.lower() in what.lower() for part in ONLY):
+        if not self.wanted(what):
             return
         try:
             times = measure()
@@ -289,12 +294,12 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
 def paint_rows(rows: Rows, browser, what: str, address: str, ready: Callable, reps: int,
                network: bool) -> None:
     """A new session's first paint of ``address``, with a cold and with a warm HTTP cache."""
-    if network and (not ONLY or any(part.lower() in what.lower() for part in ONLY)):
+    cold = f"new session → {what} drawn (cold HTTP cache)"
+    warm = f"new session → {what} drawn (warm HTTP cache: new tab after one visit)"
+    if network and (rows.wanted(cold) or rows.wanted(warm)):
         timeline(browser, address, ready, what)
-    rows.add(f"new session → {what} drawn (cold HTTP cache)",
-             lambda: first_paint(browser, address, ready, reps))
-    rows.add(f"new session → {what} drawn (warm HTTP cache: new tab after one visit)",
-             lambda: first_paint(browser, address, ready, reps, warm=True))
+    rows.add(cold, lambda: first_paint(browser, address, ready, reps))
+    rows.add(warm, lambda: first_paint(browser, address, ready, reps, warm=True))
 
 
 def apptest_ms(bank: Path, task_id: str, reps: int) -> list[float]:
