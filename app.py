@@ -8,6 +8,8 @@ participant links (``?study=`` / ``?p=``) get no navigation at all.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import warmup
@@ -36,7 +38,9 @@ RESEARCH: list[st.Page] = [
             url_path="analysis"),
 ]
 
-st.set_page_config(page_title="PleaSQLarify Studio", page_icon=":material/hub:", layout="wide")
+# a local favicon: ":material/...:" page icons make the browser fetch one from a font CDN
+ICON = Path(__file__).resolve().parent / "ui" / "assets" / "favicon.png"
+st.set_page_config(page_title="PleaSQLarify Studio", page_icon=str(ICON), layout="wide")
 researcher = is_researcher()
 sync_cookie()
 pages = {**PAGES, "Research": RESEARCH}

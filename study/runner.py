@@ -30,6 +30,8 @@ from study.store import Store
 from study.timing import TimerSummary, compute_timers
 from study.trace import Event, log_event, read_events
 
+TIMER_TYPES = ("timer.start", "timer.pause", "timer.resume", "timer.stop")
+
 FACILITATOR = "__facilitator__"
 OVERRIDE_ITEM = "override/next"
 Clock = Callable[[], float]
@@ -121,11 +123,16 @@ class Runner:
         return compute_timers(self.events(), now=_ms(self.clock))
 
     def paused(self) -> bool:
-        """Whether the current subtask's timer is paused (by the facilitator or a break)."""
+        """Whether the current subtask's timer is paused (by the facilitator or a break).
+
+        Reads only the timer events: whether a timer runs depends on nothing else, and the
+        whole trace (hovers, decisions) grows to thousands of rows in a session.
+        """
         step = self.current()
         if step.kind != "task":
             return False
-        t = self.timers().get((step.task, step.subtask))
+        events = read_events(self.store, participant=self.participant, types=list(TIMER_TYPES))
+        t = compute_timers(events, now=_ms(self.clock)).get((step.task, step.subtask))
         return t is not None and not t.running and t.stopped is None and t.started is not None
 
     def workspace(self, task: str) -> dict[str, Any] | None:

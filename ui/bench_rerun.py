@@ -1,12 +1,14 @@
 """Benchmark: how fast the studio feels in real Chromium, against a trivial app in the same run.
 
-``python -m ui.bench_rerun [--reps 10] [--no-apptest] [--only TEXT]`` builds N = 50 and N = 200 pools by
-pooling the candidates of every built-in film task (they share one database), prepares them in
-a temporary folder with a one-task study, starts ``streamlit run app.py`` and a trivial
-one-button app, and prints median and p95 (ms) of: key press → re-rendered (trivial app,
-workspace at N = 50 and 200), lasso → survivors updated, first paint of Home, consent and the
-workspace (new browser session each time), participant Continue → next part, and a fresh
-process's first layout. Figures, not assertions (STYLE.md).
+``python -m ui.bench_rerun [--reps 10] [--no-apptest] [--only TEXT] [--network]`` builds N = 50
+and N = 200 pools by pooling the candidates of every built-in film task (they share one
+database), prepares them in a temporary folder with a one-task study, starts ``streamlit run
+app.py`` and a trivial one-button app, and prints median and p95 (ms) of: key press →
+re-rendered (trivial app, workspace at N = 50 and 200), lasso → survivors updated, first paint
+of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
+HTTP cache, see ui/bench_paint.py), participant Continue → next part, and a fresh process's
+first layout. ``--network`` also prints each first paint's requests. Figures, not assertions
+(STYLE.md).
 """
 
 from __future__ import annotations
@@ -14,24 +16,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
+from study.serve import CHROMIUM, CHROMIUM_ARGS, running
 from ui.bank_cache import BUILTIN_BANK
+from ui.bench_paint import TIMEOUT_MS, first_paint, new_page, timeline
 
-CHROMIUM = "/usr/bin/chromium"
-TIMEOUT_MS = 180_000  # a loaded 2-core machine can be very slow; figures, not a time limit
 ROOT = Path(__file__).resolve().parent.parent
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
 COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivors"]');
                       return e ? e.innerText : null; }"""
 TRIVIAL = """import streamlit as st
@@ -94,31 +91,6 @@ def stats(times: list[float]) -> tuple[float, float]:
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered) + 0.5) - 1))]
     return statistics.median(ordered), p95
-
-
-@contextmanager
-def server(script: str, env: dict[str, str]) -> Iterator[str]:
-    """``streamlit run script`` on a free loopback port; yields its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script,
-                             "--server.headless", "true", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--browser.gatherUsageStats",
-                             "false"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def _timed(action: Callable[[], None], until: Callable[[], None]) -> float:
@@ -187,24 +159,6 @@ def lasso(page, reps: int, back: str) -> list[float]:
     return times
 
 
-def new_page(browser, **kw):
-    """A page in a fresh browser context (its own Streamlit session, empty HTTP cache)."""
-    page = browser.new_context(viewport={"width": 1600, "height": 1100}).new_page(**kw)
-    page.set_default_timeout(TIMEOUT_MS)
-    return page
-
-
-def first_paint(browser, url: str, path: str, ready: Callable, reps: int) -> list[float]:
-    """A new browser session opens ``path`` → ``ready(page)`` holds, ``reps`` times."""
-    times = []
-    for _ in range(reps):
-        page = new_page(browser)
-        context = page.context
-        times.append(_timed(lambda p=page: p.goto(f"{url}{path}"), lambda p=page: ready(p)))
-        context.close()
-    return times
-
-
 def participant_steps(browser, url: str, reps: int) -> tuple[list[float], list[float]]:
     """Consent → demographics, then Continue → onboarding drawn and → practice workspace drawn."""
     onboarding, practice = [], []
@@ -254,8 +208,13 @@ ONLY: list[str] = []  # --only: measure just the rows whose name contains one of
 class Rows(list):
     """Measured rows; each is printed to stderr as it arrives, and a failed one is kept as such."""
 
+    @staticmethod
+    def wanted(what: str) -> bool:
+        """Whether row ``what`` is measured in this run (``--only``)."""
+        return not ONLY or any(part.lower() in what.lower() for part in ONLY)
+
     def add(self, what: str, measure: Callable[[], list[float]]) -> None:
-        if ONLY and not any(part.lower() in what.lower() for part in ONLY):
+        if not self.wanted(what):
             return
         try:
             times = measure()
@@ -270,7 +229,8 @@ class Rows(list):
         self.append((what, times))
 
 
-def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> Rows:
+def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
+                 network: bool = False) -> Rows:
     """Every Chromium measurement, as (what, times) rows."""
     from playwright.sync_api import sync_playwright
 
@@ -284,15 +244,18 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> Rows:
                PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
     rows = Rows()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        with server(str(tmp / "trivial.py"), env) as url:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+        with running(tmp / "trivial.py", env=env, log=tmp) as srv:
             page = new_page(browser)
-            page.goto(url)
+            page.goto(srv.url)
             page.get_by_text("0 of 1").wait_for(timeout=60_000)
             keypress(page, 2, None)  # warm-up
             rows.add("trivial app: key → rendered", lambda: keypress(page, reps, None))
             page.context.close()
-        with server("app.py", env) as url:
+            paint_rows(rows, browser, "trivial app", srv.url,
+                       lambda pg: pg.get_by_text("0 of 1").wait_for(), reps, network)
+        with running("app.py", env=env, log=tmp) as srv:
+            url = srv.url
             warm = new_page(browser)
             for task_id in ids.values():  # warm the server (pools, imports) before timing
                 open_task(warm, url, task_id)
@@ -308,23 +271,35 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int) -> Rows:
                     rows.add(f"workspace N={n}: lasso → survivors updated",
                              lambda page=page, back=back: lasso(page, reps, back))
                 page.context.close()
-            rows.add("new session → Home drawn", lambda: first_paint(
-                browser, url, "/", lambda pg: pg.get_by_text("Built-in tasks").wait_for(),
-                reps))
-            rows.add("new session → consent drawn", lambda: first_paint(
-                browser, url, "/participant?study=bench",
-                lambda pg: pg.get_by_role("button", name="I agree").wait_for(), reps))
-            rows.add("new session → workspace + chart drawn", lambda: first_paint(
-                browser, url, "/workspace", lambda pg: (
-                    pg.get_by_text("queries remain").wait_for(),
-                    pg.locator(".nsewdrag").first.wait_for()), reps))
-            steps: dict[str, list[float]] = {}
-            rows.add("participant Continue → onboarding drawn", lambda: steps.setdefault(
-                "all", participant_steps(browser, url, reps))[0])
-            rows.add("participant Continue → practice workspace drawn",
-                     lambda: steps.setdefault("all", participant_steps(browser, url, reps))[1])
+            paint_rows(rows, browser, "Home", f"{url}/",
+                       lambda pg: pg.get_by_text("Built-in tasks").wait_for(), reps, network)
+            paint_rows(rows, browser, "consent", f"{url}/participant?study=bench",
+                       lambda pg: pg.get_by_role("button", name="I agree").wait_for(), reps,
+                       network)
+            paint_rows(rows, browser, "workspace + chart", f"{url}/workspace", lambda pg: (
+                pg.get_by_text("queries remain").wait_for(),
+                pg.locator(".nsewdrag").first.wait_for()), reps, network)
+            steps: dict[str, tuple[list[float], list[float]]] = {}
+
+            def step_times(i: int) -> list[float]:  # both rows come from one set of runs
+                if "all" not in steps:
+                    steps["all"] = participant_steps(browser, url, reps)
+                return steps["all"][i]
+            rows.add("participant Continue → onboarding drawn", lambda: step_times(0))
+            rows.add("participant Continue → practice workspace drawn", lambda: step_times(1))
         browser.close()
     return rows
+
+
+def paint_rows(rows: Rows, browser, what: str, address: str, ready: Callable, reps: int,
+               network: bool) -> None:
+    """A new session's first paint of ``address``, with a cold and with a warm HTTP cache."""
+    cold = f"new session → {what} drawn (cold HTTP cache)"
+    warm = f"new session → {what} drawn (warm HTTP cache: new tab after one visit)"
+    if network and (rows.wanted(cold) or rows.wanted(warm)):
+        timeline(browser, address, ready, what)
+    rows.add(cold, lambda: first_paint(browser, address, ready, reps))
+    rows.add(warm, lambda: first_paint(browser, address, ready, reps, warm=True))
 
 
 def apptest_ms(bank: Path, task_id: str, reps: int) -> list[float]:
@@ -357,12 +332,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--no-apptest", action="store_true")
     parser.add_argument("--layout-reps", type=int, default=2)
+    parser.add_argument("--network", action="store_true",
+                        help="also print every request of each first paint (cold and warm)")
     parser.add_argument("--only", action="append", default=[], metavar="TEXT",
                         help="measure only rows whose name contains TEXT (repeatable), "
                              "e.g. --only 'N=50' --only Home")
     args = parser.parse_args(argv)
     ONLY[:] = args.only
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         bank, ids = build_bank(tmp / "bank")
@@ -372,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.add(f"AppTest N={n}: script rerun after Yes/No",
                          lambda task_id=task_id: apptest_ms(bank, task_id, args.reps))
         if not args.no_browser and Path(CHROMIUM).exists():
-            rows.extend(browser_rows(bank, ids, tmp, args.reps))
+            rows.extend(browser_rows(bank, ids, tmp, args.reps, args.network))
     rows.add("fresh process: first layout, warm numba cache",
              lambda: [layout_ms(False) for _ in range(args.layout_reps)])
     rows.add("fresh process: first layout, empty numba cache",
@@ -383,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     for what, times in rows:
         med, p95 = stats(times) if times else (float("nan"), float("nan"))
         print(f"| {what} | {len(times)} | {med:.0f} | {p95:.0f} |")
+    print("\nload average (1, 5, 15 min) at the start: "
+          f"{', '.join(f'{x:.2f}' for x in load_before)}; at the end: "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     return 0
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
+from study.serve import start
+from study.serve import stop as _stop
 from study.store import open_store
 from study.trace import read_events
-from tests.browser.conftest import ARTIFACTS, ROOT, _free_port
+from tests.browser.conftest import ARTIFACTS, server_env
 from tests.study_flow_fixtures import TASK, write_mini
 
 pytestmark = pytest.mark.browser
@@ -23,35 +23,11 @@ pytestmark = pytest.mark.browser
 
 def _start(tmp: Path, url: str) -> tuple[subprocess.Popen, str]:
     """``streamlit run app.py`` on a free loopback port with the tmp store and studies."""
-    port = _free_port()
-    env = dict(os.environ, PLEASQLARIFY_DB_URL=url,
-               PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
-               PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"),
-               NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
-    log = open(tmp / f"streamlit-{port}.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{base}/_stcore/health", timeout=1)
-            return proc, base
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start; see {log.name}") from None
-            time.sleep(0.2)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    srv = start("app.py", env=server_env(PLEASQLARIFY_DB_URL=url,
+                                         PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
+                                         PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio")),
+                log=tmp, timeout=60)
+    return srv.proc, srv.url
 
 
 @pytest.fixture()

@@ -11,11 +11,7 @@ completion cell on Analysis. Every step is screenshotted to test-artifacts/study
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -23,8 +19,9 @@ from playwright.sync_api import expect
 
 from study.facilitator import Console
 from study.registry import find
+from study.serve import running
 from study.store import open_store
-from tests.browser.conftest import ARTIFACTS, ROOT, _free_port
+from tests.browser.conftest import ARTIFACTS, server_env
 
 pytestmark = pytest.mark.browser
 STUDY = "film-two-conditions"
@@ -36,38 +33,13 @@ TIMES: dict[str, float] = {}
 def server(tmp_path) -> Iterator[tuple[str, str]]:
     """``streamlit run app.py`` with the shipped studies and a tmp study database."""
     url = f"sqlite:///{tmp_path / 'study.sqlite'}"
-    port = _free_port()
-    env = dict(os.environ, PLEASQLARIFY_DB_URL=url, PLEASQLARIFY_AUDIO_DIR=str(tmp_path / "a"),
-               PLEASQLARIFY_RESEARCHER_PASSWORD=PASSWORD,
-               NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
+    env = server_env(PLEASQLARIFY_DB_URL=url, PLEASQLARIFY_AUDIO_DIR=str(tmp_path / "a"),
+                     PLEASQLARIFY_RESEARCHER_PASSWORD=PASSWORD)
     env.pop("PLEASQLARIFY_STUDIES_DIR", None)
     env.pop("ANTHROPIC_API_KEY", None)
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "study-browser-server.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("streamlit did not start; see "
-                                       "test-artifacts/study-browser-server.log") from None
-                time.sleep(0.2)
-        yield base, url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with running("app.py", env=env, log=ARTIFACTS / "study-browser-server.log",
+                 timeout=60) as srv:
+        yield srv.url, url
 
 
 def _shot(page, name: str) -> None:
