@@ -24,7 +24,7 @@ from core.engine.execute import ExecutionResult, TaskDatabase, open_database
 from core.engine.features import Feature
 from core.engine.pool import PreparedPool, extend_pool
 from core.engine.similarity import output_key
-from core.engine.strategy import DEFAULT_STRATEGY, STRATEGIES, rank_variables
+from core.engine.strategy import DEFAULT_STRATEGY, GROUPED, STRATEGIES, rank_variables
 from core.engine.taskbank import DatabaseSpec
 from core.engine.variables import DecisionVariable, mine_decision_variables
 
@@ -236,7 +236,7 @@ class RepairSession:
     def _mined(self) -> list[DecisionVariable]:
         def compute() -> list[DecisionVariable]:
             idx = self.survivors
-            grouped = self.strategy == "cluster-grouped"
+            grouped = self.strategy in ("cluster-grouped", "expected-depth")
             return mine_decision_variables(
                 self.pool.x[idx], self.pool.counts[idx], self.clusters(),
                 grouped=grouped, min_support=self.min_support)
@@ -256,7 +256,8 @@ class RepairSession:
             mined = self._mined()
             ordered = rank_variables(
                 self.strategy, mined, self.pool.counts[idx], self.pool.class_index[idx],
-                self.clusters(), rng_seed=(self.random_state, self.step))
+                self.clusters(), rng_seed=(self.random_state, self.step),
+                counted=self.pool.valid[idx])
             vocab = self.pool.vocabulary
             return [RankedVariable(
                 tuple(vocab[j] for j in v.features), tuple(vocab[j] for j in v.implicit),
