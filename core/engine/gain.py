@@ -13,9 +13,8 @@ entropy bound when there are too many classes to build codes for every variable 
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
-HUFFMAN_LABELS = 64  # above this many labels the entropy bound stands in for Huffman (speed)
+HUFFMAN_LABELS = 32  # above this many labels the entropy bound stands in for Huffman (speed)
 
 
 def entropy(weights: np.ndarray, labels: np.ndarray) -> float:
@@ -38,19 +37,33 @@ def _rows_entropy(mass: np.ndarray) -> np.ndarray:
     return -(p * logs).sum(axis=1)
 
 
+def label_masses(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """(variables × labels) weight of each variable's Yes candidates per label.
+
+    Summed per label with ``np.add.reduceat`` over candidates sorted by label: O(variables ×
+    candidates) and no BLAS call (a threaded matrix product is slow on a busy machine).
+    """
+    masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+    _, inverse = np.unique(labels, return_inverse=True)
+    if len(inverse) == 0:
+        return np.zeros((masks.shape[0], 0))
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+    weighted = np.where(masks[:, order], np.asarray(weights, dtype=float)[order], 0.0)
+    return np.add.reduceat(weighted, starts, axis=1)
+
+
 def information_gain(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """IG (bits, ≥ 0) of each row of ``masks`` (variables × candidates, bool)."""
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
     if masks.shape[1] == 0:
         return np.zeros(masks.shape[0])
-    _, inverse = np.unique(labels, return_inverse=True)
-    onehot = np.zeros((len(labels), inverse.max() + 1))
-    onehot[np.arange(len(labels)), inverse] = weights
-    yes = masks.astype(float) @ onehot
-    no = (~masks).astype(float) @ onehot
     total = float(weights.sum())
     if total <= 0:
         return np.zeros(masks.shape[0])
+    yes = label_masses(masks, weights, labels)
+    no = label_masses(np.ones((1, masks.shape[1]), dtype=bool), weights, labels) - yes
+    no[no < 1e-12] = 0.0
     h = entropy(weights, labels)
     p_yes = yes.sum(axis=1) / total
     gain = h - p_yes * _rows_entropy(yes) - (1 - p_yes) * _rows_entropy(no)
@@ -114,26 +127,19 @@ def depth_bounds(mass: np.ndarray) -> np.ndarray:
     return huffman_costs(mass) if mass.shape[1] <= HUFFMAN_LABELS else _rows_entropy(mass)
 
 
-def class_onehot(labels: np.ndarray, weights: np.ndarray) -> sparse.csr_matrix:
-    """Candidates × labels sparse matrix of the candidates' weights (one entry per row)."""
-    _, inverse = np.unique(labels, return_inverse=True)
-    n = len(labels)
-    return sparse.csr_matrix((np.asarray(weights, dtype=float), (np.arange(n), inverse)),
-                             shape=(n, int(inverse.max(initial=-1)) + 1))
-
-
-def split_bounds(masks: np.ndarray, onehot: sparse.csr_matrix,
+def split_bounds(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
                  within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(bound, Yes mass, No mass) of each variable asked inside ``within`` (default: all).
+    """(bound, Yes weight, No weight) of each variable asked inside ``within`` (default: all).
 
-    The bound is 1 + Σ_answer P(answer) · :func:`depth_bounds` (answer's label masses).
+    The bound is 1 + Σ_answer P(answer) · :func:`depth_bounds` (the answer's label masses).
     """
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
-    keep = np.ones(masks.shape[1], dtype=bool) if within is None else within
-    inside = np.asarray(onehot.sum(axis=1)).ravel() * keep
-    total_mass = np.asarray(onehot.T @ keep.astype(float)).ravel()
-    yes = np.asarray((onehot.T @ (masks & keep).T.astype(float))).T
-    no = total_mass[None, :] - yes
+    w = np.asarray(weights, dtype=float)
+    if within is not None:  # only the candidates (and labels) inside matter
+        masks, w, labels = masks[:, within], w[within], np.asarray(labels)[within]
+    both = label_masses(np.vstack([masks, np.ones((1, masks.shape[1]), dtype=bool)]), w, labels)
+    yes, inside = both[:-1], both[-1]
+    no = inside[None, :] - yes
     no[no < 1e-12] = 0.0
     h = depth_bounds(np.concatenate([yes, no]))
     v = masks.shape[0]
@@ -153,4 +159,4 @@ def expected_depth_bound(masks: np.ndarray, weights: np.ndarray, labels: np.ndar
     w = np.asarray(weights, dtype=float)
     if counted is not None:
         w = np.where(counted, w, 0.0)
-    return split_bounds(masks, class_onehot(labels, w))[0]
+    return split_bounds(masks, w, labels)[0]

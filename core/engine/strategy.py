@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.engine.gain import class_onehot, information_gain, split_bounds, split_entropy
+from core.engine.gain import information_gain, label_masses, split_bounds, split_entropy
 from core.engine.variables import DecisionVariable
 
 STRATEGIES = ("expected-depth", "cluster-grouped", "cluster-atomic", "eig-atomic",
@@ -53,8 +53,7 @@ def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
     w = np.asarray(weights, dtype=float)
     if counted is not None:
         w = np.where(counted, w, 0.0)
-    onehot = class_onehot(labels, w)
-    one, _, _ = split_bounds(masks, onehot)
+    one, _, _ = split_bounds(masks, w, labels)
     total = float(w.sum())
     deep = np.zeros(len(one), dtype=bool)
     if beam < 1 or len(one) < 2 or total <= 0:
@@ -63,12 +62,12 @@ def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
     deep[np.argsort(one, kind="stable")[:beam]] = True
     for i in np.flatnonzero(deep):
         value = 1.0
-        for keep in (masks[i], ~masks[i]):
-            mass = np.asarray(onehot.T @ keep.astype(float)).ravel()
+        sides = np.vstack([masks[i], ~masks[i]])
+        for keep, mass in zip(sides, label_masses(sides, w, labels), strict=True):
             share = float(mass.sum()) / total
             if share <= 0 or np.count_nonzero(mass > 0) <= 1:
                 continue  # one output left there: nothing more to ask
-            bound, wy, wn = split_bounds(masks, onehot, keep)
+            bound, wy, wn = split_bounds(masks, w, labels, keep)
             splits = (wy > 0) & (wn > 0)
             value += share * (float(bound[splits].min()) if splits.any() else _guess_cost(mass))
         scores[i] = value

@@ -14,12 +14,12 @@ when only the pool's own Yes/No questions (conjunctions of its features) can be 
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 
 from core.engine.pool import PreparedPool
 from core.engine.similarity import ERROR_CLASS, output_key
-from itertools import combinations
-
 from core.evaluation.optimal import TreeFloor, expected_questions, huffman_depths, tree_floor
 from core.evaluation.simulate import Target, gold_target, own_feature_keys
 
