@@ -236,7 +236,7 @@ class RepairSession:
     def _mined(self) -> list[DecisionVariable]:
         def compute() -> list[DecisionVariable]:
             idx = self.survivors
-            grouped = self.strategy in ("cluster-grouped", "expected-depth")
+            grouped = self.strategy in GROUPED
             return mine_decision_variables(
                 self.pool.x[idx], self.pool.counts[idx], self.clusters(),
                 grouped=grouped, min_support=self.min_support)

@@ -292,7 +292,7 @@ def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.evaluation.report import format_per_gold, format_table, report
+    from core.evaluation.report import format_per_gold, format_per_task, format_table, report
 
     parser = argparse.ArgumentParser(prog="python -m core.evaluate",
                                      description="Simulated-user evaluation of §7.")
@@ -308,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", help="write the Figure-5 style plot (PNG) here, one per user")
     parser.add_argument("--limit", type=int, help="only the first N tasks of each bank")
     parser.add_argument("--per-gold", action="store_true",
-                        help="also list every gold: its class's Huffman depth, both outcomes")
+                        help="also list every gold (its class's Huffman depth, both outcomes) "
+                        "and, for prior, every task (Huffman and tree floors, turns)")
     parser.add_argument("--conjuncts", action="store_true",
                         help="also use WHERE conjuncts as atomic features")
     args = parser.parse_args(argv)
@@ -342,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.per_gold and any(p != "prior" for p in args.population):
         print()
         print(format_per_gold(runs, strategies[0]))
+    if args.per_gold and "prior" in args.population:
+        print()
+        print(format_per_task(runs, strategies))
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary,
                                                "runs": [asdict(r) for r in runs]}, indent=1))

@@ -224,5 +224,33 @@ def format_per_gold(runs: list[Run], strategy: str) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["bootstrap_ci", "format_per_gold", "format_table", "per_turn", "report", "summarise",
+def format_per_task(runs: list[Run], strategies: tuple[str, ...]) -> str:
+    """Per task of ``prior``: Huffman and tree floors, and each strategy's turns and ratios
+    for the honest user (the vocabulary gap is tree ÷ floor, the strategy gap turns ÷ tree)."""
+    user = "gold-features" if any(r.user == "gold-features" for r in runs) else runs[0].user
+    mine = [r for r in runs if r.population == "prior" and r.user == user]
+    tasks = list(dict.fromkeys(r.task for r in mine))
+    head = f"{'task':<34}{'floor':>7}{'tree':>7}{'tree÷f':>7}" + "".join(
+        f"{s[:14]:>15}{'÷floor':>7}{'÷tree':>7}" for s in strategies)
+    lines = [f"per task (prior, {user}): Huffman floor, tree floor, turns per strategy", head,
+             "-" * len(head)]
+    for task in tasks + ["(mean)"]:
+        ours = mine if task == "(mean)" else [r for r in mine if r.task == task]
+        first = [r for r in ours if r.strategy == strategies[0]]
+        if not first or first[0].tree_floor is None:
+            continue
+        w = np.array([r.weight for r in first])
+        floor = float(np.average([r.floor for r in first], weights=w))
+        tree = float(np.average([r.tree_floor for r in first], weights=w))
+        star = "" if all(r.tree_exact for r in first) else "*"
+        line = f"{task[:33]:<34}{floor:>7.2f}{tree:>6.2f}{star or ' '}{tree / floor if floor else 1:>7.3f}"
+        for s in strategies:
+            rs = [r for r in ours if r.strategy == s]
+            t = float(np.average([r.turns for r in rs], weights=[r.weight for r in rs]))
+            line += f"{t:>15.2f}{t / floor if floor else 1:>7.3f}{t / tree if tree else 1:>7.3f}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+__all__ = ["bootstrap_ci", "format_per_gold", "format_per_task", "format_table", "per_turn", "report", "summarise",
            "weighted_quantile"]
