@@ -213,7 +213,7 @@ def test_no_strategy_beats_the_tree_floor_and_the_tree_floor_not_huffman():
 def test_prior_report_prints_both_floors_per_task(tmp_path, capsys):
     out = tmp_path / "film.json"
     assert evaluate.main([str(FILM), "--limit", "2", "--population", "prior", "--repair", "none",
-                          "--strategies", "cluster-grouped", "expected-depth", "--per-gold",
+                          "--strategies", "cluster-grouped", "expected-depth", "--per-task",
                           "--json", str(out)]) == 0
     table = capsys.readouterr().out
     assert "÷tree" in table and "÷floor" in table

@@ -308,8 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", help="write the Figure-5 style plot (PNG) here, one per user")
     parser.add_argument("--limit", type=int, help="only the first N tasks of each bank")
     parser.add_argument("--per-gold", action="store_true",
-                        help="also list every gold (its class's Huffman depth, both outcomes) "
-                        "and, for prior, every task (Huffman and tree floors, turns)")
+                        help="also list every gold: its class's Huffman depth, both outcomes")
+    parser.add_argument("--per-task", action="store_true",
+                        help="for prior, also list every task: Huffman floor, tree floor (best "
+                        "tree over the pool's own questions), each strategy's turns and ratios")
     parser.add_argument("--conjuncts", action="store_true",
                         help="also use WHERE conjuncts as atomic features")
     args = parser.parse_args(argv)
@@ -343,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.per_gold and any(p != "prior" for p in args.population):
         print()
         print(format_per_gold(runs, strategies[0]))
-    if args.per_gold and "prior" in args.population:
+    if args.per_task and "prior" in args.population:
         print()
         print(format_per_task(runs, strategies))
     if args.json:
