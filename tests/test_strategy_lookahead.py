@@ -180,6 +180,9 @@ def test_default_strategy_asks_grouped_variables_and_records_its_score():
     top = next(v for v in mined
                if tuple(pool.vocabulary[j].key for j in v.features) == ranked[0].keys)
     assert top.extra["lookahead"] and top.extra["expected_turns"] == pytest.approx(min(deep))
+    # the Decision Space shows it; the paper's strategy has none to show
+    assert ranked[0].expected_turns == pytest.approx(min(deep))
+    assert RepairSession(pool, strategy="cluster-grouped").variables()[0].expected_turns is None
 
 
 # 'random' is seeded per target, so it is no single decision tree and the floor is not its bound

@@ -77,6 +77,9 @@ class RankedVariable:
     yes_count: int  # survivors that contain it
     no_count: int
     cluster: int | None = None
+    # lower bound on the expected questions to finish if this one is asked now (this one
+    # included); set by the expected-depth strategy only
+    expected_turns: float | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -262,7 +265,8 @@ class RepairSession:
             return [RankedVariable(
                 tuple(vocab[j] for j in v.features), tuple(vocab[j] for j in v.implicit),
                 float(v.gain), v.kind, int(idx[v.example]), int(v.mask.sum()),
-                int((~v.mask).sum()), v.cluster) for v in ordered]
+                int((~v.mask).sum()), v.cluster, v.extra.get("expected_turns"))
+                for v in ordered]
         return self._memo("variables", compute)
 
     def next_variable(self) -> RankedVariable | None:
