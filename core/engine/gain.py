@@ -83,6 +83,16 @@ def split_entropy(masks: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return h
 
 
+def guess_cost(weights: np.ndarray | list[float]) -> float:
+    """Expected rejections when outputs no question can tell apart are shown heaviest first.
+
+    This is what a session does once nothing splits the survivors: it shows the predicted
+    output, a rejection is a turn, acceptance is not.
+    """
+    w = np.sort(np.asarray(weights, dtype=float))[::-1]
+    return float(np.dot(np.arange(len(w)), w) / w.sum()) if len(w) and w.sum() > 0 else 0.0
+
+
 def huffman_costs(mass: np.ndarray) -> np.ndarray:
     """Expected Huffman code length of each row of a (rows × labels) mass matrix, in questions.
 

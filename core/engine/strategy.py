@@ -15,16 +15,23 @@ intent, so IG is just the balance of the split. ``max-prob-first`` asks about th
 feature with the highest current probability first (the greedy baseline); ``random`` picks a
 splitting atomic feature at random (seeded per step, so replays agree).
 
-Tie-breaks (``expected-depth`` first orders by its bound), in order: higher gain (to 1e-9), more balanced Yes/No split (binary entropy of the
-weights), fewer features, then the features' order in the vocabulary (display order) — deterministic, and simple
-variables before compound ones when they are equally useful.
+Tie-breaks (``expected-depth`` first orders by its score), in order: higher gain (to 1e-9), more
+balanced Yes/No split (binary entropy of the weights), fewer features, then the features' order
+in the vocabulary (display order) — deterministic, and simple variables before compound ones
+when they are equally useful.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.engine.gain import information_gain, label_masses, split_bounds, split_entropy
+from core.engine.gain import (
+    guess_cost,
+    information_gain,
+    label_masses,
+    split_bounds,
+    split_entropy,
+)
 from core.engine.variables import DecisionVariable
 
 STRATEGIES = ("expected-depth", "cluster-grouped", "cluster-atomic", "eig-atomic",
@@ -32,12 +39,6 @@ STRATEGIES = ("expected-depth", "cluster-grouped", "cluster-atomic", "eig-atomic
 DEFAULT_STRATEGY = "expected-depth"
 GROUPED = ("expected-depth", "cluster-grouped")  # strategies that ask grouped variables
 LOOKAHEAD_BEAM = 8  # variables scored two questions ahead (the rest keep their one-ply bound)
-
-
-def _guess_cost(mass: np.ndarray) -> float:
-    """Expected rejections when outputs nothing splits are shown heaviest first."""
-    m = np.sort(mass[mass > 0])[::-1]
-    return float(np.arange(len(m)) @ m / m.sum()) if m.sum() > 0 else 0.0
 
 
 def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
@@ -69,7 +70,7 @@ def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
                 continue  # one output left there: nothing more to ask
             bound, wy, wn = split_bounds(masks, w, labels, keep)
             splits = (wy > 0) & (wn > 0)
-            value += share * (float(bound[splits].min()) if splits.any() else _guess_cost(mass))
+            value += share * (float(bound[splits].min()) if splits.any() else guess_cost(mass))
         scores[i] = value
     return scores, deep
 

@@ -6,6 +6,12 @@ counts, is the expected length of a Huffman code over those weights. Strategies 
 ask about SQL features cannot beat it on average *over that prior*, so it is a floor only for
 the ``prior`` population of ``python -m core.evaluate`` (every class as target, weighted by its
 prior); for a single gold the depth of its class is information, not a bound.
+
+:func:`tree_floor` is the second floor: the best expected number of questions when only a fixed
+vocabulary of Yes/No questions exists (the pool's own, see
+:func:`core.evaluation.populations.vocabulary_floor`). Huffman ≤ tree floor ≤ any deterministic
+strategy's turns on ``prior``, so tree ÷ Huffman is the vocabulary's share of a gap and
+turns ÷ tree the strategy's.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from dataclasses import dataclass
 from itertools import count
 
 import numpy as np
+
+from core.engine.gain import guess_cost
 
 
 def huffman_depths(weights: list[float] | np.ndarray) -> list[int]:
@@ -60,16 +68,6 @@ class TreeFloor:
     expected: float
     exact: bool
     states: int
-
-
-def guess_cost(weights: list[float] | np.ndarray) -> float:
-    """Expected rejections when outputs no question can tell apart are shown heaviest first.
-
-    This is what a session does once nothing splits the survivors: it shows the predicted
-    output, a rejection is a turn, acceptance is not.
-    """
-    w = np.sort(np.asarray(weights, dtype=float))[::-1]
-    return float(np.dot(np.arange(len(w)), w) / w.sum()) if len(w) and w.sum() > 0 else 0.0
 
 
 def tree_floor(answers: np.ndarray, weights: list[float] | np.ndarray, *,
