@@ -9,9 +9,10 @@ prior); for a single gold the depth of its class is information, not a bound.
 
 :func:`tree_floor` is the second floor: the best expected number of questions when only a fixed
 vocabulary of Yes/No questions exists (the pool's own, see
-:func:`core.evaluation.populations.vocabulary_floor`). Huffman ≤ tree floor ≤ any deterministic
-strategy's turns on ``prior``, so tree ÷ Huffman is the vocabulary's share of a gap and
-turns ÷ tree the strategy's.
+:func:`core.evaluation.populations.vocabulary_floor`). tree floor ≤ any deterministic strategy's
+turns on ``prior``, and Huffman ≤ tree floor unless no question separates some classes (the
+session then shows outputs in turn, and an accepted one costs no turn); so tree ÷ Huffman is the
+vocabulary's share of a gap and turns ÷ tree the strategy's.
 """
 
 from __future__ import annotations
