@@ -10,7 +10,7 @@ import pytest
 from core.engine.errors import SessionError
 from core.engine.pool import PreparedPool
 from core.engine.session import Decision, RepairSession
-from core.engine.strategy import DEFAULT_STRATEGY, STRATEGIES
+from core.engine.strategy import STRATEGIES
 from core.evaluation.simulate import SimulatedUser
 from tests.conftest_core import dev_pool, make_pool
 
@@ -209,9 +209,9 @@ def test_grouped_variables_only_for_cluster_grouped():
     pool = dev_pool(9)
     kinds = {st: {v.kind for v in RepairSession(pool, strategy=st).variables()}
              for st in STRATEGIES}
-    assert kinds["cluster-grouped"] == {"atomic", "group"}
+    assert kinds["cluster-grouped"] == kinds["expected-depth"] == {"atomic", "group"}
     for st in STRATEGIES:
-        if st != "cluster-grouped":
+        if st not in ("cluster-grouped", "expected-depth"):
             assert kinds[st] == {"atomic"}, st
     groups = [v for v in RepairSession(pool).variables() if v.kind == "group"]
     for g in groups:
@@ -224,7 +224,7 @@ def test_grouped_variables_only_for_cluster_grouped():
 
 def test_ranking_is_by_gain_and_random_is_seeded():
     pool = dev_pool(9)
-    ranked = RepairSession(pool, strategy=DEFAULT_STRATEGY).variables()
+    ranked = RepairSession(pool, strategy="cluster-grouped").variables()
     gains = [v.gain for v in ranked]
     assert all(a >= b - 1e-9 for a, b in zip(gains, gains[1:], strict=False)) and gains[0] > 0
     a = [v.label for v in RepairSession(pool, strategy="random", random_state=1).variables()]

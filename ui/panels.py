@@ -74,8 +74,10 @@ def decision_space(ws: WorkspaceState, log: Log,
                    "mean in the Action Space, or go Back.")
     else:
         n = len(session.survivors)
+        ahead = "" if variable.expected_turns is None else \
+            f" · at least **{variable.expected_turns:.1f}** questions to finish, expected"
         st.markdown(f"Variable **{ws.browse + 1}** of {len(ranked)} · information gain "
-                    f"**{variable.gain:.2f} bits**")
+                    f"**{variable.gain:.2f} bits**{ahead}")
         st.html(chip_row(variable.features, decision=variable.keys))
         st.caption(f"Contained in {variable.yes_count} of {n} remaining queries. "
                    "Should your query contain it?")

@@ -4,11 +4,17 @@ The belief is over *candidates*, weighted by their sample counts; the quantity w
 uncertainty a question should reduce is a labelling of the candidates (functional classes or
 clusters). A variable is a Boolean mask over the candidates: IG = H(L) − Σ_v P(v) H(L | v).
 Everything is vectorised over variables so ranking hundreds of them stays cheap.
+
+:func:`expected_depth_bound` is the lookahead strategy's score: one question plus a lower bound
+on the questions each answer still needs (Huffman over the answer's classes, or Shannon's
+entropy bound when there are too many classes to build codes for every variable quickly).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+HUFFMAN_LABELS = 32  # above this many labels the entropy bound stands in for Huffman (speed)
 
 
 def entropy(weights: np.ndarray, labels: np.ndarray) -> float:
@@ -31,19 +37,33 @@ def _rows_entropy(mass: np.ndarray) -> np.ndarray:
     return -(p * logs).sum(axis=1)
 
 
+def label_masses(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """(variables × labels) weight of each variable's Yes candidates per label.
+
+    Summed per label with ``np.add.reduceat`` over candidates sorted by label: O(variables ×
+    candidates) and no BLAS call (a threaded matrix product is slow on a busy machine).
+    """
+    masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+    _, inverse = np.unique(labels, return_inverse=True)
+    if len(inverse) == 0:
+        return np.zeros((masks.shape[0], 0))
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+    weighted = np.where(masks[:, order], np.asarray(weights, dtype=float)[order], 0.0)
+    return np.add.reduceat(weighted, starts, axis=1)
+
+
 def information_gain(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """IG (bits, ≥ 0) of each row of ``masks`` (variables × candidates, bool)."""
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
     if masks.shape[1] == 0:
         return np.zeros(masks.shape[0])
-    _, inverse = np.unique(labels, return_inverse=True)
-    onehot = np.zeros((len(labels), inverse.max() + 1))
-    onehot[np.arange(len(labels)), inverse] = weights
-    yes = masks.astype(float) @ onehot
-    no = (~masks).astype(float) @ onehot
     total = float(weights.sum())
     if total <= 0:
         return np.zeros(masks.shape[0])
+    yes = label_masses(masks, weights, labels)
+    no = label_masses(np.ones((1, masks.shape[1]), dtype=bool), weights, labels) - yes
+    no[no < 1e-12] = 0.0
     h = entropy(weights, labels)
     p_yes = yes.sum(axis=1) / total
     gain = h - p_yes * _rows_entropy(yes) - (1 - p_yes) * _rows_entropy(no)
@@ -61,3 +81,92 @@ def split_entropy(masks: np.ndarray, weights: np.ndarray) -> np.ndarray:
         h = -(np.where(p > 0, p * np.log2(np.where(p > 0, p, 1)), 0)
               + np.where(p < 1, (1 - p) * np.log2(np.where(p < 1, 1 - p, 1)), 0))
     return h
+
+
+def guess_cost(weights: np.ndarray | list[float]) -> float:
+    """Expected rejections when outputs no question can tell apart are shown heaviest first.
+
+    This is what a session does once nothing splits the survivors: it shows the predicted
+    output, a rejection is a turn, acceptance is not.
+    """
+    w = np.sort(np.asarray(weights, dtype=float))[::-1]
+    return float(np.dot(np.arange(len(w)), w) / w.sum()) if len(w) and w.sum() > 0 else 0.0
+
+
+def huffman_costs(mass: np.ndarray) -> np.ndarray:
+    """Expected Huffman code length of each row of a (rows × labels) mass matrix, in questions.
+
+    Vectorised over rows with the two-queue construction (sorted leaves; merged nodes come out
+    in order), so scoring every variable costs one pass of ``labels`` merges.
+    """
+    mass = np.atleast_2d(np.asarray(mass, dtype=float))
+    rows, k = mass.shape
+    totals = mass.sum(axis=1)
+    if k < 2 or rows == 0:
+        return np.zeros(rows)
+    leaves = np.sort(np.where(mass > 0, mass, np.inf), axis=1)
+    leaves = np.concatenate([leaves, np.full((rows, 1), np.inf)], axis=1)
+    needed = (mass > 0).sum(axis=1) - 1  # merges per row
+    merged = np.full((rows, k), np.inf)
+    p1 = np.zeros(rows, dtype=int)
+    p2 = np.zeros(rows, dtype=int)
+    n2 = np.zeros(rows, dtype=int)
+    cost = np.zeros(rows)
+    r = np.arange(rows)
+    for step in range(int(needed.max(initial=0))):
+        active = step < needed
+        pair = np.zeros(rows)
+        for _ in range(2):
+            a = leaves[r, p1]
+            b = np.where(p2 < n2, merged[r, np.minimum(p2, k - 1)], np.inf)
+            take_a = a <= b
+            pair += np.where(take_a, a, b)
+            p1 += take_a & active
+            p2 += ~take_a & active
+        merged[r[active], n2[active]] = pair[active]
+        n2 += active
+        cost += np.where(active, pair, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(totals > 0, cost / totals, 0.0)
+
+
+def depth_bounds(mass: np.ndarray) -> np.ndarray:
+    """Lower bound on the questions needed to tell each row's labels apart (Huffman, or the
+    entropy when there are more than :data:`HUFFMAN_LABELS` labels)."""
+    mass = np.atleast_2d(np.asarray(mass, dtype=float))
+    return huffman_costs(mass) if mass.shape[1] <= HUFFMAN_LABELS else _rows_entropy(mass)
+
+
+def split_bounds(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
+                 within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bound, Yes weight, No weight) of each variable asked inside ``within`` (default: all).
+
+    The bound is 1 + Σ_answer P(answer) · :func:`depth_bounds` (the answer's label masses).
+    """
+    masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+    w = np.asarray(weights, dtype=float)
+    if within is not None:  # only the candidates (and labels) inside matter
+        masks, w, labels = masks[:, within], w[within], np.asarray(labels)[within]
+    both = label_masses(np.vstack([masks, np.ones((1, masks.shape[1]), dtype=bool)]), w, labels)
+    yes, inside = both[:-1], both[-1]
+    no = inside[None, :] - yes
+    no[no < 1e-12] = 0.0
+    h = depth_bounds(np.concatenate([yes, no]))
+    v = masks.shape[0]
+    wy, wn = yes.sum(axis=1), no.sum(axis=1)
+    total = float(inside.sum())
+    bound = 1.0 + (wy * h[:v] + wn * h[v:]) / total if total > 0 else np.ones(v)
+    return bound, wy, wn
+
+
+def expected_depth_bound(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
+                         counted: np.ndarray | None = None) -> np.ndarray:
+    """One question plus the bound of each answer: a lower bound on the expected questions left
+    after asking each row of ``masks`` (only ``counted`` candidates need telling apart)."""
+    masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+    if masks.shape[1] == 0:
+        return np.zeros(masks.shape[0])
+    w = np.asarray(weights, dtype=float)
+    if counted is not None:
+        w = np.where(counted, w, 0.0)
+    return split_bounds(masks, w, labels)[0]

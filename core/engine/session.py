@@ -24,7 +24,7 @@ from core.engine.execute import ExecutionResult, TaskDatabase, open_database
 from core.engine.features import Feature
 from core.engine.pool import PreparedPool, extend_pool
 from core.engine.similarity import output_key
-from core.engine.strategy import DEFAULT_STRATEGY, STRATEGIES, rank_variables
+from core.engine.strategy import DEFAULT_STRATEGY, GROUPED, STRATEGIES, rank_variables
 from core.engine.taskbank import DatabaseSpec
 from core.engine.variables import DecisionVariable, mine_decision_variables
 
@@ -77,6 +77,9 @@ class RankedVariable:
     yes_count: int  # survivors that contain it
     no_count: int
     cluster: int | None = None
+    # lower bound on the expected questions to finish if this one is asked now (this one
+    # included); set by the expected-depth strategy only
+    expected_turns: float | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -236,7 +239,7 @@ class RepairSession:
     def _mined(self) -> list[DecisionVariable]:
         def compute() -> list[DecisionVariable]:
             idx = self.survivors
-            grouped = self.strategy == "cluster-grouped"
+            grouped = self.strategy in GROUPED
             return mine_decision_variables(
                 self.pool.x[idx], self.pool.counts[idx], self.clusters(),
                 grouped=grouped, min_support=self.min_support)
@@ -256,12 +259,14 @@ class RepairSession:
             mined = self._mined()
             ordered = rank_variables(
                 self.strategy, mined, self.pool.counts[idx], self.pool.class_index[idx],
-                self.clusters(), rng_seed=(self.random_state, self.step))
+                self.clusters(), rng_seed=(self.random_state, self.step),
+                counted=self.pool.valid[idx])
             vocab = self.pool.vocabulary
             return [RankedVariable(
                 tuple(vocab[j] for j in v.features), tuple(vocab[j] for j in v.implicit),
                 float(v.gain), v.kind, int(idx[v.example]), int(v.mask.sum()),
-                int((~v.mask).sum()), v.cluster) for v in ordered]
+                int((~v.mask).sum()), v.cluster, v.extra.get("expected_turns"))
+                for v in ordered]
         return self._memo("variables", compute)
 
     def next_variable(self) -> RankedVariable | None:

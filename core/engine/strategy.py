@@ -1,6 +1,13 @@
 """Question-selection strategies: which decision variable to ask next.
 
-``cluster-grouped`` (the workspace default, the paper's method) and ``cluster-atomic`` rank by
+``expected-depth`` (the workspace default) asks the paper's grouped variables in the order of
+the fewest expected questions left, looking two questions ahead: each variable among the
+:data:`LOOKAHEAD_BEAM` best by a one-question bound is scored by 1 + Σ_answer P(answer) · (the
+best one-question bound of any variable inside that answer), where a one-question bound is one
+question plus the Huffman bound (:func:`core.engine.gain.expected_depth_bound`) of each answer's
+functional classes. It differs from information gain where that is myopic: a question that
+settles the heaviest intent now can beat a better-balanced one whose answers stay hard.
+``cluster-grouped`` (the paper's method) and ``cluster-atomic`` rank by
 expected information gain (eq. 7) about the *functional class* of the intended query — the
 intent, not the SQL string (design requirement R2) — with variables mined per cluster.
 ``eig-atomic`` is the paper's "no clustering" baseline: every distinct candidate is its own
@@ -8,20 +15,64 @@ intent, so IG is just the balance of the split. ``max-prob-first`` asks about th
 feature with the highest current probability first (the greedy baseline); ``random`` picks a
 splitting atomic feature at random (seeded per step, so replays agree).
 
-Tie-breaks, in order: higher gain (to 1e-9), more balanced Yes/No split (binary entropy of the
-weights), fewer features, then the features' order in the vocabulary (display order) — deterministic, and simple
-variables before compound ones when they are equally useful.
+Tie-breaks (``expected-depth`` first orders by its score), in order: higher gain (to 1e-9), more
+balanced Yes/No split (binary entropy of the weights), fewer features, then the features' order
+in the vocabulary (display order) — deterministic, and simple variables before compound ones
+when they are equally useful.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.engine.gain import information_gain, split_entropy
+from core.engine.gain import (
+    guess_cost,
+    information_gain,
+    label_masses,
+    split_bounds,
+    split_entropy,
+)
 from core.engine.variables import DecisionVariable
 
-STRATEGIES = ("cluster-grouped", "cluster-atomic", "eig-atomic", "max-prob-first", "random")
-DEFAULT_STRATEGY = "cluster-grouped"
+STRATEGIES = ("expected-depth", "cluster-grouped", "cluster-atomic", "eig-atomic",
+              "max-prob-first", "random")
+DEFAULT_STRATEGY = "expected-depth"
+GROUPED = ("expected-depth", "cluster-grouped")  # strategies that ask grouped variables
+LOOKAHEAD_BEAM = 8  # variables scored two questions ahead (the rest keep their one-ply bound)
+
+
+def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
+                     counted: np.ndarray | None = None, beam: int = LOOKAHEAD_BEAM
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Expected questions left after each variable, and which were scored two questions ahead.
+
+    Those are the ``beam`` best by the one-question bound; the others keep that bound (a lower
+    bound of their two-question score, so they rank after the beam). Only ``counted``
+    candidates (valid ones) need telling apart.
+    """
+    masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+    w = np.asarray(weights, dtype=float)
+    if counted is not None:
+        w = np.where(counted, w, 0.0)
+    one, _, _ = split_bounds(masks, w, labels)
+    total = float(w.sum())
+    deep = np.zeros(len(one), dtype=bool)
+    if beam < 1 or len(one) < 2 or total <= 0:
+        return one, deep
+    scores = one.copy()
+    deep[np.argsort(one, kind="stable")[:beam]] = True
+    for i in np.flatnonzero(deep):
+        value = 1.0
+        sides = np.vstack([masks[i], ~masks[i]])
+        for keep, mass in zip(sides, label_masses(sides, w, labels), strict=True):
+            share = float(mass.sum()) / total
+            if share <= 0 or np.count_nonzero(mass > 0) <= 1:
+                continue  # one output left there: nothing more to ask
+            bound, wy, wn = split_bounds(masks, w, labels, keep)
+            splits = (wy > 0) & (wn > 0)
+            value += share * (float(bound[splits].min()) if splits.any() else guess_cost(mass))
+        scores[i] = value
+    return scores, deep
 
 
 def _labels(strategy: str, class_index: np.ndarray, clusters: np.ndarray,
@@ -33,10 +84,14 @@ def _labels(strategy: str, class_index: np.ndarray, clusters: np.ndarray,
 
 def rank_variables(strategy: str, variables: list[DecisionVariable], weights: np.ndarray,
                    class_index: np.ndarray, clusters: np.ndarray, *,
-                   rng_seed: tuple[int, int] = (0, 0), target: str = "class"
-                   ) -> list[DecisionVariable]:
-    """Score ``variables`` (gain and balance set in place) and return them best first."""
-    if strategy not in ("cluster-grouped", "cluster-atomic"):
+                   rng_seed: tuple[int, int] = (0, 0), target: str = "class",
+                   counted: np.ndarray | None = None) -> list[DecisionVariable]:
+    """Score ``variables`` (gain and balance set in place) and return them best first.
+
+    ``counted`` marks the candidates whose outputs need telling apart (the valid ones); only
+    ``expected-depth`` uses it (its bound, as ``extra['expected_turns']``).
+    """
+    if strategy not in (*GROUPED, "cluster-atomic"):
         variables = [v for v in variables if v.kind == "atomic"]
     if not variables:
         return []
@@ -55,5 +110,13 @@ def rank_variables(strategy: str, variables: list[DecisionVariable], weights: np
         order = sorted(range(len(variables)),
                        key=lambda i: (-round(p_yes[i], 9), variables[i].features))
         return [variables[i] for i in order]
+    if strategy == "expected-depth":
+        scores, deep = lookahead_scores(masks, weights, class_index, counted)
+        for v, sc, d in zip(variables, scores, deep, strict=True):
+            v.extra["expected_turns"], v.extra["lookahead"] = float(sc), bool(d)
+        return sorted(variables, key=lambda v: (not v.extra["lookahead"],
+                                                round(v.extra["expected_turns"], 9),
+                                                -round(v.gain, 9), -round(v.balance, 9),
+                                                len(v.features), v.features))
     return sorted(variables, key=lambda v: (-round(v.gain, 9), -round(v.balance, 9),
                                             len(v.features), v.features))

@@ -5,7 +5,8 @@
 Pools of the requested size are built deterministically from a film-style database by
 enumerating plausible readings (column subsets, joins, filters, DISTINCT, ORDER BY, LIMIT) with
 weights drawn like sample counts. Stages: execution, features, similarity (functional classes),
-clustering, mining, ranking, one decision step (answer + re-cluster + re-mine + re-rank), and
+clustering, mining, ranking (information gain; ``ranking_default`` is the workspace's default
+strategy), one decision step (answer + re-cluster + re-mine + re-rank), and
 layout cold (fresh process: includes numba compilation) and warm. Figures are printed (and
 written as JSON with ``--json``); targets live here, never in timed test assertions.
 """
@@ -30,7 +31,7 @@ from core.engine.layout import compute_layout
 from core.engine.pool import PreparedPool, candidate_features
 from core.engine.session import RepairSession
 from core.engine.similarity import functional_classes
-from core.engine.strategy import rank_variables
+from core.engine.strategy import DEFAULT_STRATEGY, rank_variables
 from core.engine.taskbank import Candidate, DatabaseSpec, Task
 from core.engine.variables import mine_decision_variables
 
@@ -119,6 +120,9 @@ def bench_size(n: int, repeat: int, cold: bool) -> dict[str, float]:
     mined, t_mine = _time(lambda: mine_decision_variables(x, counts, labels), repeat)
     _, t_rank = _time(lambda: rank_variables("cluster-grouped", mined, counts, cidx, labels),
                       repeat)
+    valid = np.array([r.ok for r in results], dtype=bool)
+    _, t_default = _time(lambda: rank_variables(DEFAULT_STRATEGY, mined, counts, cidx, labels,
+                                                counted=valid), repeat)
     pool = PreparedPool(task.id, "bench", "sqlite", sqls, counts, results, vocab, x, keys, cidx,
                         csim)
 
@@ -136,7 +140,8 @@ def bench_size(n: int, repeat: int, cold: bool) -> dict[str, float]:
     _, t_warm = _time(lambda: compute_layout(cidx, dist, counts), 1)
     row = {"n": n, "classes": len(keys), "features": len(vocab), "execution_ms": t_exec,
            "features_ms": t_feat, "similarity_ms": t_sim, "clustering_ms": t_clu,
-           "mining_ms": t_mine, "ranking_ms": t_rank, "decision_step_ms": float(np.median(steps)),
+           "mining_ms": t_mine, "ranking_ms": t_rank, "ranking_default_ms": t_default,
+           "decision_step_ms": float(np.median(steps)),
            "layout_warm_ms": t_warm}
     if cold:
         row["layout_cold_ms"] = layout_cold_ms(n)

@@ -35,7 +35,13 @@ from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from core.engine.strategy import STRATEGIES
 from core.engine.taskbank import load_tasks
-from core.evaluation.populations import DEFAULT_POPULATION, POPULATIONS, huffman_floor, targets
+from core.evaluation.populations import (
+    DEFAULT_POPULATION,
+    POPULATIONS,
+    huffman_floor,
+    targets,
+    vocabulary_floor,
+)
 from core.evaluation.simulate import DEFAULT_USER, USERS, Target, make_user
 
 MAX_TURNS = 15  # questions + rejected outputs per session
@@ -76,6 +82,10 @@ class Run:
     realised: bool = True
     depth: int | None = None  # Huffman depth of the target's class
     floor: float | None = None  # the task's Huffman expectation (prior population only)
+    # the task's optimal decision tree over the pool's own questions (prior only); exact unless
+    # the search hit its cap (then still a lower bound)
+    tree_floor: float | None = None
+    tree_exact: bool = True
     silent_failure: bool = False
     end: str = ""  # accepted | rejected | budget | stuck
     rejections: int = 0
@@ -255,6 +265,7 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
     """Every (population target, strategy, user) run of one task."""
     runs = []
     floor = huffman_floor(pool)
+    tree = vocabulary_floor(pool) if "prior" in populations else None
     cache: dict = {"pool": pool}
     derived = "realised" in populations and "all" in populations
     for population in populations:
@@ -267,7 +278,8 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
                                    random_state=target.index * 31 + k, user=user,
                                    repair=repair, population=population,
                                    max_turns=max_turns, database=db, cache=cache)
-                    run.floor = floor if population == "prior" else None
+                    if population == "prior" and tree is not None:
+                        run.floor, run.tree_floor, run.tree_exact = floor, tree.expected, tree.exact
                     runs.append(run)
                     if population == "all" and derived and run.realised:
                         runs.append(dataclasses.replace(run, population="realised"))
@@ -280,7 +292,7 @@ def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.evaluation.report import format_per_gold, format_table, report
+    from core.evaluation.report import format_per_gold, format_per_task, format_table, report
 
     parser = argparse.ArgumentParser(prog="python -m core.evaluate",
                                      description="Simulated-user evaluation of §7.")
@@ -297,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N tasks of each bank")
     parser.add_argument("--per-gold", action="store_true",
                         help="also list every gold: its class's Huffman depth, both outcomes")
+    parser.add_argument("--per-task", action="store_true",
+                        help="for prior, also list every task: Huffman floor, tree floor (best "
+                        "tree over the pool's own questions), each strategy's turns and ratios")
     parser.add_argument("--conjuncts", action="store_true",
                         help="also use WHERE conjuncts as atomic features")
     args = parser.parse_args(argv)
@@ -330,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.per_gold and any(p != "prior" for p in args.population):
         print()
         print(format_per_gold(runs, strategies[0]))
+    if args.per_task and "prior" in args.population:
+        print()
+        print(format_per_task(runs, strategies))
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary,
                                                "runs": [asdict(r) for r in runs]}, indent=1))

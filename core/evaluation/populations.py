@@ -8,15 +8,19 @@
   is the Huffman expectation over the task's classes a floor on the mean number of turns.
 
 Each target carries the Huffman depth of its own class (None when no candidate realises it).
+:func:`vocabulary_floor` is the second floor of ``prior``: the best expected number of questions
+when only the pool's own Yes/No questions (conjunctions of its features) can be asked.
 """
 
 from __future__ import annotations
+
+from itertools import combinations
 
 import numpy as np
 
 from core.engine.pool import PreparedPool
 from core.engine.similarity import ERROR_CLASS, output_key
-from core.evaluation.optimal import expected_questions, huffman_depths
+from core.evaluation.optimal import TreeFloor, expected_questions, huffman_depths, tree_floor
 from core.evaluation.simulate import Target, gold_target, own_feature_keys
 
 POPULATIONS = ("all", "realised", "prior")
@@ -44,6 +48,44 @@ def class_depths(pool: PreparedPool) -> dict[int, int]:
 def huffman_floor(pool: PreparedPool) -> float:
     """Expected questions of the optimal code over the valid classes: a floor for ``prior``."""
     return expected_questions(list(class_weights(pool).values()))
+
+
+def representatives(pool: PreparedPool) -> dict[int, int]:
+    """Valid class -> its most frequent candidate (the prior population's stand-in gold)."""
+    out = {}
+    for c in class_weights(pool):
+        members = np.flatnonzero(pool.class_index == c)
+        out[c] = int(members[np.argmax(pool.counts[members])])
+    return out
+
+
+def vocabulary_answers(pool: PreparedPool, max_group: int = 3) -> np.ndarray:
+    """Questions × valid classes: the gold-features user's answer for each class's stand-in.
+
+    The questions are every conjunction of up to ``max_group`` of the pool's features (the
+    session mines its groups among these), deduplicated by how they split the classes; the
+    answer is Yes iff the stand-in holds every feature, exactly as the honest user answers.
+    """
+    reps = list(representatives(pool).values())
+    if not reps:
+        return np.zeros((0, 0), dtype=bool)
+    x = pool.x[reps].T  # features × classes
+    atomic = {row.tobytes(): row for row in x if row.any() and not row.all()}
+    rows = list(atomic.values())
+    found = dict(atomic)
+    for size in range(2, max_group + 1):
+        for combo in combinations(range(len(rows)), size):
+            row = np.logical_and.reduce([rows[i] for i in combo])
+            if row.any():
+                found.setdefault(row.tobytes(), row)
+    return np.array(list(found.values()), dtype=bool).reshape(-1, len(reps))
+
+
+def vocabulary_floor(pool: PreparedPool, max_group: int = 3, **kw: int) -> TreeFloor:
+    """Optimal decision tree over :func:`vocabulary_answers`: a floor for the honest user on
+    ``prior`` that, unlike the Huffman floor, only uses questions the interface can ask."""
+    weights = list(class_weights(pool).values())
+    return tree_floor(vocabulary_answers(pool, max_group), weights, **kw)
 
 
 def targets(pool: PreparedPool, population: str, schema: dict[str, list[str]] | None = None,
@@ -76,4 +118,5 @@ def targets(pool: PreparedPool, population: str, schema: dict[str, list[str]] | 
 
 
 __all__ = ["DEFAULT_POPULATION", "POPULATIONS", "POPULATION_NOTES", "class_depths",
-           "class_weights", "huffman_floor", "targets"]
+           "class_weights", "huffman_floor", "representatives", "targets", "vocabulary_answers",
+           "vocabulary_floor"]

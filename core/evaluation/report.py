@@ -2,8 +2,11 @@
 
 Every group reports success, silent failure, turns (mean, p90), repair rounds and candidates
 added by repair; runs of the ``prior`` population are weighted by their class's prior and only
-they are divided by the Huffman floor (``÷floor``). For gold populations the mean Huffman depth
-of the golds' own classes is shown as information, never as a ratio.
+they are divided by the Huffman floor (``÷floor``) and by the tree floor (``÷tree``: the best
+expected questions using only the pool's own Yes/No questions), so the gap to Huffman splits into
+the vocabulary's part (tree ÷ Huffman) and the strategy's part (turns ÷ tree). For gold
+populations the mean Huffman depth of the golds' own classes is shown as information, never as
+a ratio.
 """
 
 from __future__ import annotations
@@ -80,6 +83,11 @@ def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
         floor = float(np.average([r.floor for r in runs], weights=w))
         out["floor"] = floor
         out["turns_per_floor"] = out["mean_turns"] / floor if floor else None
+    if runs and all(r.tree_floor is not None for r in runs):
+        tree = float(np.average([r.tree_floor for r in runs], weights=w))
+        out["tree_floor"] = tree
+        out["tree_exact"] = all(r.tree_exact for r in runs)
+        out["turns_per_tree"] = out["mean_turns"] / tree if tree else None
     out["entropy"] = per_turn(runs, "entropy", horizon)
     out["similarity"] = per_turn(runs, "similarity", horizon)
     return out
@@ -119,14 +127,20 @@ def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...],
             "default": DEFAULT_STRATEGY, "unrealised": unrealised}
 
 
+PRIOR_WIDTH, GOLD_WIDTH = 53, 39  # characters of one user's cells
+
+
+def _ratio(value: float | None) -> str:
+    return f"{value:>7.3f}" if value is not None else f"{'–':>7}"
+
+
 def _cells(g: dict[str, Any], prior: bool) -> str:
     if not g.get("n"):
-        return " " * (46 if prior else 39)
+        return " " * (PRIOR_WIDTH if prior else GOLD_WIDTH)
     text = (f"{g['success']:>7.3f}{g['silent_failure']:>7.3f}{g['mean_turns']:>6.2f}"
             f"{g['p90_turns']:>5.0f}{g['repair_rounds']:>6.2f}{g['added']:>7.1f}")
     if prior:
-        ratio = g.get("turns_per_floor")
-        text += f"{ratio:>7.3f}" if ratio is not None else f"{'–':>7}"
+        text += _ratio(g.get("turns_per_floor")) + _ratio(g.get("turns_per_tree"))
     return text + " "
 
 
@@ -141,11 +155,12 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
     for pop, per_user in summary["results"].items():
         prior = pop == "prior"
         lines += ["", f"population {pop}: {summary['populations'][pop]}"]
-        sub = ("success silent turns  p90 rep'd  added" + (" ÷floor" if prior else "")).rjust(
-            46 if prior else 39)
-        lines.append(f"{'':<33}" + "".join(f"{u:^{47 if prior else 40}}" for u in users))
+        width = PRIOR_WIDTH if prior else GOLD_WIDTH
+        sub = ("success silent turns  p90 rep'd  added" + (" ÷floor  ÷tree" if prior else "")
+               ).rjust(width)
+        lines.append(f"{'':<33}" + "".join(f"{u:^{width + 1}}" for u in users))
         head = f"{'strategy':<16}{'type':<12}{'n':>5}" + "".join(f"{sub} " for _ in users)
-        head += "  floor" if prior else " Hdepth"
+        head += "  floor   tree" if prior else " Hdepth"
         lines += [head, "-" * len(head)]
         first = per_user[users[0]]
         groups = [("all", "overall")] + [(t, t) for t in sorted(first["by_type"])]
@@ -163,6 +178,10 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
                     continue
                 extra = ref.get("floor") if prior else ref.get("mean_depth")
                 tail = f"{extra:>7.2f}" if extra is not None else f"{'–':>7}"
+                if prior:
+                    tree = ref.get("tree_floor")
+                    tail += (f"{tree:>6.2f}" + ("" if ref.get("tree_exact", True) else "*")
+                             if tree is not None else f"{'–':>6}")
                 lines.append(f"{s:<16}{name:<12}{ref['n']:>5}" + "".join(cells) + tail)
             lines.append("")
         if pop in summary["best"]:
@@ -173,8 +192,12 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
               "(failures in 'all' unless repair reaches them; absent from 'realised')",
               "silent = ended on an output the user rejects with nothing left to ask; rep'd = "
               "repair rounds; added = candidates added by repair; ÷floor = mean turns ÷ the "
-              "prior-weighted Huffman expectation (a floor only for 'prior'); Hdepth = mean "
-              "Huffman depth of the golds' own classes (information, not a floor)"]
+              "prior-weighted Huffman expectation (a floor only for 'prior'); ÷tree = mean "
+              "turns ÷ the tree floor, the optimal decision tree using only the pool's own "
+              "questions (conjunctions of up to 3 features, answered as the honest user answers "
+              "for each class's stand-in; * = search capped, still a lower bound), so tree ÷ "
+              "floor is the vocabulary's gap and ÷tree the strategy's; Hdepth = mean Huffman "
+              "depth of the golds' own classes (information, not a floor)"]
     return "\n".join(lines)
 
 
@@ -201,5 +224,33 @@ def format_per_gold(runs: list[Run], strategy: str) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["bootstrap_ci", "format_per_gold", "format_table", "per_turn", "report", "summarise",
+def format_per_task(runs: list[Run], strategies: tuple[str, ...]) -> str:
+    """Per task of ``prior``: Huffman and tree floors, and each strategy's turns and ratios
+    for the honest user (the vocabulary gap is tree ÷ floor, the strategy gap turns ÷ tree)."""
+    user = "gold-features" if any(r.user == "gold-features" for r in runs) else runs[0].user
+    mine = [r for r in runs if r.population == "prior" and r.user == user]
+    tasks = list(dict.fromkeys(r.task for r in mine))
+    head = f"{'task':<34}{'floor':>7}{'tree':>7}{'tree÷f':>7}" + "".join(
+        f"{s[:14]:>15}{'÷floor':>7}{'÷tree':>7}" for s in strategies)
+    lines = [f"per task (prior, {user}): Huffman floor, tree floor, turns per strategy", head,
+             "-" * len(head)]
+    for task in tasks + ["(mean)"]:
+        ours = mine if task == "(mean)" else [r for r in mine if r.task == task]
+        first = [r for r in ours if r.strategy == strategies[0]]
+        if not first or first[0].tree_floor is None:
+            continue
+        w = np.array([r.weight for r in first])
+        floor = float(np.average([r.floor for r in first], weights=w))
+        tree = float(np.average([r.tree_floor for r in first], weights=w))
+        star = "" if all(r.tree_exact for r in first) else "*"
+        line = f"{task[:33]:<34}{floor:>7.2f}{tree:>6.2f}{star or ' '}{tree / floor if floor else 1:>7.3f}"
+        for s in strategies:
+            rs = [r for r in ours if r.strategy == s]
+            t = float(np.average([r.turns for r in rs], weights=[r.weight for r in rs]))
+            line += f"{t:>15.2f}{t / floor if floor else 1:>7.3f}{t / tree if tree else 1:>7.3f}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+__all__ = ["bootstrap_ci", "format_per_gold", "format_per_task", "format_table", "per_turn", "report", "summarise",
            "weighted_quantile"]

@@ -154,7 +154,7 @@ def test_whole_participant_flow_with_reload(browser, study) -> None:
         _click(page, "Finish this task")
         _wait(page, "Your opinion")
         _shot(page, "9-end-questionnaire")
-        page.get_by_text("6", exact=True).click()
+        page.get_by_test_id("stRadioGroup").get_by_text("6", exact=True).click()
         _click(page, "Continue")
         _wait(page, "completion code")
         _shot(page, "10-done")
