@@ -19,19 +19,11 @@ from typing import Any
 import numpy as np
 import sqlglot
 
-from core.engine.atoms import (
-    MAX_TRIED,
-    Compound,
-    Parts,
-    _Recomposer,
-    _violations,
-    decompose,
-    decompose_query,
-    guided_proposals,
-)
+from core.engine.atoms import Compound, Parts, _violations, decompose, decompose_query
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
+from core.engine.recombine import MAX_TRIED, _Recomposer, guided_proposals
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
 
