@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from core.engine.predicates import _canonical, _conjuncts
+from core.engine.features import _deref
+from core.engine.predicates import _canonical, _conjuncts, _meaning
 from core.engine.scope import _normalise_tree, _scope_of
 
 
@@ -155,10 +156,32 @@ def _decompose_tree(tree: exp.Expression, dialect: str,
         tuple(norm(e.this if isinstance(e, exp.Alias) else e) for e in tree.expressions),
         bool(tree.args.get("distinct")), conj,
         tuple(norm(deref(g)) for g in group.expressions) if group is not None else (),
-        norm(having.this) if having is not None else "",
+        # HAVING spelled as its feature is (dereferenced, canonical), so screening matches it
+        _render(_meaning(_normalise_tree(_deref(having.this, outputs), scope), dialect), dialect)
+        if having is not None else "",
         tuple(norm(deref(o.this)) + (" DESC" if o.args.get("desc") else "")
               for o in order.expressions) if order is not None else (),
         norm(limit.expression) if limit is not None else "")
+
+
+def nested_parts(sql: str, dialect: str, schema: dict[str, list[str]]) -> list[Parts]:
+    """Clause atoms of the plain SELECTs nested in ``sql`` as ``x IN (SELECT …)`` or as a
+    derived table: their GROUP BY / HAVING, WHERE and join atoms are donors too (a relational
+    division is often spelled as an IN-subquery that groups, and meant as a grouped join)."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return []
+    out: list[Parts] = []
+    for node in tree.find_all(exp.Select):
+        sub = node.parent
+        if node is tree or not isinstance(sub, exp.Subquery) or not isinstance(
+                sub.parent, (exp.In, exp.From, exp.Join)):
+            continue
+        parts = _decompose_tree(node, dialect, schema)
+        if parts is not None and parts not in out:
+            out.append(parts)
+    return out
 
 
 def _tables_of(atom: str, dialect: str) -> frozenset[str]:
@@ -237,4 +260,4 @@ def _violations(keys: set[str], yes: list[tuple[str, ...]], no: list[tuple[str, 
             + sum(1 for s in no if all(k in keys for k in s)))
 
 
-__all__ = ["Compound", "Join", "Parts", "decompose", "decompose_query"]
+__all__ = ["Compound", "Join", "Parts", "decompose", "decompose_query", "nested_parts"]

@@ -26,6 +26,7 @@ from core.engine.atoms import (
     _tables_of,
     _violations,
     decompose_query,
+    nested_parts,
 )
 from core.engine.session import RepairSession
 
@@ -56,6 +57,13 @@ class _Recomposer:
         for i in sorted(self.compounds, key=lambda i: (-weight[i], i)):
             self.donors.extend(b for b in self.compounds[i].branches if b not in self.donors)
         self.ops = list(dict.fromkeys(self.compounds[i].op for i in sorted(self.compounds)))
+        # then the plain SELECTs nested in candidates (IN-subqueries, derived tables)
+        self.nested: list[tuple[int, Parts]] = []
+        for i in sorted(np.flatnonzero(valid), key=lambda i: (-weight[i], i)):
+            for p in nested_parts(pool.sqls[int(i)], pool.dialect, pool.schema):
+                if p not in self.donors:
+                    self.donors.append(p)
+                    self.nested.append((int(i), p))
         # each clause group's real features, as the pool's candidates show them
         self.known: dict[tuple, frozenset[str]] = {}
         for i, p in self.parts.items():
@@ -245,14 +253,18 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
     one-atom edits of its most likely values (at a lower prior)."""
     values: dict[str, dict[tuple, list]] = {g: {} for g in TOP_K}
     total = float(sum(weights[i] for i in rec.parts)) or 1.0
-    for i, p in rec.parts.items():
-        w = float(weights[i]) / total
+    # nested SELECTs count as clause values at an edit's prior (they are not whole queries)
+    weighted = [(float(weights[i]) / total, p) for i, p in rec.parts.items()]
+    weighted += [(float(weights[i]) / total * EDIT_PENALTY, p) for i, p in rec.nested]
+    for w, p in weighted:
         frags = {"select": {"select": p.select}, "from": {"source": p.source, "joins": p.joins,
                                                           "where": p.where},
                  "group": {"group": p.group, "having": p.having},
                  "order": {"order": p.order, "limit": p.limit}}
         for g, key in _group_keys(p).items():
-            entry = values[g].setdefault(key, [0.0, rec.known[(g, key)], frags[g]])
+            known = rec.known.get((g, key))
+            entry = values[g].setdefault(key, [0.0, known if known is not None
+                                               else _spelled(g, p), frags[g]])
             entry[0] += w
         values["distinct"].setdefault((p.distinct,), [0.0, frozenset(
             ["DISTINCT"] if p.distinct else []), {"distinct": p.distinct}])[0] += w
@@ -261,18 +273,30 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
     atoms_select = list(dict.fromkeys(a for d in rec.donors for a in d.select))
     atoms_where = list(dict.fromkeys(a for d in rec.donors for a in d.where))
     paths = list(dict.fromkeys((d.source, d.joins) for d in rec.donors))
+    # A value's one-atom edits share EDIT_PENALTY of its prior between them (an edit is one
+    # of many alternatives, not each as likely as the value's whole penalty): a clause value
+    # found once in the pool (a nested GROUP BY / HAVING) then outranks one of thirty column
+    # additions. An edit reached from several values sums their shares.
+    pool_select = set(values["select"])
+    edited: dict[tuple, list] = {}
     for _key, (score, _, frag) in sorted(values["select"].items(), key=lambda kv: -kv[1][0])[:8]:
         sel = frag["select"]
         variants = [sel + (a,) for a in atoms_select if a not in sel]
         variants += [sel[:k] + (a,) + sel[k + 1:] for a in atoms_select if a not in sel
                      for k in range(len(sel))]
         variants += [sel[:k] + sel[k + 1:] for k in range(len(sel))] if len(sel) > 1 else []
+        share = score * EDIT_PENALTY / max(1, len(variants))
         for v in variants:
             vkey = tuple(sorted(v))
-            if vkey not in values["select"]:
+            if vkey in pool_select:
+                continue
+            if vkey not in edited:
                 probe = replace(rec.donors[0], select=v)
-                values["select"][vkey] = [score * EDIT_PENALTY, _spelled("select", probe),
-                                          {"select": v}]
+                edited[vkey] = [0.0, _spelled("select", probe), {"select": v}]
+            edited[vkey][0] += share
+    values["select"].update(edited)
+    pool_from = set(values["from"])
+    edited = {}
     for _key, (score, _, frag) in sorted(values["from"].items(), key=lambda kv: -kv[1][0])[:8]:
         where = frag["where"]
         wheres = [tuple(sorted(where + (a,))) for a in atoms_where if a not in where]
@@ -281,14 +305,18 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
         wheres += [where[:k] + where[k + 1:] for k in range(len(where))]
         options = [(frag["source"], frag["joins"], w) for w in wheres]
         options += [(s, j, where) for s, j in paths if (s, j) != (frag["source"], frag["joins"])]
+        share = score * EDIT_PENALTY / max(1, len(options))
         for s, j, w in options:
             vkey = (s, j, w)
-            if vkey not in values["from"]:
+            if vkey in pool_from:
+                continue
+            if vkey not in edited:
                 probe = replace(rec.donors[0], source=s, joins=j, where=w)
                 known = rec.known.get(("from", vkey))
-                values["from"][vkey] = [score * EDIT_PENALTY,
-                                        known if known is not None else _spelled("from", probe),
-                                        {"source": s, "joins": j, "where": w}]
+                edited[vkey] = [0.0, known if known is not None else _spelled("from", probe),
+                                {"source": s, "joins": j, "where": w}]
+            edited[vkey][0] += share
+    values["from"].update(edited)
     return values
 
 
