@@ -361,4 +361,47 @@ def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str,
     return out[:limit]
 
 
-__all__ = ["EDIT_PENALTY", "MAX_TRIED", "TOP_K", "guided_proposals"]
+MAX_BRANCHES = 40  # branch candidates paired into set operations per round
+
+
+def compound_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str, ...]],
+                       no: list[tuple[str, ...]], limit: int = MAX_TRIED
+                       ) -> list[tuple[Compound, float]]:
+    """Set operations (of the kinds the pool uses) of two plain queries, most probable first.
+
+    Branches are the pool's plain queries and set-operation branches and the guided
+    combinations that avoid every single feature ruled out (a "No" holds for both branches; a
+    "Yes" may be met by either, so it is checked on the pair). Both branches select as many
+    columns; a pair's prior is the product of its branches'.
+    """
+    if not rec.ops:
+        return []
+    single_no = [s for s in no if len(s) == 1]
+    total = float(sum(weights[i] for i in [*rec.parts, *rec.compounds])) or 1.0
+    branches: dict[Parts, float] = {}
+    for i in [*rec.parts, *rec.compounds]:
+        shape = rec.parts.get(i) or rec.compounds[i]
+        for b in (shape.branches if isinstance(shape, Compound) else (shape,)):
+            if not _violations(rec.approx_features(b), [], single_no):
+                branches[b] = branches.get(b, 0.0) + float(weights[i]) / total
+    for p, score in guided_proposals(rec, weights, [], single_no, limit=MAX_BRANCHES):
+        branches.setdefault(p, score * EDIT_PENALTY)
+    ranked = sorted(branches.items(), key=lambda kv: (-kv[1], kv[0].sql(rec.dialect)))
+    ranked = ranked[:MAX_BRANCHES]
+    feats = {b: rec.approx_features(b) for b, _ in ranked}
+    out: list[tuple[Compound, float]] = []
+    for (a, sa), (b, sb) in itertools.permutations(ranked, 2):
+        if len(a.select) != len(b.select) or a == b:
+            continue
+        for op in rec.ops:
+            if op != "EXCEPT" and a.sql(rec.dialect) > b.sql(rec.dialect):
+                continue  # UNION and INTERSECT are symmetric: one order is enough
+            if _violations(feats[a] | feats[b] | {op}, yes, no):
+                continue
+            out.append((Compound(op, (a, b)), sa * sb))
+    out.sort(key=lambda t: (-t[1], t[0].sql(rec.dialect)))
+    return out[:limit]
+
+
+__all__ = ["EDIT_PENALTY", "MAX_BRANCHES", "MAX_TRIED", "TOP_K", "compound_proposals",
+           "guided_proposals"]

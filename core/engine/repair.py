@@ -12,6 +12,7 @@ added with a small prior. It is deterministic: the same session always gets the 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ from core.engine.atoms import Compound, Parts, _violations, decompose, decompose
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
-from core.engine.recombine import MAX_TRIED, _Recomposer, guided_proposals
+from core.engine.recombine import MAX_TRIED, _Recomposer, compound_proposals, guided_proposals
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
 
@@ -70,12 +71,19 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     bases = sorted(shapes, key=lambda i: (_violations(keys_of[i], yes, no),
                                           not last_alive[i], -pool.counts[i], i))
     weighted: dict[str, float] = {}
-    guided = guided_proposals(rec, pool.counts, yes, no)
-    top = guided[0][1] if guided else 1.0
-    for p, score in guided:
-        sql = p.sql(pool.dialect)
-        if sql not in known_sql and sql not in weighted:
-            weighted[sql] = round(max(0.05, REPAIR_PRIOR * score / top), 6)
+    guided: list[tuple[Parts | Compound, float]] = list(guided_proposals(rec, pool.counts, yes, no))
+    compounds = compound_proposals(rec, pool.counts, yes, no)
+    # plain combinations and set operations take turns: their priors are not comparable
+    # (a pair's is a product of two), and either kind may be what the user means
+    mixed = [p for pair in itertools.zip_longest(guided, compounds) for p in pair
+             if p is not None]
+    for kind in (guided, compounds):
+        top = kind[0][1] if kind else 1.0
+        for p, score in kind:
+            sql = p.sql(pool.dialect)
+            weighted.setdefault(sql, round(max(0.05, REPAIR_PRIOR * score / top), 6))
+    weighted = {p.sql(pool.dialect): weighted[p.sql(pool.dialect)] for p, _ in mixed
+                if p.sql(pool.dialect) not in known_sql}
     proposals: dict[str, tuple[int, int]] = {}
     for b_rank, i in enumerate(bases[:MAX_BASES]):
         shape = shapes[i]
