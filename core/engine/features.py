@@ -195,7 +195,11 @@ def _query_features(query: exp.Expression, schema: dict[str, list[str]], dialect
             ctes = ctes | {cte.alias.lower()}
             yield Feature("WITH", cte.alias.lower())
             yield from _query_features(cte.this, schema, dialect, conjuncts, ctes, constraints)
-    if isinstance(query, exp.SetOperation):
+    merged = _union_as_or(query, schema, dialect, ctes, constraints) \
+        if isinstance(query, exp.Union) else None
+    if merged is not None:
+        yield from _merged_features(*merged, dialect, conjuncts)
+    elif isinstance(query, exp.SetOperation):
         name = _SETOP_NAMES.get(type(query), type(query).__name__.upper())
         if isinstance(query, exp.Union) and not query.args.get("distinct"):
             name = "UNION ALL"
@@ -213,6 +217,57 @@ def _query_features(query: exp.Expression, schema: dict[str, list[str]], dialect
         yield from _query_features(query.this, schema, dialect, conjuncts, ctes, constraints)
     elif isinstance(query, exp.Select):
         yield from _select_features(query, schema, dialect, conjuncts, ctes, constraints)
+
+
+_SIMPLE_BRANCH_BLOCKERS = ("group", "having", "order", "limit", "with", "with_")
+
+
+def _union_as_or(query: exp.Union, schema: dict[str, list[str]], dialect: str, ctes: set[str],
+                 constraints: tuple[Columns, Columns]
+                 ) -> tuple[list[str], list[tuple[str, str]], list[list[exp.Expression]]] | None:
+    """``SELECT c FROM F WHERE p UNION SELECT c FROM F WHERE q`` is ``SELECT DISTINCT c FROM F
+    WHERE p OR q``: (columns, FROM/ON pairs, each branch's conjuncts) when both branches are
+    plain inner-join SELECTs with the same column list (in order) over the same join frame."""
+    if not query.args.get("distinct") or any(query.args.get(k) for k in ("order", "limit")):
+        return None
+    frames = []
+    for branch in (query.this, query.expression):
+        if not isinstance(branch, exp.Select) or any(
+                branch.args.get(k) for k in _SIMPLE_BRANCH_BLOCKERS):
+            return None
+        from_ = branch.args.get("from_") or branch.args.get("from")
+        joins = branch.args.get("joins") or []
+        if from_ is None or not all(isinstance(src, exp.Table) for src in
+                                    [from_.this, *(j.this for j in joins)]) or any(
+                j.args.get("side") or j.args.get("using") for j in joins):
+            return None
+        scope = _scope_of(branch, schema, ctes, constraints=constraints)
+        # UNION removes duplicate rows, so the branch reads as if DISTINCT (semi-joins unnest)
+        pairs, rest = _inner_join_features(branch, scope, dialect, True)
+        frames.append((_projection(branch, scope, dialect), sorted(pairs), rest))
+    (cols_a, pairs_a, rest_a), (cols_b, pairs_b, rest_b) = frames
+    if cols_a != cols_b or pairs_a != pairs_b or "*" in cols_a:
+        return None
+    return cols_a, pairs_a, [rest_a, rest_b]
+
+
+def _merged_features(columns: list[str], pairs: list[tuple[str, str]],
+                     branches: list[list[exp.Expression]], dialect: str,
+                     conjuncts: bool) -> Iterable[Feature]:
+    """Features of a UNION read as one DISTINCT query whose WHERE is the OR of its branches'."""
+    yield from (Feature("SELECT", c) for c in columns)
+    yield Feature("SELECT ONLY", ", ".join(sorted(columns)))
+    yield Feature("DISTINCT")
+    yield from (Feature(k, v) for k, v in pairs)
+    if any(not rest for rest in branches):
+        return  # a branch without a condition keeps every row: the OR is true
+    either = exp.Or(this=exp.Paren(this=_and_all(branches[0], dialect)),
+                    expression=exp.Paren(this=_and_all(branches[1], dialect)))
+    tree = _meaning(either, dialect)
+    yield Feature("WHERE", tree.sql(dialect=dialect, **_RENDER))
+    parts = _conjuncts(tree)
+    if conjuncts and len(parts) > 1:
+        yield from (Feature("WHERE …", p.sql(dialect=dialect, **_RENDER)) for p in parts)
 
 
 def schema_constraints(ddl: str, dialect: str = "sqlite") -> tuple[Columns, Columns]:
