@@ -317,7 +317,48 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
                                 {"source": s, "joins": j, "where": w}]
             edited[vkey][0] += share
     values["from"].update(edited)
+    values["from"].update(_disjunctions(rec, values["from"], pool_from))
     return values
+
+
+MAX_OPERANDS = 12  # WHERE values and atoms combined into disjunctions per round
+
+
+def _disjunctions(rec: _Recomposer, froms: dict[tuple, list], pool_from: set[tuple]
+                  ) -> dict[tuple, list]:
+    """Attachment readings: WHERE ``(X) OR (Y)`` for two of the pool's conditions X, Y (a whole
+    WHERE or one conjunct), on each likely join frame whose tables they use. Each frame's
+    disjunctions share EDIT_PENALTY of its prior in proportion to their operands' weights."""
+    weight: dict[tuple[str, ...], float] = {}
+    for (_s, _j, where), (score, _, _frag) in froms.items():
+        if (_s, _j, where) not in pool_from or not where:
+            continue
+        weight[where] = weight.get(where, 0.0) + score
+        for atom in where:
+            weight[(atom,)] = weight.get((atom,), 0.0) + score
+    operands = sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_OPERANDS]
+    pairs = [(x, y, wx * wy) for (x, wx), (y, wy) in itertools.combinations(operands, 2)
+             if not set(x) <= set(y) and not set(y) <= set(x)]
+    out: dict[tuple, list] = {}
+    frames = sorted(((k, v) for k, v in froms.items() if k in pool_from),
+                    key=lambda kv: (-kv[1][0], str(kv[0])))[:8]
+    for (source, joins, _where), (score, _, _frag) in frames:
+        tables = frozenset([source, *(j.table for j in joins)])
+        fitting = [(x, y, w) for x, y, w in pairs if all(
+            rec.tables(a) <= tables for a in (*x, *y))]
+        total = sum(w for _, _, w in fitting) or 1.0
+        for x, y, w in fitting:
+            both = tuple(sorted([x, y]))
+            disj = "((" + " AND ".join(both[0]) + ") OR (" + " AND ".join(both[1]) + "))"
+            vkey = (source, joins, (disj,))
+            if vkey in pool_from:
+                continue
+            if vkey not in out:
+                probe = replace(rec.donors[0], source=source, joins=joins, where=(disj,))
+                out[vkey] = [0.0, _spelled("from", probe),
+                             {"source": source, "joins": joins, "where": (disj,)}]
+            out[vkey][0] += score * EDIT_PENALTY * w / total
+    return out
 
 
 def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str, ...]],
@@ -403,5 +444,5 @@ def compound_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[st
     return out[:limit]
 
 
-__all__ = ["EDIT_PENALTY", "MAX_BRANCHES", "MAX_TRIED", "TOP_K", "compound_proposals",
+__all__ = ["EDIT_PENALTY", "MAX_BRANCHES", "MAX_OPERANDS", "MAX_TRIED", "TOP_K", "compound_proposals",
            "guided_proposals"]
