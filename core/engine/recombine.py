@@ -402,6 +402,25 @@ def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str,
     return out[:limit]
 
 
+def spread_by_deviation(proposals: list[tuple[Parts, float]], reference: Parts
+                        ) -> list[tuple[Parts, float]]:
+    """``proposals`` reordered so that each way of differing from ``reference`` (the query
+    whose output was just rejected) takes turns: by which clause groups differ from it.
+
+    A rejection says some clause group of the reference is wrong, not which: one group's many
+    variants (thirty added columns) must not take every slot of a round from another group's
+    single likely value (a GROUP BY / HAVING). Within a group of deviations the order stays.
+    """
+    ref = _group_keys(reference)
+    buckets: dict[tuple[str, ...], list[tuple[Parts, float]]] = {}
+    for p, score in proposals:
+        key = tuple(g for g, v in _group_keys(p).items() if v != ref[g])
+        key += ("distinct",) if p.distinct != reference.distinct else ()
+        buckets.setdefault(key, []).append((p, score))
+    lists = list(buckets.values())
+    return [p for row in itertools.zip_longest(*lists) for p in row if p is not None]
+
+
 MAX_BRANCHES = 40  # branch candidates paired into set operations per round
 
 
@@ -445,4 +464,4 @@ def compound_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[st
 
 
 __all__ = ["EDIT_PENALTY", "MAX_BRANCHES", "MAX_OPERANDS", "MAX_TRIED", "TOP_K", "compound_proposals",
-           "guided_proposals"]
+           "guided_proposals", "spread_by_deviation"]

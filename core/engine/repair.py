@@ -24,7 +24,13 @@ from core.engine.atoms import Compound, Parts, _violations, decompose, decompose
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
-from core.engine.recombine import MAX_TRIED, _Recomposer, compound_proposals, guided_proposals
+from core.engine.recombine import (
+    MAX_TRIED,
+    _Recomposer,
+    compound_proposals,
+    guided_proposals,
+    spread_by_deviation,
+)
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
 
@@ -71,7 +77,11 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     bases = sorted(shapes, key=lambda i: (_violations(keys_of[i], yes, no),
                                           not last_alive[i], -pool.counts[i], i))
     weighted: dict[str, float] = {}
-    guided: list[tuple[Parts | Compound, float]] = list(guided_proposals(rec, pool.counts, yes, no))
+    plain = guided_proposals(rec, pool.counts, yes, no)
+    reference = _rejected_reference(session, rec)
+    if reference is not None:
+        plain = spread_by_deviation(plain, reference)
+    guided: list[tuple[Parts | Compound, float]] = list(plain)
     compounds = compound_proposals(rec, pool.counts, yes, no)
     # plain combinations and set operations take turns: their priors are not comparable
     # (a pair's is a product of two), and either kind may be what the user means
@@ -104,6 +114,19 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
                          6)) for sql in ordered if sql not in weighted]
     # guided combinations first (they agree with every answer by construction), then edits
     return _admit(session, list(weighted.items()) + edits, "recompose", max_new)
+
+
+def _rejected_reference(session: RepairSession, rec: _Recomposer) -> Parts | None:
+    """The plain query (most frequent) behind the one output the user rejected last, if any."""
+    for d in reversed(session.history):
+        if d.kind == "reject":
+            if len(d.outputs) != 1:
+                return None  # "none of these": no single query to differ from
+            idx = [i for i in rec.parts if session.output_key_of(i) == d.outputs[0]]
+            if not idx:
+                return None
+            return rec.parts[min(idx, key=lambda i: (-session.pool.counts[i], i))]
+    return None
 
 
 def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: str,
