@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 import sqlglot
+from sqlglot import exp
 
 from core.engine.atoms import (
     _GROUPS,
@@ -22,12 +23,14 @@ from core.engine.atoms import (
     Join,
     Parts,
     _group_keys,
+    _render,
     _spelled,
     _tables_of,
     _violations,
     decompose_query,
     nested_parts,
 )
+from core.engine.predicates import _unparen
 from core.engine.session import RepairSession
 
 MAX_TRIED = 200  # queries executed per repair round at most
@@ -50,6 +53,7 @@ class _Recomposer:
                 elif isinstance(p, Compound):
                     self.compounds[i] = p
         self._tables: dict[str, frozenset[str]] = {}
+        self._disjuncts: dict[str, list[str]] = {}
         weight = pool.counts
         order = sorted(self.parts, key=lambda i: (-weight[i], i))
         self.donors = [self.parts[i] for i in order]
@@ -93,6 +97,24 @@ class _Recomposer:
             except sqlglot.errors.SqlglotError:
                 self._tables[atom] = frozenset()
         return self._tables[atom]
+
+    def disjuncts(self, atom: str) -> list[str]:
+        """The alternatives of a conjunct that is a choice: ``x IN (a, b)`` gives ``x = a`` and
+        ``x = b``, ``(p OR q)`` gives ``p`` and ``q``; anything else gives none."""
+        if atom not in self._disjuncts:
+            try:
+                node = _unparen(sqlglot.parse_one(atom, read=self.dialect))
+            except sqlglot.errors.SqlglotError:
+                node = None
+            out: list[str] = []
+            if isinstance(node, exp.Or):
+                out = [_render(_unparen(p), self.dialect) for p in node.flatten()]
+            elif isinstance(node, exp.In) and not node.args.get("query") and len(
+                    node.expressions) > 1:
+                out = [_render(exp.EQ(this=node.this.copy(), expression=v.copy()), self.dialect)
+                       for v in node.expressions]
+            self._disjuncts[atom] = [_wrapped(d) for d in out]
+        return self._disjuncts[atom]
 
     def needed(self, p: Parts) -> frozenset[str]:
         atoms = [*p.select, *p.where, *p.group, p.having, *p.order]
@@ -321,7 +343,12 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
     return values
 
 
-MAX_OPERANDS = 12  # WHERE values and atoms combined into disjunctions per round
+def _wrapped(atom: str) -> str:
+    """A conjunct as Parts keeps it: an OR in parentheses."""
+    return f"({atom})" if " OR " in atom and not atom.startswith("(") else atom
+
+
+MAX_OPERANDS = 16  # WHERE values and atoms combined into disjunctions per round
 
 
 def _disjunctions(rec: _Recomposer, froms: dict[tuple, list], pool_from: set[tuple]
@@ -330,15 +357,30 @@ def _disjunctions(rec: _Recomposer, froms: dict[tuple, list], pool_from: set[tup
     WHERE or one conjunct), on each likely join frame whose tables they use. Each frame's
     disjunctions share EDIT_PENALTY of its prior in proportion to their operands' weights."""
     weight: dict[tuple[str, ...], float] = {}
+
+    def add(key: tuple[str, ...], w: float) -> None:
+        weight[key] = weight.get(key, 0.0) + w
+
     for (_s, _j, where), (score, _, _frag) in froms.items():
         if (_s, _j, where) not in pool_from or not where:
             continue
-        weight[where] = weight.get(where, 0.0) + score
-        for atom in where:
-            weight[(atom,)] = weight.get((atom,), 0.0) + score
+        add(where, score)
+        for k, atom in enumerate(where):
+            add((atom,), score)
+            # a conjunct that is itself a choice (x IN (a, b), p OR q) splits into its
+            # alternatives: "a and b that c" regroups as a OR (b AND c)
+            for d in rec.disjuncts(atom):
+                add((d,), score)
+                add(tuple(sorted(where[:k] + (d,) + where[k + 1:])), score)
     operands = sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_OPERANDS]
+    def redundant(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+        """One operand implies the other, or restates one of the other's alternatives."""
+        if set(x) <= set(y) or set(y) <= set(x):
+            return True
+        return any(a in rec.disjuncts(b) or b in rec.disjuncts(a) for a in x for b in y)
+
     pairs = [(x, y, wx * wy) for (x, wx), (y, wy) in itertools.combinations(operands, 2)
-             if not set(x) <= set(y) and not set(y) <= set(x)]
+             if not redundant(x, y)]
     out: dict[tuple, list] = {}
     frames = sorted(((k, v) for k, v in froms.items() if k in pool_from),
                     key=lambda kv: (-kv[1][0], str(kv[0])))[:8]
@@ -431,7 +473,8 @@ def compound_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[st
 
     Branches are the pool's plain queries and set-operation branches and the guided
     combinations that avoid every single feature ruled out (a "No" holds for both branches; a
-    "Yes" may be met by either, so it is checked on the pair). Both branches select as many
+    "Yes" may be met by either, so combinations holding each one alone are branches too, and
+    every answer is checked on the pair). Both branches select as many
     columns; a pair's prior is the product of its branches'.
     """
     if not rec.ops:
@@ -444,8 +487,11 @@ def compound_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[st
         for b in (shape.branches if isinstance(shape, Compound) else (shape,)):
             if not _violations(rec.approx_features(b), [], single_no):
                 branches[b] = branches.get(b, 0.0) + float(weights[i]) / total
-    for p, score in guided_proposals(rec, weights, [], single_no, limit=MAX_BRANCHES):
-        branches.setdefault(p, score * EDIT_PENALTY)
+    # a branch need not hold every "Yes" (the other may hold the rest): combinations are
+    # sought without them, and holding each one on its own
+    for needed in [[], *([s] for s in dict.fromkeys(yes))]:
+        for p, score in guided_proposals(rec, weights, needed, single_no, limit=MAX_BRANCHES):
+            branches.setdefault(p, score * EDIT_PENALTY)
     ranked = sorted(branches.items(), key=lambda kv: (-kv[1], kv[0].sql(rec.dialect)))
     ranked = ranked[:MAX_BRANCHES]
     feats = {b: rec.approx_features(b) for b, _ in ranked}
