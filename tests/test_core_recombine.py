@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.engine.atoms import nested_parts
+from core.engine.atoms import _group_keys, nested_parts
 from core.engine.execute import check_query, open_database
 from core.engine.pool import prepare_pool
 from core.engine.recombine import (
@@ -13,6 +13,7 @@ from core.engine.recombine import (
     _Recomposer,
     compound_proposals,
     guided_proposals,
+    spread_by_deviation,
 )
 from core.engine.repair import recompose
 from core.engine.session import RepairSession
@@ -112,3 +113,57 @@ def test_proposals_are_deterministic_and_edits_share_the_edit_penalty(sqls, gold
     pool_mass = sum(v[0] for k, v in values.items() if k in lists)
     edit_mass = sum(v[0] for k, v in values.items() if k not in lists)
     assert 0 < edit_mass <= EDIT_PENALTY * pool_mass + 1e-12
+
+
+# "Action films, and crime films from before 1995": the pool reads it as (action OR crime) AND
+# year < 1995; the other attachment, action OR (crime AND year < 1995), is in no candidate.
+ATTACHED = [
+    ("SELECT title FROM film WHERE genre IN ('action', 'crime') AND year < 1995", 3),
+    ("SELECT title FROM film WHERE genre = 'action'", 1),
+    ("SELECT title, year FROM film", 1),
+]
+ATTACHED_GOLD = "SELECT title FROM film WHERE genre = 'action' OR (genre = 'crime' AND year < 1995)"
+
+
+def test_a_choice_splits_into_its_alternatives():
+    task, pool = _setup(ATTACHED, ATTACHED_GOLD)
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    assert rec.disjuncts("film.genre IN ('action', 'crime')") == [
+        "film.genre = 'action'", "film.genre = 'crime'"]
+    assert rec.disjuncts("(film.year < 1990 OR film.year > 2000)") == [
+        "film.year < 1990", "film.year > 2000"]
+    assert rec.disjuncts("film.year < 1995") == []
+
+
+def test_disjunctions_regroup_an_attachment():
+    task, pool = _setup(ATTACHED, ATTACHED_GOLD)
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    wheres = {k[2] for k in _group_values(rec, pool.counts)["from"]}
+    assert ("((film.genre = 'action') OR (film.genre = 'crime' AND film.year < 1995))",) in wheres
+    # an operand restating an alternative of the other is not paired with it
+    assert not any("(film.genre = 'action') OR (film.genre IN" in w[0] for w in wheres if w)
+    s = RepairSession(pool, database=task.database)
+    s.answer_feature("SELECT ONLY film.title", True)
+    recompose(s, rejected_outputs=[s.predicted_output_key()])
+    assert output_key(pool.gold_results[0]) in s.pool.class_keys
+
+
+def test_spread_takes_turns_over_the_clause_groups_that_differ():
+    task, pool = _setup(GROUPED, GROUPED_GOLD)
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    reference = rec.parts[1]
+    proposals = guided_proposals(rec, pool.counts, [], [])
+    spread = spread_by_deviation(proposals, reference)
+    assert sorted(spread, key=str) == sorted(proposals, key=str)  # a reordering only
+
+    def deviation(p):
+        return tuple(g for g in ("select", "from", "group", "order")
+                     if _group_keys(p)[g] != _group_keys(reference)[g]) + (
+            ("distinct",) if p.distinct != reference.distinct else ())
+
+    kinds = [deviation(p) for p, _ in spread]
+    first = list(dict.fromkeys(kinds))
+    assert kinds[:len(first)] == first  # each kind of change once before any twice
+    for kind in first:  # within a kind the prior order stays
+        mine = [sc for (p, sc) in spread if deviation(p) == kind]
+        assert mine == sorted(mine, reverse=True)
