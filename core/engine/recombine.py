@@ -300,6 +300,10 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
     # found once in the pool (a nested GROUP BY / HAVING) then outranks one of thirty column
     # additions. An edit reached from several values sums their shares.
     pool_select = set(values["select"])
+    tables = sorted({t for d in rec.donors for t in d.tables})
+    schema = rec.session.pool.schema
+    schema_columns = [f"{t}.{c}" for t in tables for c in schema.get(t, [])
+                      if f"{t}.{c}" not in atoms_select]
     edited: dict[tuple, list] = {}
     for _key, (score, _, frag) in sorted(values["select"].items(), key=lambda kv: -kv[1][0])[:8]:
         sel = frag["select"]
@@ -307,15 +311,21 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
         variants += [sel[:k] + (a,) + sel[k + 1:] for a in atoms_select if a not in sel
                      for k in range(len(sel))]
         variants += [sel[:k] + sel[k + 1:] for k in range(len(sel))] if len(sel) > 1 else []
-        share = score * EDIT_PENALTY / max(1, len(variants))
-        for v in variants:
-            vkey = tuple(sorted(v))
-            if vkey in pool_select:
-                continue
-            if vkey not in edited:
-                probe = replace(rec.donors[0], select=v)
-                edited[vkey] = [0.0, _spelled("select", probe), {"select": v}]
-            edited[vkey][0] += share
+        # columns of the pool's tables that no candidate selects (a vague question's other
+        # reading often names another column of a table the pool uses), at a further penalty
+        fresh = [a for a in schema_columns if a not in sel]
+        fresh_variants = [sel[:k] + (a,) + sel[k + 1:] for a in fresh for k in range(len(sel))]
+        fresh_variants += [sel + (a,) for a in fresh]
+        for group, mass in ((variants, EDIT_PENALTY), (fresh_variants, EDIT_PENALTY ** 2)):
+            share = score * mass / max(1, len(group))
+            for v in group:
+                vkey = tuple(sorted(v))
+                if vkey in pool_select:
+                    continue
+                if vkey not in edited:
+                    probe = replace(rec.donors[0], select=v)
+                    edited[vkey] = [0.0, _spelled("select", probe), {"select": v}]
+                edited[vkey][0] += share
     values["select"].update(edited)
     pool_from = set(values["from"])
     edited = {}
