@@ -6,15 +6,15 @@ import pytest
 
 from core.engine.atoms import _group_keys, nested_parts
 from core.engine.execute import check_query, open_database
-from core.engine.pool import prepare_pool
-from core.engine.recombine import (
+from core.engine.guided import (
     EDIT_PENALTY,
     _group_values,
-    _Recomposer,
     compound_proposals,
     guided_proposals,
     spread_by_deviation,
 )
+from core.engine.pool import prepare_pool
+from core.engine.recombine import _Recomposer
 from core.engine.repair import recompose
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key

@@ -1,13 +1,17 @@
 """Repair: reach readings the pool lacks by recombining the atoms of its candidates.
 
 When the user rejects the predicted output (or says "none of these"), :func:`recompose` builds
-new SQL on the sqlglot AST from clause-level atoms found in the pool — the SELECT columns of one
-candidate, the WHERE conjuncts of another, the join path that connects their tables, their
-GROUP BY / HAVING / ORDER BY / LIMIT — starting from the candidates that agree best with the
-user's answers and making one edit each. Every new query must hold every feature set the user
-said Yes to and none they said No to, must pass the read-only allow-list and execute, and must
-produce an output that is neither rejected nor already surviving; one query per new output is
-added with a small prior. It is deterministic: the same session always gets the same queries.
+new SQL on the sqlglot AST from clause-level atoms (:mod:`core.engine.atoms`) — the SELECT
+columns of one candidate, the WHERE conjuncts of another, the join path that connects their
+tables, their GROUP BY / HAVING / ORDER BY / LIMIT, the clauses of SELECTs nested in them, the
+columns of the tables they use — searched in :mod:`core.engine.recombine`: clause values
+combined across candidates (guided by the answers, taking turns over which clause groups of
+the rejected query they change), set operations of two branches, attachment regroupings
+``(X) OR (Y)``, then one-edit variants of the candidates that agree best with the answers.
+Every new query must hold every feature set the user said Yes to and none they said No to,
+must pass the read-only allow-list and execute, and must produce an output that is neither
+rejected nor already surviving; one query per new output is added with a small prior. It is
+deterministic: the same session always gets the same queries.
 """
 
 from __future__ import annotations
@@ -24,13 +28,8 @@ from core.engine.atoms import Compound, Parts, _violations, decompose, decompose
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
-from core.engine.recombine import (
-    MAX_TRIED,
-    _Recomposer,
-    compound_proposals,
-    guided_proposals,
-    spread_by_deviation,
-)
+from core.engine.guided import compound_proposals, guided_proposals, spread_by_deviation
+from core.engine.recombine import MAX_TRIED, _Recomposer
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
 
