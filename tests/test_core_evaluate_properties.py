@@ -102,9 +102,10 @@ def _trap_bank(path: Path) -> Path:
          "candidates": [{"sql": "SELECT name FROM t", "count": 3},
                         {"sql": "SELECT name FROM t WHERE x >= 20", "count": 1},
                         {"sql": "SELECT name FROM t WHERE x > 20", "count": 1}]},
-        # no candidate produces the gold's output, and no atom of the pool can build it
+        # no candidate produces the gold's output, and no atom of the pool (nor a column of
+        # its tables) can build it: no condition keeps x below 15
         {"id": "trap-missing", "question": "Which ids?", "ambiguity": "scope",
-         "database": db, "gold": ["SELECT id FROM t"],
+         "database": db, "gold": ["SELECT id FROM t WHERE x < 15"],
          "candidates": [{"sql": "SELECT name FROM t", "count": 2},
                         {"sql": "SELECT name FROM t WHERE x > 10", "count": 1}]},
     ]

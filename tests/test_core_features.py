@@ -58,8 +58,13 @@ def test_set_operations_visit_both_branches():
     b = keys("SELECT title FROM film WHERE genre = 'action' AND year > 1995 UNION "
              "SELECT title FROM film WHERE genre = 'crime' AND year > 1995")
     assert a != b
-    assert "WHERE film.genre = 'crime' AND film.year > 1995" in a
-    assert "WHERE film.genre = 'action' AND film.year > 1995" in b
+    # over one frame the UNION is the OR of its branches: the grouping shows in the predicate
+    assert "WHERE (film.genre = 'action' OR film.year > 1995) AND " \
+           "film.genre IN ('action', 'crime')" in a
+    assert "WHERE film.genre IN ('action', 'crime') AND film.year > 1995" in b
+    c = keys("SELECT title FROM film WHERE genre = 'action' UNION "
+             "SELECT f.title FROM film f JOIN person p ON p.id = f.director_id WHERE p.name = 'N'")
+    assert "UNION" in c and "WHERE film.genre = 'action'" in c and "WHERE person.name = 'N'" in c
 
 
 @pytest.mark.parametrize(("left", "right"), [
@@ -115,6 +120,18 @@ def test_set_operations_visit_both_branches():
     ("SELECT title FROM film WHERE 1 = 1 AND genre = 'crime'",
      "SELECT title FROM film WHERE genre = 'crime'"),
     ("SELECT title FROM film WHERE NOT year > 2000", "SELECT title FROM film WHERE year <= 2000"),
+    # a UNION of two queries over one join frame is one DISTINCT query with the OR of their
+    # conditions (whatever the aliases and the table the joins start from)
+    ("SELECT f.title FROM film f WHERE f.genre = 'a' AND f.year = 3 "
+     "UNION SELECT title FROM film WHERE genre = 'b' AND year = 3",
+     "SELECT DISTINCT title FROM film WHERE genre IN ('a', 'b') AND year = 3"),
+    ("SELECT f.title FROM film f JOIN person p ON p.id = f.director_id WHERE p.name = 'N' "
+     "UNION SELECT film.title FROM person JOIN film ON film.director_id = person.id "
+     "WHERE film.year > 3",
+     "SELECT DISTINCT film.title FROM film JOIN person ON film.director_id = person.id "
+     "WHERE person.name = 'N' OR film.year > 3"),
+    ("SELECT title FROM film WHERE genre = 'a' UNION SELECT title FROM film",
+     "SELECT DISTINCT title FROM film"),
 ])
 def test_equivalent_spellings_have_equal_features(left, right):
     assert keys(left) == keys(right)
@@ -151,6 +168,19 @@ def test_equivalent_spellings_have_equal_features(left, right):
      "SELECT f.title FROM film f JOIN review r ON r.id = f.id"),
     ("SELECT f.title FROM film f JOIN person p ON p.id = f.director_id",
      "SELECT f.title FROM film f"),
+    # UNION ALL keeps duplicate rows; a UNION whose branches list columns in another order
+    # pairs different columns; over different join frames it is no single query's OR
+    ("SELECT title FROM film WHERE genre = 'a' UNION ALL SELECT title FROM film WHERE genre = 'b'",
+     "SELECT DISTINCT title FROM film WHERE genre IN ('a', 'b')"),
+    ("SELECT title, year FROM film WHERE genre = 'a' "
+     "UNION SELECT year, title FROM film WHERE genre = 'b'",
+     "SELECT DISTINCT title, year FROM film WHERE genre IN ('a', 'b')"),
+    ("SELECT f.title FROM film f JOIN person p ON p.id = f.director_id WHERE p.name = 'N' "
+     "UNION SELECT title FROM film WHERE year > 3",
+     "SELECT DISTINCT f.title FROM film f JOIN person p ON p.id = f.director_id "
+     "WHERE p.name = 'N' OR f.year > 3"),
+    ("SELECT title FROM film WHERE genre = 'a' UNION SELECT title FROM film WHERE genre = 'b'",
+     "SELECT title FROM film WHERE genre IN ('a', 'b')"),
 ])
 def test_different_queries_have_different_features(left, right):
     assert keys(left) != keys(right)

@@ -1,27 +1,21 @@
-"""Clause atoms of candidate queries, and the edits and combinations repair builds from them.
+"""Clause atoms of candidate queries: the inventory repair recombines.
 
 :func:`decompose` splits a plain SELECT into atoms qualified by base table (so atoms of
-different candidates combine); a two-branch set operation is a :class:`Compound`. The
-:class:`_Recomposer` holds one pool's inventory: each clause group's real features as the pool
-shows them (to screen edits against the user's answers before running anything), the pool's
-join graph (to compose join paths), one-edit variants, and — in :func:`guided_proposals` —
-combinations of clause values across candidates that agree with every answer.
+different candidates combine); a two-branch set operation is a :class:`Compound`. The helpers
+below spell a clause group's features from its atoms and count how many of the user's answers a
+feature set contradicts. The search over combinations lives in :mod:`core.engine.recombine`.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from core.engine.features import _canonical, _conjuncts, _normalise_tree, _scope_of
-from core.engine.session import RepairSession
-
-MAX_TRIED = 200  # queries executed per repair round at most
+from core.engine.features import _deref
+from core.engine.predicates import _canonical, _conjuncts, _meaning
+from core.engine.scope import _normalise_tree, _scope_of
 
 
 @dataclass(frozen=True)
@@ -162,10 +156,32 @@ def _decompose_tree(tree: exp.Expression, dialect: str,
         tuple(norm(e.this if isinstance(e, exp.Alias) else e) for e in tree.expressions),
         bool(tree.args.get("distinct")), conj,
         tuple(norm(deref(g)) for g in group.expressions) if group is not None else (),
-        norm(having.this) if having is not None else "",
+        # HAVING spelled as its feature is (dereferenced, canonical), so screening matches it
+        _render(_meaning(_normalise_tree(_deref(having.this, outputs), scope), dialect), dialect)
+        if having is not None else "",
         tuple(norm(deref(o.this)) + (" DESC" if o.args.get("desc") else "")
               for o in order.expressions) if order is not None else (),
         norm(limit.expression) if limit is not None else "")
+
+
+def nested_parts(sql: str, dialect: str, schema: dict[str, list[str]]) -> list[Parts]:
+    """Clause atoms of the plain SELECTs nested in ``sql`` as ``x IN (SELECT …)`` or as a
+    derived table: their GROUP BY / HAVING, WHERE and join atoms are donors too (a relational
+    division is often spelled as an IN-subquery that groups, and meant as a grouped join)."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return []
+    out: list[Parts] = []
+    for node in tree.find_all(exp.Select):
+        sub = node.parent
+        if node is tree or not isinstance(sub, exp.Subquery) or not isinstance(
+                sub.parent, (exp.In, exp.From, exp.Join)):
+            continue
+        parts = _decompose_tree(node, dialect, schema)
+        if parts is not None and parts not in out:
+            out.append(parts)
+    return out
 
 
 def _tables_of(atom: str, dialect: str) -> frozenset[str]:
@@ -186,201 +202,6 @@ def _tables_of(atom: str, dialect: str) -> frozenset[str]:
     walk(node)
     return frozenset(found)
 
-
-class _Recomposer:
-    """One repair round's inventory of atoms and the edits built from it."""
-
-    def __init__(self, session: RepairSession):
-        self.session = session
-        pool = session.pool
-        self.dialect = pool.dialect
-        self.parts: dict[int, Parts] = {}
-        self.compounds: dict[int, Compound] = {}
-        valid = pool.valid
-        for i, sql in enumerate(pool.sqls):
-            if valid[i]:
-                p = decompose_query(sql, pool.dialect, pool.schema)
-                if isinstance(p, Parts):
-                    self.parts[i] = p
-                elif isinstance(p, Compound):
-                    self.compounds[i] = p
-        self._tables: dict[str, frozenset[str]] = {}
-        weight = pool.counts
-        order = sorted(self.parts, key=lambda i: (-weight[i], i))
-        self.donors = [self.parts[i] for i in order]
-        # the branches of set operations are donors too (after the plain queries)
-        for i in sorted(self.compounds, key=lambda i: (-weight[i], i)):
-            self.donors.extend(b for b in self.compounds[i].branches if b not in self.donors)
-        self.ops = list(dict.fromkeys(self.compounds[i].op for i in sorted(self.compounds)))
-        # each clause group's real features, as the pool's candidates show them
-        self.known: dict[tuple, frozenset[str]] = {}
-        for i, p in self.parts.items():
-            keys = pool.feature_keys(i)
-            for group, key in _group_keys(p).items():
-                self.known.setdefault((group, key), frozenset(
-                    k for k in keys if k.split(" ", 1)[0] in _GROUPS[group]
-                    and not (group == "select" and k == "DISTINCT")))
-
-    def approx_features(self, p: Parts | Compound) -> set[str]:
-        """The features ``p`` will have: each clause group's as seen in the pool when some
-        candidate has that clause, else spelled from the atoms (checked exactly later)."""
-        if isinstance(p, Compound):
-            return {p.op}.union(*(self.approx_features(b) for b in p.branches))
-        out: set[str] = set()
-        for group, key in _group_keys(p).items():
-            found = self.known.get((group, key))
-            out |= found if found is not None else _spelled(group, p)
-        if p.distinct:
-            out.add("DISTINCT")
-        return out
-
-    def tables(self, atom: str) -> frozenset[str]:
-        if atom not in self._tables:
-            try:
-                self._tables[atom] = _tables_of(atom, self.dialect)
-            except sqlglot.errors.SqlglotError:
-                self._tables[atom] = frozenset()
-        return self._tables[atom]
-
-    def needed(self, p: Parts) -> frozenset[str]:
-        atoms = [*p.select, *p.where, *p.group, p.having, *p.order]
-        out: set[str] = set()
-        for a in atoms:
-            if a:
-                out |= self.tables(a)
-        return frozenset(out)
-
-    def edges(self) -> dict[str, list[tuple[str, str]]]:
-        """The pool's inner-join graph: table -> [(other table, ON condition)]."""
-        if not hasattr(self, "_edges"):
-            graph: dict[str, list[tuple[str, str]]] = {}
-            for d in self.donors:
-                seen = {d.source}
-                for j in d.joins:
-                    if j.side or not j.on:
-                        continue
-                    tabs = self.tables(j.on)
-                    for t in tabs - {j.table}:
-                        if t in seen:
-                            graph.setdefault(t, []).append((j.table, j.on))
-                            graph.setdefault(j.table, []).append((t, j.on))
-                    seen.add(j.table)
-            self._edges = {t: sorted(set(v)) for t, v in graph.items()}
-        return self._edges
-
-    def compose_path(self, need: frozenset[str], start: str) -> tuple[str, tuple[Join, ...]] | None:
-        """The fewest pool join edges that connect ``need`` (grown from ``start``), or None."""
-        graph = self.edges()
-        have, joins = {start}, []
-        for target in sorted(need - {start}):
-            if target in have:
-                continue
-            prev: dict[str, tuple[str, str] | None] = {t: None for t in have}
-            queue = sorted(have)
-            while queue and target not in prev:
-                nxt = []
-                for t in queue:
-                    for other, on in graph.get(t, []):
-                        if other not in prev:
-                            prev[other] = (t, on)
-                            nxt.append(other)
-                queue = nxt
-            if target not in prev:
-                return None
-            chain, t = [], target
-            while prev[t] is not None:
-                chain.append((t, prev[t][1]))
-                t = prev[t][0]
-            for table, on in reversed(chain):
-                have.add(table)
-                joins.append(Join("", table, on))
-        return start, tuple(joins)
-
-    def fit_joins(self, p: Parts) -> list[Parts]:
-        """``p`` itself if its tables cover its atoms, else ``p`` on the fewest pool join edges
-        that connect them, and on each pool join path that covers them (fewest tables first)."""
-        need = self.needed(p)
-        if need <= p.tables:
-            return [p]
-        out = []
-        composed = self.compose_path(need | {p.source}, p.source)
-        if composed is not None:
-            out.append(replace(p, source=composed[0], joins=composed[1]))
-        paths = {(d.source, d.joins) for d in self.donors if need <= d.tables}
-        ranked = sorted(paths, key=lambda sj: (len(sj[1]), sj[0], str(sj[1])))
-        out += [replace(p, source=s, joins=j) for s, j in ranked[:2]]
-        return out
-
-    def pruned(self, p: Parts) -> Parts | None:
-        """``p`` without the joined tables none of its atoms needs (inner joins only)."""
-        if any(j.side for j in p.joins):
-            return None
-        need = self.needed(p) | {p.source}
-        if need >= p.tables:
-            return None
-        composed = self.compose_path(need, p.source)
-        return None if composed is None else replace(p, source=composed[0], joins=composed[1])
-
-    def compound_edits(self, base: Compound) -> Iterable[tuple[int, Parts | Compound]]:
-        """One branch edited (and fitted to its tables), the operator swapped, or one branch
-        kept alone."""
-        for k, branch in enumerate(base.branches):
-            yield 2, branch
-            for rank, edited in self.edits(branch):
-                for fitted in self.fit_joins(edited):
-                    if fitted.select and len(fitted.select) == len(base.branches[1 - k].select):
-                        both = list(base.branches)
-                        both[k] = fitted
-                        yield rank, Compound(base.op, (both[0], both[1]))
-        for op in self.ops:
-            if op != base.op:
-                yield 2, Compound(op, base.branches)
-
-    def edits(self, base: Parts) -> Iterable[tuple[int, Parts]]:
-        """(rank, edited query): one clause replaced, added or dropped from the inventory."""
-        seen_select, seen_where = set(), set()
-        for d in self.donors:
-            if d.select != base.select and d.select not in seen_select:
-                seen_select.add(d.select)
-                yield 1, replace(base, select=d.select)
-            if d.where != base.where and d.where not in seen_where:
-                seen_where.add(d.where)
-                yield 1, replace(base, where=d.where)
-        atoms_select = list(dict.fromkeys(a for d in self.donors for a in d.select))
-        atoms_where = list(dict.fromkeys(a for d in self.donors for a in d.where))
-        for a in atoms_select:
-            if a not in base.select:
-                yield 2, replace(base, select=base.select + (a,))
-                for k in range(len(base.select)):
-                    yield 2, replace(base, select=base.select[:k] + (a,) + base.select[k + 1:])
-        if len(base.select) > 1:
-            for k in range(len(base.select)):
-                yield 2, replace(base, select=base.select[:k] + base.select[k + 1:])
-        for a in atoms_where:
-            if a not in base.where:
-                yield 2, replace(base, where=tuple(sorted(base.where + (a,))))
-                for k in range(len(base.where)):
-                    yield 2, replace(base, where=tuple(sorted(
-                        base.where[:k] + (a,) + base.where[k + 1:])))
-        for k in range(len(base.where)):
-            yield 2, replace(base, where=base.where[:k] + base.where[k + 1:])
-        yield 2, replace(base, distinct=not base.distinct)
-        tails = dict.fromkeys((d.group, d.having) for d in self.donors)
-        for group, having in tails:
-            if (group, having) != (base.group, base.having):
-                yield 3, replace(base, group=group, having=having)
-        if base.group:
-            yield 3, replace(base, group=(), having="")
-        orders = dict.fromkeys((d.order, d.limit) for d in self.donors)
-        for order, limit in orders:
-            if (order, limit) != (base.order, base.limit):
-                yield 3, replace(base, order=order, limit=limit)
-        if base.order or base.limit:
-            yield 3, replace(base, order=(), limit="")
-        joins = dict.fromkeys((d.source, d.joins) for d in self.donors)
-        for source, js in joins:
-            if (source, js) != (base.source, base.joins):
-                yield 3, replace(base, source=source, joins=js)
 
 
 _GROUPS = {"select": ("SELECT",), "from": ("FROM", "JOIN", "LEFT", "ON", "WHERE"),
@@ -439,110 +260,4 @@ def _violations(keys: set[str], yes: list[tuple[str, ...]], no: list[tuple[str, 
             + sum(1 for s in no if all(k in keys for k in s)))
 
 
-
-# ----- guided recomposition: every clause group chosen to agree with the answers ---------------
-EDIT_PENALTY = 0.2  # prior factor of a clause value the pool does not contain as a whole
-TOP_K = {"select": 10, "from": 14, "group": 3, "order": 3, "distinct": 2}
-
-
-def _group_of(key: str) -> str:
-    word = key.split(" ", 1)[0]
-    if word == "DISTINCT":
-        return "distinct"
-    return next((g for g, words in _GROUPS.items() if word in words), "other")
-
-
-def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple, list]]:
-    """Per clause group: value -> [prior score, features, fragment] from the pool, plus the
-    one-atom edits of its most likely values (at a lower prior)."""
-    values: dict[str, dict[tuple, list]] = {g: {} for g in TOP_K}
-    total = float(sum(weights[i] for i in rec.parts)) or 1.0
-    for i, p in rec.parts.items():
-        w = float(weights[i]) / total
-        frags = {"select": {"select": p.select}, "from": {"source": p.source, "joins": p.joins,
-                                                          "where": p.where},
-                 "group": {"group": p.group, "having": p.having},
-                 "order": {"order": p.order, "limit": p.limit}}
-        for g, key in _group_keys(p).items():
-            entry = values[g].setdefault(key, [0.0, rec.known[(g, key)], frags[g]])
-            entry[0] += w
-        values["distinct"].setdefault((p.distinct,), [0.0, frozenset(
-            ["DISTINCT"] if p.distinct else []), {"distinct": p.distinct}])[0] += w
-    values["distinct"].setdefault((False,), [0.0, frozenset(), {"distinct": False}])
-    values["distinct"].setdefault((True,), [0.0, frozenset(["DISTINCT"]), {"distinct": True}])
-    atoms_select = list(dict.fromkeys(a for d in rec.donors for a in d.select))
-    atoms_where = list(dict.fromkeys(a for d in rec.donors for a in d.where))
-    paths = list(dict.fromkeys((d.source, d.joins) for d in rec.donors))
-    for _key, (score, _, frag) in sorted(values["select"].items(), key=lambda kv: -kv[1][0])[:8]:
-        sel = frag["select"]
-        variants = [sel + (a,) for a in atoms_select if a not in sel]
-        variants += [sel[:k] + (a,) + sel[k + 1:] for a in atoms_select if a not in sel
-                     for k in range(len(sel))]
-        variants += [sel[:k] + sel[k + 1:] for k in range(len(sel))] if len(sel) > 1 else []
-        for v in variants:
-            vkey = tuple(sorted(v))
-            if vkey not in values["select"]:
-                probe = replace(rec.donors[0], select=v)
-                values["select"][vkey] = [score * EDIT_PENALTY, _spelled("select", probe),
-                                          {"select": v}]
-    for _key, (score, _, frag) in sorted(values["from"].items(), key=lambda kv: -kv[1][0])[:8]:
-        where = frag["where"]
-        wheres = [tuple(sorted(where + (a,))) for a in atoms_where if a not in where]
-        wheres += [tuple(sorted(where[:k] + (a,) + where[k + 1:])) for a in atoms_where
-                   if a not in where for k in range(len(where))]
-        wheres += [where[:k] + where[k + 1:] for k in range(len(where))]
-        options = [(frag["source"], frag["joins"], w) for w in wheres]
-        options += [(s, j, where) for s, j in paths if (s, j) != (frag["source"], frag["joins"])]
-        for s, j, w in options:
-            vkey = (s, j, w)
-            if vkey not in values["from"]:
-                probe = replace(rec.donors[0], source=s, joins=j, where=w)
-                known = rec.known.get(("from", vkey))
-                values["from"][vkey] = [score * EDIT_PENALTY,
-                                        known if known is not None else _spelled("from", probe),
-                                        {"source": s, "joins": j, "where": w}]
-    return values
-
-
-def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str, ...]],
-                     no: list[tuple[str, ...]], limit: int = MAX_TRIED) -> list[tuple[Parts, float]]:
-    """Queries whose every clause group agrees with the answers, most probable first: the
-    pool's clause values (and their one-atom edits) combined across candidates."""
-    values = _group_values(rec, weights)
-    local = {g: ([s for s in yes if {_group_of(k) for k in s} == {g}],
-                 [s for s in no if {_group_of(k) for k in s} == {g}]) for g in TOP_K}
-    cross_yes = [s for s in yes if len({_group_of(k) for k in s}) > 1]
-    cross_no = [s for s in no if len({_group_of(k) for k in s}) > 1]
-    chosen: dict[str, list[list]] = {}
-    for g, vals in values.items():
-        ok = [v for v in vals.values() if not _violations(set(v[1]), *local[g])]
-        ok.sort(key=lambda v: (-v[0], str(v[2])))
-        chosen[g] = ok[:TOP_K[g]]
-    out: list[tuple[Parts, float]] = []
-    base = rec.donors[0] if rec.donors else None
-    if base is None:
-        return out
-    groups = list(TOP_K)
-    for combo in itertools.product(*(chosen[g] for g in groups)):
-        feats: set[str] = set().union(*(c[1] for c in combo))
-        if _violations(feats, cross_yes, cross_no):
-            continue
-        fields: dict = {}
-        for c in combo:
-            fields.update(c[2])
-        p = replace(base, **fields)
-        if not p.select:
-            continue
-        score = float(np.prod([max(c[0], 1e-6) for c in combo]))
-        variants = [(p, score)] if rec.needed(p) <= p.tables else []
-        variants += [(v, score * EDIT_PENALTY) for v in
-                     ([rec.pruned(p)] if variants else rec.fit_joins(p)[:1]) if v is not None]
-        for v, sc in variants:
-            if v is not p and _violations(rec.approx_features(v), yes, no):
-                continue
-            out.append((v, sc))
-    out.sort(key=lambda t: (-t[1], t[0].sql(rec.dialect)))
-    return out[:limit]
-
-
-__all__ = ["Compound", "Join", "Parts", "decompose", "decompose_query", "guided_proposals"]
+__all__ = ["Compound", "Join", "Parts", "decompose", "decompose_query", "nested_parts"]

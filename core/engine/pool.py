@@ -29,7 +29,7 @@ from core.engine.taskbank import DatabaseSpec, Task
 FORMAT_VERSION = 1
 # Bump when features, similarity or layout change what a prepared pool contains: stored pools
 # with another engine version are recomputed instead of silently reused.
-ENGINE_VERSION = 3
+ENGINE_VERSION = 4
 
 
 @dataclass

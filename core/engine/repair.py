@@ -1,17 +1,22 @@
 """Repair: reach readings the pool lacks by recombining the atoms of its candidates.
 
 When the user rejects the predicted output (or says "none of these"), :func:`recompose` builds
-new SQL on the sqlglot AST from clause-level atoms found in the pool — the SELECT columns of one
-candidate, the WHERE conjuncts of another, the join path that connects their tables, their
-GROUP BY / HAVING / ORDER BY / LIMIT — starting from the candidates that agree best with the
-user's answers and making one edit each. Every new query must hold every feature set the user
-said Yes to and none they said No to, must pass the read-only allow-list and execute, and must
-produce an output that is neither rejected nor already surviving; one query per new output is
-added with a small prior. It is deterministic: the same session always gets the same queries.
+new SQL on the sqlglot AST from clause-level atoms (:mod:`core.engine.atoms`) — the SELECT
+columns of one candidate, the WHERE conjuncts of another, the join path that connects their
+tables, their GROUP BY / HAVING / ORDER BY / LIMIT, the clauses of SELECTs nested in them, the
+columns of the tables they use — searched in :mod:`core.engine.recombine`: clause values
+combined across candidates (guided by the answers, taking turns over which clause groups of
+the rejected query they change), set operations of two branches, attachment regroupings
+``(X) OR (Y)``, then one-edit variants of the candidates that agree best with the answers.
+Every new query must hold every feature set the user said Yes to and none they said No to,
+must pass the read-only allow-list and execute, and must produce an output that is neither
+rejected nor already surviving; one query per new output is added with a small prior. It is
+deterministic: the same session always gets the same queries.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -19,19 +24,12 @@ from typing import Any
 import numpy as np
 import sqlglot
 
-from core.engine.atoms import (
-    MAX_TRIED,
-    Compound,
-    Parts,
-    _Recomposer,
-    _violations,
-    decompose,
-    decompose_query,
-    guided_proposals,
-)
+from core.engine.atoms import Compound, Parts, _violations, decompose, decompose_query
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
+from core.engine.guided import compound_proposals, guided_proposals, spread_by_deviation
+from core.engine.recombine import MAX_TRIED, _Recomposer
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
 
@@ -78,12 +76,23 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     bases = sorted(shapes, key=lambda i: (_violations(keys_of[i], yes, no),
                                           not last_alive[i], -pool.counts[i], i))
     weighted: dict[str, float] = {}
-    guided = guided_proposals(rec, pool.counts, yes, no)
-    top = guided[0][1] if guided else 1.0
-    for p, score in guided:
-        sql = p.sql(pool.dialect)
-        if sql not in known_sql and sql not in weighted:
-            weighted[sql] = round(max(0.05, REPAIR_PRIOR * score / top), 6)
+    plain = guided_proposals(rec, pool.counts, yes, no)
+    reference = _rejected_reference(session, rec)
+    if reference is not None:
+        plain = spread_by_deviation(plain, reference)
+    guided: list[tuple[Parts | Compound, float]] = list(plain)
+    compounds = compound_proposals(rec, pool.counts, yes, no)
+    # plain combinations and set operations take turns: their priors are not comparable
+    # (a pair's is a product of two), and either kind may be what the user means
+    mixed = [p for pair in itertools.zip_longest(guided, compounds) for p in pair
+             if p is not None]
+    for kind in (guided, compounds):
+        top = kind[0][1] if kind else 1.0
+        for p, score in kind:
+            sql = p.sql(pool.dialect)
+            weighted.setdefault(sql, round(max(0.05, REPAIR_PRIOR * score / top), 6))
+    weighted = {p.sql(pool.dialect): weighted[p.sql(pool.dialect)] for p, _ in mixed
+                if p.sql(pool.dialect) not in known_sql}
     proposals: dict[str, tuple[int, int]] = {}
     for b_rank, i in enumerate(bases[:MAX_BASES]):
         shape = shapes[i]
@@ -104,6 +113,19 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
                          6)) for sql in ordered if sql not in weighted]
     # guided combinations first (they agree with every answer by construction), then edits
     return _admit(session, list(weighted.items()) + edits, "recompose", max_new)
+
+
+def _rejected_reference(session: RepairSession, rec: _Recomposer) -> Parts | None:
+    """The plain query (most frequent) behind the one output the user rejected last, if any."""
+    for d in reversed(session.history):
+        if d.kind == "reject":
+            if len(d.outputs) != 1:
+                return None  # "none of these": no single query to differ from
+            idx = [i for i in rec.parts if session.output_key_of(i) == d.outputs[0]]
+            if not idx:
+                return None
+            return rec.parts[min(idx, key=lambda i: (-session.pool.counts[i], i))]
+    return None
 
 
 def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: str,

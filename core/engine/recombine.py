@@ -1,0 +1,264 @@
+"""Recombination inventory: one pool's donors, their clause features, join paths and edits.
+
+The :class:`_Recomposer` holds one pool's inventory (:mod:`core.engine.atoms`): the plain
+queries, the branches of its set operations and the SELECTs nested in its candidates as donors;
+each clause group's real features as the pool shows them (to screen edits against the user's
+answers before running anything); the pool's join graph (to compose join paths); one-edit
+variants of a query and the alternatives of a conjunct that is a choice. The searches over
+combinations live in :mod:`core.engine.guided`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+import numpy as np
+import sqlglot
+from sqlglot import exp
+
+from core.engine.atoms import (
+    _GROUPS,
+    Compound,
+    Join,
+    Parts,
+    _group_keys,
+    _render,
+    _spelled,
+    _tables_of,
+    decompose_query,
+    nested_parts,
+)
+from core.engine.predicates import _unparen
+from core.engine.session import RepairSession
+
+MAX_TRIED = 200  # queries executed per repair round at most
+
+class _Recomposer:
+    """One repair round's inventory of atoms and the edits built from it."""
+
+    def __init__(self, session: RepairSession):
+        self.session = session
+        pool = session.pool
+        self.dialect = pool.dialect
+        self.parts: dict[int, Parts] = {}
+        self.compounds: dict[int, Compound] = {}
+        valid = pool.valid
+        for i, sql in enumerate(pool.sqls):
+            if valid[i]:
+                p = decompose_query(sql, pool.dialect, pool.schema)
+                if isinstance(p, Parts):
+                    self.parts[i] = p
+                elif isinstance(p, Compound):
+                    self.compounds[i] = p
+        self._tables: dict[str, frozenset[str]] = {}
+        self._disjuncts: dict[str, list[str]] = {}
+        weight = pool.counts
+        order = sorted(self.parts, key=lambda i: (-weight[i], i))
+        self.donors = [self.parts[i] for i in order]
+        # the branches of set operations are donors too (after the plain queries)
+        for i in sorted(self.compounds, key=lambda i: (-weight[i], i)):
+            self.donors.extend(b for b in self.compounds[i].branches if b not in self.donors)
+        self.ops = list(dict.fromkeys(self.compounds[i].op for i in sorted(self.compounds)))
+        # then the plain SELECTs nested in candidates (IN-subqueries, derived tables)
+        self.nested: list[tuple[int, Parts]] = []
+        for i in sorted(np.flatnonzero(valid), key=lambda i: (-weight[i], i)):
+            for p in nested_parts(pool.sqls[int(i)], pool.dialect, pool.schema):
+                if p not in self.donors:
+                    self.donors.append(p)
+                    self.nested.append((int(i), p))
+        # each clause group's real features, as the pool's candidates show them
+        self.known: dict[tuple, frozenset[str]] = {}
+        for i, p in self.parts.items():
+            keys = pool.feature_keys(i)
+            for group, key in _group_keys(p).items():
+                self.known.setdefault((group, key), frozenset(
+                    k for k in keys if k.split(" ", 1)[0] in _GROUPS[group]
+                    and not (group == "select" and k == "DISTINCT")))
+
+    def approx_features(self, p: Parts | Compound) -> set[str]:
+        """The features ``p`` will have: each clause group's as seen in the pool when some
+        candidate has that clause, else spelled from the atoms (checked exactly later)."""
+        if isinstance(p, Compound):
+            return {p.op}.union(*(self.approx_features(b) for b in p.branches))
+        out: set[str] = set()
+        for group, key in _group_keys(p).items():
+            found = self.known.get((group, key))
+            out |= found if found is not None else _spelled(group, p)
+        if p.distinct:
+            out.add("DISTINCT")
+        return out
+
+    def tables(self, atom: str) -> frozenset[str]:
+        if atom not in self._tables:
+            try:
+                self._tables[atom] = _tables_of(atom, self.dialect)
+            except sqlglot.errors.SqlglotError:
+                self._tables[atom] = frozenset()
+        return self._tables[atom]
+
+    def disjuncts(self, atom: str) -> list[str]:
+        """The alternatives of a conjunct that is a choice: ``x IN (a, b)`` gives ``x = a`` and
+        ``x = b``, ``(p OR q)`` gives ``p`` and ``q``; anything else gives none."""
+        if atom not in self._disjuncts:
+            try:
+                node = _unparen(sqlglot.parse_one(atom, read=self.dialect))
+            except sqlglot.errors.SqlglotError:
+                node = None
+            out: list[str] = []
+            if isinstance(node, exp.Or):
+                out = [_render(_unparen(p), self.dialect) for p in node.flatten()]
+            elif isinstance(node, exp.In) and not node.args.get("query") and len(
+                    node.expressions) > 1:
+                out = [_render(exp.EQ(this=node.this.copy(), expression=v.copy()), self.dialect)
+                       for v in node.expressions]
+            self._disjuncts[atom] = [_wrapped(d) for d in out]
+        return self._disjuncts[atom]
+
+    def needed(self, p: Parts) -> frozenset[str]:
+        atoms = [*p.select, *p.where, *p.group, p.having, *p.order]
+        out: set[str] = set()
+        for a in atoms:
+            if a:
+                out |= self.tables(a)
+        return frozenset(out)
+
+    def edges(self) -> dict[str, list[tuple[str, str]]]:
+        """The pool's inner-join graph: table -> [(other table, ON condition)]."""
+        if not hasattr(self, "_edges"):
+            graph: dict[str, list[tuple[str, str]]] = {}
+            for d in self.donors:
+                seen = {d.source}
+                for j in d.joins:
+                    if j.side or not j.on:
+                        continue
+                    tabs = self.tables(j.on)
+                    for t in tabs - {j.table}:
+                        if t in seen:
+                            graph.setdefault(t, []).append((j.table, j.on))
+                            graph.setdefault(j.table, []).append((t, j.on))
+                    seen.add(j.table)
+            self._edges = {t: sorted(set(v)) for t, v in graph.items()}
+        return self._edges
+
+    def compose_path(self, need: frozenset[str], start: str) -> tuple[str, tuple[Join, ...]] | None:
+        """The fewest pool join edges that connect ``need`` (grown from ``start``), or None."""
+        graph = self.edges()
+        have, joins = {start}, []
+        for target in sorted(need - {start}):
+            if target in have:
+                continue
+            prev: dict[str, tuple[str, str] | None] = {t: None for t in have}
+            queue = sorted(have)
+            while queue and target not in prev:
+                nxt = []
+                for t in queue:
+                    for other, on in graph.get(t, []):
+                        if other not in prev:
+                            prev[other] = (t, on)
+                            nxt.append(other)
+                queue = nxt
+            if target not in prev:
+                return None
+            chain, t = [], target
+            while prev[t] is not None:
+                chain.append((t, prev[t][1]))
+                t = prev[t][0]
+            for table, on in reversed(chain):
+                have.add(table)
+                joins.append(Join("", table, on))
+        return start, tuple(joins)
+
+    def fit_joins(self, p: Parts) -> list[Parts]:
+        """``p`` itself if its tables cover its atoms, else ``p`` on the fewest pool join edges
+        that connect them, and on each pool join path that covers them (fewest tables first)."""
+        need = self.needed(p)
+        if need <= p.tables:
+            return [p]
+        out = []
+        composed = self.compose_path(need | {p.source}, p.source)
+        if composed is not None:
+            out.append(replace(p, source=composed[0], joins=composed[1]))
+        paths = {(d.source, d.joins) for d in self.donors if need <= d.tables}
+        ranked = sorted(paths, key=lambda sj: (len(sj[1]), sj[0], str(sj[1])))
+        out += [replace(p, source=s, joins=j) for s, j in ranked[:2]]
+        return out
+
+    def pruned(self, p: Parts) -> Parts | None:
+        """``p`` without the joined tables none of its atoms needs (inner joins only)."""
+        if any(j.side for j in p.joins):
+            return None
+        need = self.needed(p) | {p.source}
+        if need >= p.tables:
+            return None
+        composed = self.compose_path(need, p.source)
+        return None if composed is None else replace(p, source=composed[0], joins=composed[1])
+
+    def compound_edits(self, base: Compound) -> Iterable[tuple[int, Parts | Compound]]:
+        """One branch edited (and fitted to its tables), the operator swapped, or one branch
+        kept alone."""
+        for k, branch in enumerate(base.branches):
+            yield 2, branch
+            for rank, edited in self.edits(branch):
+                for fitted in self.fit_joins(edited):
+                    if fitted.select and len(fitted.select) == len(base.branches[1 - k].select):
+                        both = list(base.branches)
+                        both[k] = fitted
+                        yield rank, Compound(base.op, (both[0], both[1]))
+        for op in self.ops:
+            if op != base.op:
+                yield 2, Compound(op, base.branches)
+
+    def edits(self, base: Parts) -> Iterable[tuple[int, Parts]]:
+        """(rank, edited query): one clause replaced, added or dropped from the inventory."""
+        seen_select, seen_where = set(), set()
+        for d in self.donors:
+            if d.select != base.select and d.select not in seen_select:
+                seen_select.add(d.select)
+                yield 1, replace(base, select=d.select)
+            if d.where != base.where and d.where not in seen_where:
+                seen_where.add(d.where)
+                yield 1, replace(base, where=d.where)
+        atoms_select = list(dict.fromkeys(a for d in self.donors for a in d.select))
+        atoms_where = list(dict.fromkeys(a for d in self.donors for a in d.where))
+        for a in atoms_select:
+            if a not in base.select:
+                yield 2, replace(base, select=base.select + (a,))
+                for k in range(len(base.select)):
+                    yield 2, replace(base, select=base.select[:k] + (a,) + base.select[k + 1:])
+        if len(base.select) > 1:
+            for k in range(len(base.select)):
+                yield 2, replace(base, select=base.select[:k] + base.select[k + 1:])
+        for a in atoms_where:
+            if a not in base.where:
+                yield 2, replace(base, where=tuple(sorted(base.where + (a,))))
+                for k in range(len(base.where)):
+                    yield 2, replace(base, where=tuple(sorted(
+                        base.where[:k] + (a,) + base.where[k + 1:])))
+        for k in range(len(base.where)):
+            yield 2, replace(base, where=base.where[:k] + base.where[k + 1:])
+        yield 2, replace(base, distinct=not base.distinct)
+        tails = dict.fromkeys((d.group, d.having) for d in self.donors)
+        for group, having in tails:
+            if (group, having) != (base.group, base.having):
+                yield 3, replace(base, group=group, having=having)
+        if base.group:
+            yield 3, replace(base, group=(), having="")
+        orders = dict.fromkeys((d.order, d.limit) for d in self.donors)
+        for order, limit in orders:
+            if (order, limit) != (base.order, base.limit):
+                yield 3, replace(base, order=order, limit=limit)
+        if base.order or base.limit:
+            yield 3, replace(base, order=(), limit="")
+        joins = dict.fromkeys((d.source, d.joins) for d in self.donors)
+        for source, js in joins:
+            if (source, js) != (base.source, base.joins):
+                yield 3, replace(base, source=source, joins=js)
+
+
+def _wrapped(atom: str) -> str:
+    """A conjunct as Parts keeps it: an OR in parentheses."""
+    return f"({atom})" if " OR " in atom and not atom.startswith("(") else atom
+
+
+__all__ = ["MAX_TRIED"]

@@ -1,0 +1,169 @@
+"""Recombination search: nested SELECTs as donors, set operations of two branches, edit priors."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.engine.atoms import _group_keys, nested_parts
+from core.engine.execute import check_query, open_database
+from core.engine.guided import (
+    EDIT_PENALTY,
+    _group_values,
+    compound_proposals,
+    guided_proposals,
+    spread_by_deviation,
+)
+from core.engine.pool import prepare_pool
+from core.engine.recombine import _Recomposer
+from core.engine.repair import recompose
+from core.engine.session import RepairSession
+from core.engine.similarity import output_key
+from tests.conftest_core import make_task
+
+# "Films with more than one review, with their count": the grouping is only inside an
+# IN-subquery, the count only in a query that groups by title.
+GROUPED = [
+    ("SELECT title FROM film WHERE id IN "
+     "(SELECT film_id FROM review GROUP BY film_id HAVING COUNT(*) > 1)", 2),
+    ("SELECT film.title, COUNT(*) FROM film JOIN review ON review.film_id = film.id "
+     "GROUP BY film.title", 2),
+    ("SELECT title FROM film", 1),
+]
+GROUPED_GOLD = ("SELECT film.title, COUNT(*) FROM film JOIN review ON review.film_id = film.id "
+                "GROUP BY review.film_id HAVING COUNT(*) > 1")
+
+# Crime films or films with a five-star review: the pool unions action films with the latter.
+UNIONS = [
+    ("SELECT title FROM film WHERE genre = 'action' UNION SELECT film.title FROM film "
+     "JOIN review ON review.film_id = film.id WHERE review.stars = 5", 2),
+    ("SELECT title FROM film WHERE genre = 'crime'", 2),
+    ("SELECT title, year FROM film", 1),
+]
+UNION_GOLD = ("SELECT title FROM film WHERE genre = 'crime' UNION SELECT film.title FROM film "
+              "JOIN review ON review.film_id = film.id WHERE review.stars = 5")
+
+
+def _setup(sqls, gold):
+    task = make_task(sqls, gold=[gold])
+    pool = prepare_pool(task)
+    assert output_key(pool.gold_results[0]) not in pool.class_keys  # the pool lacks it
+    return task, pool
+
+
+def test_nested_selects_are_decomposed_as_donors():
+    _, pool = _setup(GROUPED, GROUPED_GOLD)
+    (inner,) = nested_parts(GROUPED[0][0], "sqlite", pool.schema)
+    assert inner.source == "review" and inner.group == ("review.film_id",)
+    assert inner.having == "COUNT(*) > 1"
+    # a scalar subquery in a condition is an expression, not a donor
+    assert nested_parts("SELECT title FROM film WHERE year = (SELECT MAX(year) FROM film)",
+                        "sqlite", pool.schema) == []
+
+
+def test_a_nested_grouping_reaches_the_grouped_join_reading():
+    task, pool = _setup(GROUPED, GROUPED_GOLD)
+    s = RepairSession(pool, database=task.database)
+    s.answer_feature("SELECT COUNT(*)", True)
+    outcome = recompose(s, rejected_outputs=[s.predicted_output_key()])
+    assert output_key(pool.gold_results[0]) in s.pool.class_keys
+    assert outcome.new_outputs >= 1
+
+
+def test_set_operations_pair_branches_from_different_candidates():
+    task, pool = _setup(UNIONS, UNION_GOLD)
+    s = RepairSession(pool, database=task.database)
+    s.answer_feature("WHERE film.genre = 'action'", False)
+    rec = _Recomposer(s)
+    proposed = compound_proposals(rec, pool.counts, [], s.no_sets())
+    assert proposed and all(c.op == "UNION" for c, _ in proposed)
+    scores = [score for _, score in proposed]
+    assert scores == sorted(scores, reverse=True)
+    # a "No" holds for both branches
+    assert not any(b.where == ("film.genre = 'action'",) for c, _ in proposed for b in c.branches)
+    outcome = recompose(s, rejected_outputs=[s.predicted_output_key()])
+    assert output_key(pool.gold_results[0]) in s.pool.class_keys
+    db = open_database(task.database)
+    try:
+        for sql in outcome.added:
+            check_query(sql, "sqlite")
+            assert db.execute(sql).ok, sql
+    finally:
+        db.close()
+
+
+def test_no_set_operations_without_one_in_the_pool():
+    task, pool = _setup(GROUPED, GROUPED_GOLD)
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    assert compound_proposals(rec, pool.counts, [], []) == []
+
+
+@pytest.mark.parametrize(("sqls", "gold"), [(GROUPED, GROUPED_GOLD), (UNIONS, UNION_GOLD)])
+def test_proposals_are_deterministic_and_edits_share_the_edit_penalty(sqls, gold):
+    task, pool = _setup(sqls, gold)
+    runs = []
+    for _ in range(2):
+        rec = _Recomposer(RepairSession(pool, database=task.database))
+        runs.append([(p.sql("sqlite"), score) for p, score in
+                     guided_proposals(rec, pool.counts, [], [])])
+    assert runs[0] == runs[1] and runs[0]
+    # the one-atom edits of the SELECT lists together weigh at most EDIT_PENALTY of the lists
+    # they edit: many edits do not crowd out one clause value the pool has
+    values = _group_values(rec, pool.counts)["select"]
+    lists = {tuple(sorted(p.select)) for p in rec.donors}
+    pool_mass = sum(v[0] for k, v in values.items() if k in lists)
+    edit_mass = sum(v[0] for k, v in values.items() if k not in lists)
+    assert 0 < edit_mass <= EDIT_PENALTY * pool_mass + 1e-12
+
+
+# "Action films, and crime films from before 1995": the pool reads it as (action OR crime) AND
+# year < 1995; the other attachment, action OR (crime AND year < 1995), is in no candidate.
+ATTACHED = [
+    ("SELECT title FROM film WHERE genre IN ('action', 'crime') AND year < 1995", 3),
+    ("SELECT title FROM film WHERE genre = 'action'", 1),
+    ("SELECT title, year FROM film", 1),
+]
+ATTACHED_GOLD = "SELECT title FROM film WHERE genre = 'action' OR (genre = 'crime' AND year < 1995)"
+
+
+def test_a_choice_splits_into_its_alternatives():
+    task, pool = _setup(ATTACHED, ATTACHED_GOLD)
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    assert rec.disjuncts("film.genre IN ('action', 'crime')") == [
+        "film.genre = 'action'", "film.genre = 'crime'"]
+    assert rec.disjuncts("(film.year < 1990 OR film.year > 2000)") == [
+        "film.year < 1990", "film.year > 2000"]
+    assert rec.disjuncts("film.year < 1995") == []
+
+
+def test_disjunctions_regroup_an_attachment():
+    task, pool = _setup(ATTACHED, ATTACHED_GOLD)
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    wheres = {k[2] for k in _group_values(rec, pool.counts)["from"]}
+    assert ("((film.genre = 'action') OR (film.genre = 'crime' AND film.year < 1995))",) in wheres
+    # an operand restating an alternative of the other is not paired with it
+    assert not any("(film.genre = 'action') OR (film.genre IN" in w[0] for w in wheres if w)
+    s = RepairSession(pool, database=task.database)
+    s.answer_feature("SELECT ONLY film.title", True)
+    recompose(s, rejected_outputs=[s.predicted_output_key()])
+    assert output_key(pool.gold_results[0]) in s.pool.class_keys
+
+
+def test_spread_takes_turns_over_the_clause_groups_that_differ():
+    task, pool = _setup(GROUPED, GROUPED_GOLD)
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    reference = rec.parts[1]
+    proposals = guided_proposals(rec, pool.counts, [], [])
+    spread = spread_by_deviation(proposals, reference)
+    assert sorted(spread, key=str) == sorted(proposals, key=str)  # a reordering only
+
+    def deviation(p):
+        return tuple(g for g in ("select", "from", "group", "order")
+                     if _group_keys(p)[g] != _group_keys(reference)[g]) + (
+            ("distinct",) if p.distinct != reference.distinct else ())
+
+    kinds = [deviation(p) for p, _ in spread]
+    first = list(dict.fromkeys(kinds))
+    assert kinds[:len(first)] == first  # each kind of change once before any twice
+    for kind in first:  # within a kind the prior order stays
+        mine = [sc for (p, sc) in spread if deviation(p) == kind]
+        assert mine == sorted(mine, reverse=True)
