@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import partial
+from html import escape
 
 import pandas as pd
 import streamlit as st
@@ -17,11 +18,12 @@ from core.engine.session import Decision, RankedVariable
 from ui import actions
 from ui.actions import Log, OnSubmit
 from ui.chips import chip, chip_row, legend
+from ui.components import clause_panel, trigger
 from ui.result import unique_columns
 from ui.state import WorkspaceOptions, WorkspaceState
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
-CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all" (each row is 5 elements)
+CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all"
 
 
 def current_variable(ws: WorkspaceState) -> RankedVariable | None:
@@ -74,17 +76,17 @@ def decision_space(ws: WorkspaceState, log: Log,
                    "mean in the Action Space, or go Back.")
     else:
         n = len(session.survivors)
-        st.markdown(f"Variable **{ws.browse + 1}** of {len(ranked)} · information gain "
-                    f"**{variable.gain:.2f} bits**")
-        st.html(chip_row(variable.features, decision=variable.keys))
-        st.caption(f"Contained in {variable.yes_count} of {n} remaining queries. "
-                   "Should your query contain it?")
         example = session.pool
         feats = [example.vocabulary[j] for j in example.x[variable.example].nonzero()[0]]
-        st.markdown(f"<small>Example query #{variable.example} containing it:</small>",
-                    unsafe_allow_html=True)
-        st.html(chip_row(feats, decision=variable.keys,
-                         implicit=[f.key for f in variable.implicit]))
+        clause_panel(
+            f"<p>Variable <b>{ws.browse + 1}</b> of {len(ranked)} · information gain "
+            f"<b>{variable.gain:.2f} bits</b></p>"
+            + chip_row(variable.features, decision=variable.keys)
+            + f'<p class="pq-caption">Contained in {variable.yes_count} of {n} remaining '
+            "queries. Should your query contain it?</p>"
+            f"<p><small>Example query #{variable.example} containing it:</small></p>"
+            + chip_row(feats, decision=variable.keys, implicit=[f.key for f in variable.implicit]),
+            key=key("dv.chips"), testid="pq-decision-variable", on={})
     has_var = variable is not None
     row = st.container(horizontal=True, gap="small")
     row.button("Yes", key=key("dv.yes"), type="primary", shortcut="Y", disabled=not has_var,
@@ -134,35 +136,12 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     beliefs = session.predicted_query()
     if not beliefs:
         st.info("No valid query remains.")
-    fixed = [b for b in beliefs if b.determined]
-    if fixed:
-        st.markdown("<small>Determined (in every remaining query):</small>",
-                    unsafe_allow_html=True)
-        st.html(chip_row([b.feature for b in fixed],
-                         confirmed=[b.feature.key for b in fixed if b.confirmed],
-                         bordered=[b.feature.key for b in fixed if not b.confirmed]))
-    open_beliefs = [] if session.is_done else [b for b in beliefs if not b.determined]
-    shown = _shown_clauses(ws, open_beliefs)
-    if open_beliefs:
-        st.markdown("<small>Still open (bordered: likely). Answer any clause:</small>",
-                    unsafe_allow_html=True)
-        box = st.container(height=min(330, 22 + 44 * len(shown)), border=True)
-    for b in shown:
-        bordered = not b.confirmed and b.probability >= LIKELY
-        role = "confirmed" if b.confirmed else "plain"
-        cols = box.columns([6, 1, 1], gap=None, vertical_alignment="center")
-        cols[0].html(chip(b.feature, role, bordered=bordered, badge=f"{b.probability:.0%}"))
-        cols[1].button("Yes", key=key(f"pq.yes.{b.feature.key}"), type="tertiary",
-                       disabled=b.confirmed, help=f"Keep queries with {b.feature.key}",
-                       on_click=partial(actions.answer_clause, ws, b.feature.key, True, log))
-        cols[2].button("No", key=key(f"pq.no.{b.feature.key}"), type="tertiary",
-                       disabled=b.confirmed, help=f"Remove queries with {b.feature.key}",
-                       on_click=partial(actions.answer_clause, ws, b.feature.key, False, log))
-    if len(shown) < len(open_beliefs) or ws.extra.get(ALL_CLAUSES):
-        more = len(open_beliefs) - len(shown)
-        st.button(f"Show all {len(open_beliefs)} open clauses ({more} less likely hidden)"
-                  if more else "Show only the most likely clauses", key=key("pq.all"),
-                  type="tertiary", on_click=_toggle_all_clauses, args=(ws,))
+    html = _clauses_html(ws, beliefs)
+    if html:
+        panel = key("pq")
+        clause_panel(html, key=panel, testid="pq-clauses",
+                     on={"clause": partial(_on_clause, ws, log, panel),
+                         "all": partial(_toggle_all_clauses, ws)})
     st.markdown("**Decisions**")
     if not session.history:
         st.caption("None yet. Answer in the Decision Space, say Yes/No to a clause above, or "
@@ -217,6 +196,58 @@ def _shown_clauses(ws: WorkspaceState, open_beliefs: list) -> list:
 
 def _toggle_all_clauses(ws: WorkspaceState) -> None:
     ws.extra[ALL_CLAUSES] = not ws.extra.get(ALL_CLAUSES)
+
+
+def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
+    """Clause panel callback: Yes/No on the clause whose button was pressed."""
+    value = trigger(panel, "clause")
+    if isinstance(value, dict) and isinstance(value.get("key"), str):
+        actions.answer_clause(ws, value["key"], bool(value.get("yes")), log)
+
+
+def _button(label: str, event: str, title: str, *, key: str | None = None,
+            yes: bool | None = None, disabled: bool = False, extra: str = "") -> str:
+    """A real ``<button>`` of a clause panel; the panel sends ``event`` with its key/yes."""
+    data = (f' data-key="{escape(key)}"' if key is not None else "") + (
+        f' data-yes="{int(yes)}"' if yes is not None else "")
+    return (f'<button type="button" class="pq-btn{extra}" data-event="{event}"{data}'
+            f' title="{escape(title)}" aria-label="{escape(label)}: {escape(title)}"'
+            f'{" disabled" if disabled else ""}>{escape(label)}</button>')
+
+
+def _clauses_html(ws: WorkspaceState, beliefs: list) -> str:
+    """The Predicted Query's chips and open-clause rows (with Yes/No) as one panel's HTML."""
+    parts = []
+    fixed = [b for b in beliefs if b.determined]
+    if fixed:
+        parts.append("<p><small>Determined (in every remaining query):</small></p>" + chip_row(
+            [b.feature for b in fixed], confirmed=[b.feature.key for b in fixed if b.confirmed],
+            bordered=[b.feature.key for b in fixed if not b.confirmed]))
+    open_beliefs = [] if ws.session.is_done else [b for b in beliefs if not b.determined]
+    if not open_beliefs:
+        return "".join(parts)
+    shown = _shown_clauses(ws, open_beliefs)
+    rows = []
+    for b in shown:
+        k = b.feature.key
+        shown_chip = chip(b.feature, "confirmed" if b.confirmed else "plain",
+                          bordered=not b.confirmed and b.probability >= LIKELY,
+                          badge=f"{b.probability:.0%}")
+        rows.append(f"<div>{shown_chip}</div>"
+                    + _button("Yes", "clause", f"Keep queries with {k}", key=k, yes=True,
+                              disabled=b.confirmed)
+                    + _button("No", "clause", f"Remove queries with {k}", key=k, yes=False,
+                              disabled=b.confirmed))
+    parts.append("<p><small>Still open (bordered: likely). Answer any clause:</small></p>"
+                 f'<div class="pq-box" data-scroll="open"><div class="pq-rows">{"".join(rows)}'
+                 "</div></div>")
+    if len(shown) < len(open_beliefs) or ws.extra.get(ALL_CLAUSES):
+        more = len(open_beliefs) - len(shown)
+        label = (f"Show all {len(open_beliefs)} open clauses ({more} less likely hidden)"
+                 if more else "Show only the most likely clauses")
+        parts.append(_button(label, "all", "Show every open clause" if more else
+                             "Show only the most likely open clauses", extra=" pq-more"))
+    return "".join(parts)
 
 
 def _feature(session, key: str):
