@@ -134,7 +134,8 @@ def test_clause_yes_and_no_filter_on_one_feature(bank: Path) -> None:
     fire(at, panel, "clause", {"key": key, "yes": False, "seq": 2})
     assert len(ws.session.survivors) == ws.session.pool.n - with_it
     assert at.session_state["events"][-1][0] == "clause.reject"
-    assert any("No to" in str(h.proto) and "left" in str(h.proto) for h in at.get("html"))
+    decisions = component_html(at, panel).split("Decisions", 1)[1]
+    assert "1. No to" in decisions and "left" in decisions
 
 
 def test_clause_buttons_are_labelled_buttons_and_chips_escape_html(bank: Path) -> None:
@@ -156,7 +157,10 @@ def test_keep_cluster_restricts_to_its_members(bank: Path) -> None:
     infos = clusters(ws.session)
     assert len(infos) > 1
     target = infos[1]
-    at.button(key=_key(task, f"cluster.{target.number}")).click().run()
+    footer = _key(task, "space.footer")
+    assert f'data-event="cluster" data-key="{target.number}"' in component_html(at, footer)
+    fire(at, footer, "cluster", {"key": str(target.number), "seq": 1})
+    assert not at.exception, at.exception
     assert ws.session.survivors.tolist() == list(target.members)
     kind, payload = at.session_state["events"][-1]
     assert kind == "space.cluster" and payload["cluster"] == target.number

@@ -136,26 +136,26 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     beliefs = session.predicted_query()
     if not beliefs:
         st.info("No valid query remains.")
-    html = _clauses_html(ws, beliefs)
-    if html:
-        panel = key("pq")
-        clause_panel(html, key=panel, testid="pq-clauses",
-                     on={"clause": partial(_on_clause, ws, log, panel),
-                         "all": partial(_toggle_all_clauses, ws)})
-    st.markdown("**Decisions**")
+    panel = key("pq")
+    clause_panel(_clauses_html(ws, beliefs) + _decisions_html(session), key=panel,
+                 testid="pq-clauses", on={"clause": partial(_on_clause, ws, log, panel),
+                                          "all": partial(_toggle_all_clauses, ws)})
+
+
+def _decisions_html(session) -> str:
+    """The numbered decisions with the survivors left after each (bottom of the panel)."""
     if not session.history:
-        st.caption("None yet. Answer in the Decision Space, say Yes/No to a clause above, or "
-                   "select queries in the Action Space.")
-        return
+        return ('<p><b>Decisions</b></p><p class="pq-caption">None yet. Answer in the Decision '
+                "Space, say Yes/No to a clause above, or select queries in the Action Space.</p>")
     counts = actions.survivor_counts(session)
     lines = []
     for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
         chips = "" if d.kind in ("restrict", "reject", "repair") else chip_row(
             [_feature(session, k) for k in d.features], inline=True,
             confirmed=d.features if d.answer else ())
-        lines.append(f'<div style="margin:2px 0"><small>{i}. {_describe(d)}</small> {chips}'
+        lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d))}</small> {chips}'
                      f'<small>→ <b>{n}</b> left</small></div>')
-    st.html("".join(lines))
+    return f'<p><b>Decisions</b></p><div>{"".join(lines)}</div>'
 
 
 def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str) -> None:
@@ -205,7 +205,7 @@ def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
         actions.answer_clause(ws, value["key"], bool(value.get("yes")), log)
 
 
-def _button(label: str, event: str, title: str, *, key: str | None = None,
+def button(label: str, event: str, title: str, *, key: str | None = None,
             yes: bool | None = None, disabled: bool = False, extra: str = "") -> str:
     """A real ``<button>`` of a clause panel; the panel sends ``event`` with its key/yes."""
     data = (f' data-key="{escape(key)}"' if key is not None else "") + (
@@ -234,9 +234,9 @@ def _clauses_html(ws: WorkspaceState, beliefs: list) -> str:
                           bordered=not b.confirmed and b.probability >= LIKELY,
                           badge=f"{b.probability:.0%}")
         rows.append(f"<div>{shown_chip}</div>"
-                    + _button("Yes", "clause", f"Keep queries with {k}", key=k, yes=True,
+                    + button("Yes", "clause", f"Keep queries with {k}", key=k, yes=True,
                               disabled=b.confirmed)
-                    + _button("No", "clause", f"Remove queries with {k}", key=k, yes=False,
+                    + button("No", "clause", f"Remove queries with {k}", key=k, yes=False,
                               disabled=b.confirmed))
     parts.append("<p><small>Still open (bordered: likely). Answer any clause:</small></p>"
                  f'<div class="pq-box" data-scroll="open"><div class="pq-rows">{"".join(rows)}'
@@ -245,7 +245,7 @@ def _clauses_html(ws: WorkspaceState, beliefs: list) -> str:
         more = len(open_beliefs) - len(shown)
         label = (f"Show all {len(open_beliefs)} open clauses ({more} less likely hidden)"
                  if more else "Show only the most likely clauses")
-        parts.append(_button(label, "all", "Show every open clause" if more else
+        parts.append(button(label, "all", "Show every open clause" if more else
                              "Show only the most likely open clauses", extra=" pq-more"))
     return "".join(parts)
 
