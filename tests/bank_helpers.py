@@ -2,13 +2,16 @@
 
 ``AppTest`` cannot run the Action Space component's JavaScript, so :func:`select_points` sends
 the one-shot ``select`` trigger exactly as the component does after a lasso, box or click
-(``{"ids": [...], "gesture": ...}``) through the component's trigger widget.
+(``{"ids": [...], "gesture": ...}``) through the component's trigger widget; :func:`fire` sends
+any trigger (a clause panel's Yes/No), :func:`clause_buttons` reads a clause panel's buttons.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -48,23 +51,46 @@ def selection_value(ids: list[int], gesture: str = "lasso", curve: int = 0) -> d
                           "lasso": lasso if gesture == "lasso" else []}}
 
 
-def select_points(at: Any, key: str, value: dict[str, Any]) -> Any:
-    """Rerun ``at`` as if the user made the selection ``value`` on the chart with ``key``."""
+def _component(at: Any, key: str) -> Any:
+    found = [el for el in at.get("bidi_component") if getattr(el, "key", None) == key]
+    if not found:
+        raise LookupError(f"no mounted component with key {key!r} in the last run")
+    return found[0]
+
+
+def fire(at: Any, key: str, event: str, value: Any) -> Any:
+    """Rerun ``at`` as if the component ``key`` sent the one-shot trigger ``event``."""
     from streamlit.components.v2.bidi_component.main import _make_trigger_id
     from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-    charts = [el for el in at.get("bidi_component") if getattr(el, "key", None) == key]
-    if not charts:
-        raise LookupError(f"no Action Space chart with key {key!r} in the last run")
+    component = _component(at, key)
+    states = at._tree.get_widget_states()
+    state = WidgetState()
+    state.id = _make_trigger_id(component.proto.id, "events")
+    state.json_trigger_value = json.dumps([{"event": event, "value": value}])
+    states.widgets.append(state)
+    return at._run(states)
+
+
+def component_html(at: Any, key: str) -> str:
+    """The HTML a clause panel (:func:`ui.components.clause_panel`) drew in the last run."""
+    return json.loads(_component(at, key).proto.json)["html"]
+
+
+def clause_buttons(at: Any, key: str) -> dict[tuple[str, bool], bool]:
+    """(clause key, yes) -> enabled, for every Yes/No button of the clause panel ``key``."""
+    out = {}
+    for tag in re.findall(r'<button [^>]*data-event="clause"[^>]*>', component_html(at, key)):
+        clause = html.unescape(re.search(r'data-key="([^"]*)"', tag).group(1))
+        out[clause, 'data-yes="1"' in tag] = " disabled" not in tag
+    return out
+
+
+def select_points(at: Any, key: str, value: dict[str, Any]) -> Any:
+    """Rerun ``at`` as if the user made the selection ``value`` on the chart with ``key``."""
     sel = value.get("selection", value)
     ids = [int(p["customdata"][0]) for p in sel.get("points", [])] if "ids" not in sel \
         else list(sel["ids"])
     gesture = sel.get("gesture") or ("lasso" if sel.get("lasso") else
                                      "box" if sel.get("box") else "click")
-    states = at._tree.get_widget_states()
-    state = WidgetState()
-    state.id = _make_trigger_id(charts[0].proto.id, "events")
-    state.json_trigger_value = json.dumps([{"event": "select",
-                                            "value": {"ids": ids, "gesture": gesture}}])
-    states.widgets.append(state)
-    return at._run(states)
+    return fire(at, key, "select", {"ids": ids, "gesture": gesture})

@@ -14,6 +14,7 @@ from study import flow
 from study.spec import StudySpecError, parse_study
 from study.store import open_store
 from study.trace import read_events
+from tests.bank_helpers import clause_buttons, fire
 from tests.study_flow_fixtures import (
     FILM_BANK,
     PRACTICE,
@@ -118,8 +119,10 @@ def test_atomic_only_has_no_decision_space_and_submits_via_clauses(studies) -> N
     heads = {s.value for s in at.subheader}
     assert "Decision Space" not in heads and {"Action Space", "Predicted Query"} <= heads
     assert not [b for b in at.button if b.key and b.key.endswith(".dv.yes")]
-    clause = next(b for b in at.button if b.key and ".pq.yes." in b.key and not b.disabled)
-    _click(at, clause.key)
+    clause = next(k for (k, yes), enabled in clause_buttons(at, _key("pq")).items()
+                  if yes and enabled)
+    fire(at, _key("pq"), "clause", {"key": clause, "yes": True, "seq": 1})
+    assert not at.exception, at.exception
     _click(at, _key("submit"))
     _click(at, f"pq.next.{STEP}")
     assert store.get_progress(pid)["step"] == "done"

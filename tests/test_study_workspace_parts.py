@@ -60,6 +60,7 @@ def test_a_cluster_of_failing_queries_is_not_called_done() -> None:
     assert any("None of the remaining queries runs" in w.value for w in at.warning)
     assert any("No valid query remains" in i.value for i in at.info)
     assert not any("Still open" in m.value for m in at.markdown)
+    assert not any("Still open" in str(c.proto.json) for c in at.get("bidi_component"))
 
 
 def test_chips_wrap_only_after_dots_and_commas() -> None:

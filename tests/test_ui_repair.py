@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.bank_helpers import make_bank, task_ids
+from tests.bank_helpers import component_html, make_bank, task_ids
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_no_rejects_the_output_and_recomposition_adds_new_candidates(bank: Path)
     payload = at.session_state["events"][1][1]
     assert payload["method"] == "recompose" and payload["added"] == ws.session.pool.n - n0 > 0
     assert rejected not in {ws.session.output_key_of(int(i)) for i in ws.session.survivors}
-    assert any("Repair (recompose)" in h.value for h in at.get("html"))
+    assert "Repair (recompose)" in component_html(at, _key(task, "pq"))
 
 
 def test_none_of_these_rules_out_every_surviving_output(bank: Path) -> None:

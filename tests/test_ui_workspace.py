@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
+from html import escape
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.bank_helpers import make_bank, select_points, selection_value, task_ids
+from tests.bank_helpers import (
+    clause_buttons,
+    component_html,
+    fire,
+    make_bank,
+    select_points,
+    selection_value,
+    task_ids,
+)
 
 
 @pytest.fixture(scope="module")
@@ -105,21 +115,38 @@ def test_clause_yes_and_no_filter_on_one_feature(bank: Path) -> None:
     ws = _ws(at, task)
     belief = next(b for b in ws.session.predicted_query() if not b.determined)
     key = belief.feature.key
+    panel = _key(task, "pq")
+    assert clause_buttons(at, panel)[key, True] and clause_buttons(at, panel)[key, False]
     col = [f.key for f in ws.session.pool.vocabulary].index(key)
     with_it = int(ws.session.pool.x[:, col].sum())
-    at.button(key=_key(task, f"pq.yes.{key}")).click().run()
+    fire(at, panel, "clause", {"key": key, "yes": True, "seq": 1})
     assert not at.exception
     assert len(ws.session.survivors) == with_it
     assert at.session_state["events"][-1][0] == "clause.accept"
     assert at.session_state["events"][-1][1]["feature"] == key
-    assert not [b for b in at.button if b.key == _key(task, f"pq.yes.{key}")]  # determined now
-    assert any(key.split(" ", 1)[1] in str(h.proto) and "Determined" in m.value
-               for h in at.get("html") for m in at.markdown)
+    assert (key, True) not in clause_buttons(at, panel)  # determined now: no row
+    shown = component_html(at, panel)
+    assert "Determined" in shown and escape(key.split(" ", 1)[1]) in shown.split("Still open")[0]
+    events = len(at.session_state["events"])
+    at.run()  # a plain rerun does not answer again (the trigger is one-shot)
+    assert len(at.session_state["events"]) == events and ws.session.step == 1
     at.button(key=_key(task, "dv.back")).click().run()
-    at.button(key=_key(task, f"pq.no.{key}")).click().run()
+    fire(at, panel, "clause", {"key": key, "yes": False, "seq": 2})
     assert len(ws.session.survivors) == ws.session.pool.n - with_it
     assert at.session_state["events"][-1][0] == "clause.reject"
-    assert any("No to" in str(h.proto) and "left" in str(h.proto) for h in at.get("html"))
+    decisions = component_html(at, panel).split("Decisions", 1)[1]
+    assert "1. No to" in decisions and "left" in decisions
+
+
+def test_clause_buttons_are_labelled_buttons_and_chips_escape_html(bank: Path) -> None:
+    at, task = _start(bank)
+    shown = component_html(at, _key(task, "pq"))
+    buttons = re.findall(r"<button [^>]*>[^<]*</button>", shown)
+    assert buttons and all('type="button"' in b and "aria-label=" in b for b in buttons)
+    assert "<script" not in shown and "&lt;" not in shown.replace("&lt;b&gt;", "")
+    chips = component_html(at, _key(task, "dv.chips"))
+    ws = _ws(at, task)
+    assert f"of {len(ws.session.variables())}" in chips and "pq-chip decision" in chips
 
 
 def test_keep_cluster_restricts_to_its_members(bank: Path) -> None:
@@ -130,7 +157,10 @@ def test_keep_cluster_restricts_to_its_members(bank: Path) -> None:
     infos = clusters(ws.session)
     assert len(infos) > 1
     target = infos[1]
-    at.button(key=_key(task, f"cluster.{target.number}")).click().run()
+    footer = _key(task, "space.footer")
+    assert f'data-event="cluster" data-key="{target.number}"' in component_html(at, footer)
+    fire(at, footer, "cluster", {"key": str(target.number), "seq": 1})
+    assert not at.exception, at.exception
     assert ws.session.survivors.tolist() == list(target.members)
     kind, payload = at.session_state["events"][-1]
     assert kind == "space.cluster" and payload["cluster"] == target.number
@@ -217,12 +247,11 @@ def test_only_the_likeliest_open_clauses_get_rows_until_show_all(bank: Path,
     assert len(open_beliefs) > 3
 
     def rows() -> set[str]:
-        prefix = _key(task, "pq.yes.")
-        return {b.key[len(prefix):] for b in at.button if b.key and b.key.startswith(prefix)}
+        return {k for k, yes in clause_buttons(at, _key(task, "pq")) if yes}
 
     likeliest = sorted(open_beliefs, key=lambda b: -b.probability)[:3]
     assert rows() == {b.feature.key for b in likeliest}
-    at.button(key=_key(task, "pq.all")).click().run()
+    fire(at, _key(task, "pq"), "all", {"seq": 1})
     assert rows() == {b.feature.key for b in open_beliefs}
-    at.button(key=_key(task, "pq.all")).click().run()
+    fire(at, _key(task, "pq"), "all", {"seq": 2})
     assert len(rows()) == 3

@@ -4,7 +4,7 @@ Survivors sit at the pool's stored positions inside Voronoi cells on fixed [0, 1
 view stays stable while filtering; filtered-out candidates fade to small grey dots. Each
 survivor is a glyph mimicking its output table (width ~ columns, height ~ rows, capped at 50 px)
 drawn as pixel-sized rectangle markers in a few shared traces (not one layout shape per glyph:
-the chart remounts on every rerun and Plotly.js draws shapes slowly); invalid candidates are an
+Plotly.js draws many layout shapes slowly); invalid candidates are an
 X. Cells and glyphs take their cluster's shade, red when the candidate contains the current decision variable and blue otherwise (§8.1).
 A transparent marker per survivor carries the candidate id in ``customdata`` and the hover
 tooltip, and is what lasso/box/click selection reports back.

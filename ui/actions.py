@@ -200,18 +200,21 @@ def none_of_these(ws: WorkspaceState, log: Log) -> bool:
     return True
 
 
-def resampler_for(method: str) -> Resampler | None:
-    """The LLM resampling step when ``method`` asks for it and a key is configured, else None.
+def resampler_for(method: str, api_key: str | None = None) -> Resampler | None:
+    """The LLM resampling step when ``method`` asks for it and a key is configured (``api_key``,
+    e.g. the app's secret, else ``$ANTHROPIC_API_KEY``), else None.
 
     Its pools are cached like generated pools (``logs/pool-cache/``), keyed by the question
     and the decisions, so a replay or a second participant in the same state costs nothing.
     """
+    from core.generation.keys import has_api_key
     from core.generation.poolcache import FilePoolCache
-    from core.generation.sampler import AnthropicSampler, has_api_key
 
-    if method != "resample" or not has_api_key():
+    if method != "resample" or not has_api_key(api_key):
         return None
-    sampler = AnthropicSampler()
+    from core.generation.sampler import AnthropicSampler
+
+    sampler = AnthropicSampler(api_key=api_key)
     return lambda session: resample(session, sampler, cache=FilePoolCache())
 
 

@@ -120,7 +120,7 @@ def keypress(page, reps: int, back: str | None) -> list[float]:
                             lambda b=before: _changed(page, b)))
         _settle(page)
         if back:
-            page.locator(f"{back} >> visible=true").first.wait_for()
+            page.locator(f"{back}:enabled >> visible=true").first.wait_for()  # else b is lost
             page.keyboard.press("b")
             page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before)
             _settle(page)

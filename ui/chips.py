@@ -26,7 +26,8 @@ CSS = f"""
 .pq-chips.inline {{ display: inline-flex; vertical-align: middle; }}
 .pq-chip {{ display: inline-flex; border-radius: 4px; overflow: hidden; font-size: 0.82rem;
   font-family: ui-monospace, SFMono-Regular, Menlo, monospace; border: 2px solid transparent; max-width: 100%; }}
-.pq-chip .kw {{ background: {BLACK}; color: #fff; padding: 1px 5px; font-weight: 600; }}
+.pq-chip .kw {{ background: {BLACK}; color: #fff; padding: 1px 5px; font-weight: 600;
+  white-space: nowrap; }}
 .pq-chip .val {{ background: {GREY}; color: {BLACK}; padding: 1px 5px; overflow-wrap: normal;
   word-break: normal; hyphens: none; min-width: 0; }}
 .pq-chip .badge {{ background: #fff; color: #444; padding: 1px 5px; font-size: 0.75rem;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import partial
+from html import escape
 
 import pandas as pd
 import streamlit as st
@@ -17,11 +18,13 @@ from core.engine.session import Decision, RankedVariable
 from ui import actions
 from ui.actions import Log, OnSubmit
 from ui.chips import chip, chip_row, legend
+from ui.components import clause_panel, trigger
 from ui.result import unique_columns
 from ui.state import WorkspaceOptions, WorkspaceState
+from ui.study_cache import secret
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
-CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all" (each row is 5 elements)
+CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all"
 
 
 def current_variable(ws: WorkspaceState) -> RankedVariable | None:
@@ -75,18 +78,18 @@ def decision_space(ws: WorkspaceState, log: Log,
     else:
         n = len(session.survivors)
         ahead = "" if variable.expected_turns is None else \
-            f" · at least **{variable.expected_turns:.1f}** questions to finish, expected"
-        st.markdown(f"Variable **{ws.browse + 1}** of {len(ranked)} · information gain "
-                    f"**{variable.gain:.2f} bits**{ahead}")
-        st.html(chip_row(variable.features, decision=variable.keys))
-        st.caption(f"Contained in {variable.yes_count} of {n} remaining queries. "
-                   "Should your query contain it?")
+            f" · about <b>{variable.expected_turns:.1f}</b> more questions expected"
         example = session.pool
         feats = [example.vocabulary[j] for j in example.x[variable.example].nonzero()[0]]
-        st.markdown(f"<small>Example query #{variable.example} containing it:</small>",
-                    unsafe_allow_html=True)
-        st.html(chip_row(feats, decision=variable.keys,
-                         implicit=[f.key for f in variable.implicit]))
+        clause_panel(
+            f"<p>Variable <b>{ws.browse + 1}</b> of {len(ranked)} · information gain "
+            f"<b>{variable.gain:.2f} bits</b>{ahead}</p>"
+            + chip_row(variable.features, decision=variable.keys)
+            + f'<p class="pq-caption">Contained in {variable.yes_count} of {n} remaining '
+            "queries. Should your query contain it?</p>"
+            f"<p><small>Example query #{variable.example} containing it:</small></p>"
+            + chip_row(feats, decision=variable.keys, implicit=[f.key for f in variable.implicit]),
+            key=key("dv.chips"), testid="pq-decision-variable", on={})
     has_var = variable is not None
     row = st.container(horizontal=True, gap="small")
     row.button("Yes", key=key("dv.yes"), type="primary", shortcut="Y", disabled=not has_var,
@@ -136,49 +139,26 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     beliefs = session.predicted_query()
     if not beliefs:
         st.info("No valid query remains.")
-    fixed = [b for b in beliefs if b.determined]
-    if fixed:
-        st.markdown("<small>Determined (in every remaining query):</small>",
-                    unsafe_allow_html=True)
-        st.html(chip_row([b.feature for b in fixed],
-                         confirmed=[b.feature.key for b in fixed if b.confirmed],
-                         bordered=[b.feature.key for b in fixed if not b.confirmed]))
-    open_beliefs = [] if session.is_done else [b for b in beliefs if not b.determined]
-    shown = _shown_clauses(ws, open_beliefs)
-    if open_beliefs:
-        st.markdown("<small>Still open (bordered: likely). Answer any clause:</small>",
-                    unsafe_allow_html=True)
-        box = st.container(height=min(330, 22 + 44 * len(shown)), border=True)
-    for b in shown:
-        bordered = not b.confirmed and b.probability >= LIKELY
-        role = "confirmed" if b.confirmed else "plain"
-        cols = box.columns([6, 1, 1], gap=None, vertical_alignment="center")
-        cols[0].html(chip(b.feature, role, bordered=bordered, badge=f"{b.probability:.0%}"))
-        cols[1].button("Yes", key=key(f"pq.yes.{b.feature.key}"), type="tertiary",
-                       disabled=b.confirmed, help=f"Keep queries with {b.feature.key}",
-                       on_click=partial(actions.answer_clause, ws, b.feature.key, True, log))
-        cols[2].button("No", key=key(f"pq.no.{b.feature.key}"), type="tertiary",
-                       disabled=b.confirmed, help=f"Remove queries with {b.feature.key}",
-                       on_click=partial(actions.answer_clause, ws, b.feature.key, False, log))
-    if len(shown) < len(open_beliefs) or ws.extra.get(ALL_CLAUSES):
-        more = len(open_beliefs) - len(shown)
-        st.button(f"Show all {len(open_beliefs)} open clauses ({more} less likely hidden)"
-                  if more else "Show only the most likely clauses", key=key("pq.all"),
-                  type="tertiary", on_click=_toggle_all_clauses, args=(ws,))
-    st.markdown("**Decisions**")
+    panel = key("pq")
+    clause_panel(_clauses_html(ws, beliefs) + _decisions_html(session), key=panel,
+                 testid="pq-clauses", on={"clause": partial(_on_clause, ws, log, panel),
+                                          "all": partial(_toggle_all_clauses, ws)})
+
+
+def _decisions_html(session) -> str:
+    """The numbered decisions with the survivors left after each (bottom of the panel)."""
     if not session.history:
-        st.caption("None yet. Answer in the Decision Space, say Yes/No to a clause above, or "
-                   "select queries in the Action Space.")
-        return
+        return ('<p><b>Decisions</b></p><p class="pq-caption">None yet. Answer in the Decision '
+                "Space, say Yes/No to a clause above, or select queries in the Action Space.</p>")
     counts = actions.survivor_counts(session)
     lines = []
     for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
         chips = "" if d.kind in ("restrict", "reject", "repair") else chip_row(
             [_feature(session, k) for k in d.features], inline=True,
             confirmed=d.features if d.answer else ())
-        lines.append(f'<div style="margin:2px 0"><small>{i}. {_describe(d)}</small> {chips}'
+        lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d))}</small> {chips}'
                      f'<small>→ <b>{n}</b> left</small></div>')
-    st.html("".join(lines))
+    return f'<p><b>Decisions</b></p><div>{"".join(lines)}</div>'
 
 
 def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str) -> None:
@@ -199,7 +179,7 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str
                     "outputs and look for other readings (key X)")
     if accepted is not None and accepted == (ws.session.step, ws.session.predicted_output_key()):
         st.caption("You accepted this output.")
-    if method == "resample" and actions.resampler_for(method) is None:
+    if method == "resample" and actions.resampler_for(method, secret("ANTHROPIC_API_KEY")) is None:
         st.caption("No API key is configured: only recomposition is available.")
 
 
@@ -221,6 +201,58 @@ def _toggle_all_clauses(ws: WorkspaceState) -> None:
     ws.extra[ALL_CLAUSES] = not ws.extra.get(ALL_CLAUSES)
 
 
+def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
+    """Clause panel callback: Yes/No on the clause whose button was pressed."""
+    value = trigger(panel, "clause")
+    if isinstance(value, dict) and isinstance(value.get("key"), str):
+        actions.answer_clause(ws, value["key"], bool(value.get("yes")), log)
+
+
+def button(label: str, event: str, title: str, *, key: str | None = None,
+            yes: bool | None = None, disabled: bool = False, extra: str = "") -> str:
+    """A real ``<button>`` of a clause panel; the panel sends ``event`` with its key/yes."""
+    data = (f' data-key="{escape(key)}"' if key is not None else "") + (
+        f' data-yes="{int(yes)}"' if yes is not None else "")
+    return (f'<button type="button" class="pq-btn{extra}" data-event="{event}"{data}'
+            f' title="{escape(title)}" aria-label="{escape(label)}: {escape(title)}"'
+            f'{" disabled" if disabled else ""}>{escape(label)}</button>')
+
+
+def _clauses_html(ws: WorkspaceState, beliefs: list) -> str:
+    """The Predicted Query's chips and open-clause rows (with Yes/No) as one panel's HTML."""
+    parts = []
+    fixed = [b for b in beliefs if b.determined]
+    if fixed:
+        parts.append("<p><small>Determined (in every remaining query):</small></p>" + chip_row(
+            [b.feature for b in fixed], confirmed=[b.feature.key for b in fixed if b.confirmed],
+            bordered=[b.feature.key for b in fixed if not b.confirmed]))
+    open_beliefs = [] if ws.session.is_done else [b for b in beliefs if not b.determined]
+    if not open_beliefs:
+        return "".join(parts)
+    shown = _shown_clauses(ws, open_beliefs)
+    rows = []
+    for b in shown:
+        k = b.feature.key
+        shown_chip = chip(b.feature, "confirmed" if b.confirmed else "plain",
+                          bordered=not b.confirmed and b.probability >= LIKELY,
+                          badge=f"{b.probability:.0%}")
+        rows.append(f"<div>{shown_chip}</div>"
+                    + button("Yes", "clause", f"Keep queries with {k}", key=k, yes=True,
+                              disabled=b.confirmed)
+                    + button("No", "clause", f"Remove queries with {k}", key=k, yes=False,
+                              disabled=b.confirmed))
+    parts.append("<p><small>Still open (bordered: likely). Answer any clause:</small></p>"
+                 f'<div class="pq-box" data-scroll="open"><div class="pq-rows">{"".join(rows)}'
+                 "</div></div>")
+    if len(shown) < len(open_beliefs) or ws.extra.get(ALL_CLAUSES):
+        more = len(open_beliefs) - len(shown)
+        label = (f"Show all {len(open_beliefs)} open clauses ({more} less likely hidden)"
+                 if more else "Show only the most likely clauses")
+        parts.append(button(label, "all", "Show every open clause" if more else
+                             "Show only the most likely open clauses", extra=" pq-more"))
+    return "".join(parts)
+
+
 def _feature(session, key: str):
     for f in session.pool.vocabulary:
         if f.key == key:
@@ -238,7 +270,8 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     if actions.repair_pending(ws):
         method = options.repair if options is not None else "recompose"
         with st.spinner("Looking for other readings of the question…"):
-            actions.run_repair(ws, log, method, actions.resampler_for(method))
+            actions.run_repair(ws, log, method,
+                              actions.resampler_for(method, secret("ANTHROPIC_API_KEY")))
         st.rerun()
     result, share, count = session.predicted_output()
     n = len(session.survivors)

@@ -21,8 +21,8 @@ from ui import actions
 from ui.action_space import cached_figure, clusters, selected_ids, shade
 from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
-from ui.components import action_space_chart, trigger
-from ui.panels import current_variable, decision_space, predicted_output, predicted_query
+from ui.components import action_space_chart, clause_panel, trigger
+from ui.panels import button, current_variable, decision_space, predicted_output, predicted_query
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
 
 MODES = ("free", "study")
@@ -61,21 +61,35 @@ def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) 
                        revision=f"{session.step}:{n}:{ws.browse}",
                        on_select=partial(_on_select, ws, log, key),
                        on_hover=None if log is no_log else partial(_on_hover, ws, log, key))
-    st.caption("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
+    footer = key + ".footer"
+    clause_panel(_space_footer(infos, colour_by_variable), key=footer, testid="pq-space-footer",
+                 on={"cluster": partial(_on_cluster, ws, log, footer, infos)})
+
+
+def _space_footer(infos: list, colour_by_variable: bool) -> str:
+    """Caption and Keep-cluster buttons under the chart, as one clause panel's HTML."""
+    caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
                "keep only those queries." + (" Red: contains the decision variable; blue: does "
                                              "not." if colour_by_variable else ""))
+    html = f'<p class="pq-caption">{caption}</p>'
     if len(infos) > 1:
-        row = st.container(horizontal=True, gap="small", vertical_alignment="center")
-        row.markdown("<small>Keep cluster:</small>", unsafe_allow_html=True)
-        for c in infos:
-            row.button(f"Cluster {c.number} ({len(c.members)})", key=ws.widget_key(f"cluster.{c.number}"),
-                       help=f"Keep only the {len(c.members)} queries of cluster {c.number}",
-                       on_click=partial(actions.restrict, ws, list(c.members), "cluster", log,
-                                        cluster=c.number))
+        html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(
+            button(f"Cluster {c.number} ({len(c.members)})", "cluster",
+                   f"Keep only the {len(c.members)} queries of cluster {c.number}",
+                   key=str(c.number), extra=" pq-secondary") for c in infos) + "</div>")
     elif infos:
-        colour = shade(1, False)
-        st.markdown(f"<small style='color:{colour}'>All remaining queries form one "
-                    "cluster.</small>", unsafe_allow_html=True)
+        html += (f"<p><small style='color:{shade(1, False)}'>All remaining queries form one "
+                 "cluster.</small></p>")
+    return html
+
+
+def _on_cluster(ws: WorkspaceState, log: Log, footer: str, infos: list) -> None:
+    """Footer callback: keep only the members of the cluster whose button was pressed."""
+    value = trigger(footer, "cluster")
+    number = value.get("key") if isinstance(value, dict) else None
+    chosen = next((c for c in infos if str(c.number) == number), None)
+    if chosen is not None:
+        actions.restrict(ws, list(chosen.members), "cluster", log, cluster=chosen.number)
 
 
 def question(ws: WorkspaceState, mode: str,

@@ -192,3 +192,46 @@ def test_chart_stays_the_same_dom_node_across_a_yes(page, server: str, pool) -> 
     assert page.locator('[data-testid="pq-action-space"]').count() == 1
     _click(page, _key(pool, "dv-back"))
     _wait_count(page, pool.n)
+
+
+def _open_clause(pool) -> tuple[str, int]:
+    """The likeliest open clause of the first view and how many candidates contain it."""
+    session = RepairSession(pool)
+    belief = max((b for b in session.predicted_query() if not b.determined),
+                 key=lambda b: b.probability)
+    col = [f.key for f in pool.vocabulary].index(belief.feature.key)
+    return belief.feature.key, int(pool.x[:, col].sum())
+
+
+def test_clause_yes_in_the_clause_panel_keeps_the_queries_with_it(page, server: str,
+                                                                   pool) -> None:
+    key, with_it = _open_clause(pool)
+    _open(page, server)
+    panel = page.locator('[data-testid="pq-clauses"]')
+    yes = panel.get_by_role("button", name=f"Yes: Keep queries with {key}", exact=True)
+    assert yes.evaluate("b => b.tagName") == "BUTTON"
+    yes.click()
+    _wait_count(page, with_it)
+    page.get_by_text(re.compile(r"Yes to")).first.wait_for()
+    assert panel.get_by_role("button", name=f"Yes: Keep queries with {key}",
+                             exact=True).count() == 0  # determined now
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+
+def test_clause_no_by_keyboard_with_a_visible_focus(page, server: str, pool) -> None:
+    key, with_it = _open_clause(pool)
+    _open(page, server)
+    no = page.locator('[data-testid="pq-clauses"]').get_by_role(
+        "button", name=f"No: Remove queries with {key}", exact=True)
+    no.focus()
+    page.keyboard.press("Shift+Tab")  # keyboard focus (not a click): :focus-visible applies
+    page.keyboard.press("Tab")
+    outline = no.evaluate("b => b === document.activeElement && b.matches(':focus-visible')"
+                          " && getComputedStyle(b).outlineStyle")
+    assert outline == "solid"
+    page.keyboard.press("Enter")
+    _wait_count(page, pool.n - with_it)
+    page.screenshot(path=str(ARTIFACTS / "workspace-clause-no.png"), full_page=True)
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)

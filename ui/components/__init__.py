@@ -1,4 +1,5 @@
-"""The Action Space as a mounted ``st.components.v2`` component (JS and CSS in this folder).
+"""Mounted ``st.components.v2`` components (JS and CSS in this folder): the Action Space chart
+and the clause panels (Decision Space chips, Predicted Query clause list).
 
 The component owns one Plotly.js figure that survives reruns (its key never changes) and
 applies each new figure with ``Plotly.react``; selections and sampled hovers come back as
@@ -16,12 +17,12 @@ from typing import Any
 import streamlit as st
 
 HERE = Path(__file__).resolve().parent
-NAME = "pleasqlarify.action_space"
+COMPONENTS = ("action_space", "clauses")  # each is <name>.js + <name>.css here
 PLOTLY_ASSETS = "pleasqlarify_plotly.lib"
 CONFIG = {"displaylogo": False, "scrollZoom": False, "responsive": True,
           "modeBarButtonsToRemove": ["zoom2d", "pan2d", "zoomIn2d", "zoomOut2d",
                                      "autoScale2d", "resetScale2d", "toImage"]}
-_mount: dict[int, Any] = {}  # manager id -> mount callable (AppTest makes a runtime per test)
+_mount: dict[tuple[int, str], Any] = {}  # (manager id, name) -> mount callable (AppTest makes a runtime per test)
 
 
 def _plotly_package() -> Path:
@@ -33,26 +34,27 @@ def _plotly_package() -> Path:
     return Path(spec.origin).parent
 
 
-def _register() -> Any:
-    """Register both asset folders on the active runtime's manager, then the component."""
+def _register(component: str = "action_space") -> Any:
+    """Register the asset folders on the active runtime's manager, then mount ``component``."""
     from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
     from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
 
     manager = get_bidi_component_manager()
-    mount = _mount.get(id(manager))
-    if mount is not None and manager.get(NAME) is not None:
+    name = f"pleasqlarify.{component}"
+    mount = _mount.get((id(manager), name))
+    if mount is not None and manager.get(name) is not None:
         return mount
     if manager.get_component_path(PLOTLY_ASSETS) is None:
         manager.register_from_manifest(
             ComponentManifest("pleasqlarify_plotly", "1", [ComponentConfig("lib", "package_data")]),
             _plotly_package())
-    if manager.get_component_path(NAME) is None:
+    if any(manager.get_component_path(f"pleasqlarify.{c}") is None for c in COMPONENTS):
         manager.register_from_manifest(
-            ComponentManifest("pleasqlarify", "1", [ComponentConfig("action_space", HERE.name)]),
-            HERE.parent)
-    mount = st.components.v2.component(NAME, js="action_space.js", css="action_space.css",
+            ComponentManifest("pleasqlarify", "1",
+                              [ComponentConfig(c, HERE.name) for c in COMPONENTS]), HERE.parent)
+    mount = st.components.v2.component(name, js=f"{component}.js", css=f"{component}.css",
                                        isolate_styles=False)
-    _mount[id(manager)] = mount
+    _mount[(id(manager), name)] = mount
     return mount
 
 
@@ -67,6 +69,18 @@ def action_space_chart(figure: dict[str, Any], *, key: str, revision: str,
     return _register()(key=key, data={"figure": figure, "config": CONFIG, "revision": revision,
                                       "hover": on_hover is not None},
                        on_select_change=on_select, on_hover_change=on_hover or (lambda: None))
+
+
+def clause_panel(html: str, *, key: str, testid: str,
+                 on: dict[str, Callable[[], None]]) -> Any:
+    """Mount (or update) an HTML panel whose ``<button data-event=NAME>`` send trigger NAME.
+
+    One Streamlit element instead of one per chip and button (the clause list was ~140); a
+    button's ``data-key``/``data-yes`` come back in the trigger value (see :func:`trigger`).
+    ``html`` must be built from escaped text (:mod:`ui.chips`): it is not sanitised again.
+    """
+    return _register("clauses")(key=key, data={"html": html, "testid": testid},
+                                **{f"on_{event}_change": cb for event, cb in on.items()})
 
 
 def trigger(key: str, name: str) -> Any:
