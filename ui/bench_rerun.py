@@ -194,7 +194,10 @@ def layout_ms(cold: bool, budget: bool = False) -> float:
     code = ("import time,numpy as np\nfrom core.engine.layout import compute_layout\n"
             "rng=np.random.default_rng(0);d=rng.random((30,30));d=(d+d.T)/2\n"
             f"np.fill_diagonal(d,0);t=time.perf_counter()\n{call}\n"
-            "print((time.perf_counter()-t)*1000)")
+            "print((time.perf_counter()-t)*1000,flush=True)\n"
+            # the budget case leaves UMAP compiling in a background thread; exiting through
+            # interpreter finalization while numba compiles aborts the process (SIGABRT)
+            "import os;os._exit(0)")
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, **({"NUMBA_CACHE_DIR": tmp} if cold else {}))
         out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
