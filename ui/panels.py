@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from core.engine.session import Decision, RankedVariable
+from core.generation.keys import has_api_key
 from ui import actions
 from ui.actions import Log, OnSubmit
 from ui.chips import chip, chip_row, legend
@@ -179,7 +180,7 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str
                     "outputs and look for other readings (key X)")
     if accepted is not None and accepted == (ws.session.step, ws.session.predicted_output_key()):
         st.caption("You accepted this output.")
-    if method == "resample" and actions.resampler_for(method, secret("ANTHROPIC_API_KEY")) is None:
+    if method == "resample" and not has_api_key(secret("ANTHROPIC_API_KEY")):
         st.caption("No API key is configured: only recomposition is available.")
 
 
