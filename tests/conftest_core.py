@@ -11,6 +11,7 @@ import json
 from functools import cache, lru_cache
 from pathlib import Path
 
+from core.engine.execute import ExecutionResult, check_query, open_database
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.taskbank import Candidate, DatabaseSpec, Task, load_task_bank, load_tasks
 
@@ -71,3 +72,19 @@ def dev_pool(i: int) -> PreparedPool:
 def film_pools() -> tuple[PreparedPool, ...]:
     """The film bank's first three tasks prepared without layout (once per process)."""
     return tuple(prepare_pool(t, layout=False) for t in load_tasks(FILM_BANK)[:3])
+
+
+def run_read_only(database: DatabaseSpec, sqls: list[str] | tuple[str, ...],
+                  dialect: str = "sqlite") -> list[ExecutionResult]:
+    """Each query passes the read-only allow-list and executes: what every repaired candidate must do."""
+    db = open_database(database)
+    try:
+        out = []
+        for sql in sqls:
+            check_query(sql, dialect)
+            result = db.execute(sql)
+            assert result.ok, (sql, result.error)
+            out.append(result)
+        return out
+    finally:
+        db.close()

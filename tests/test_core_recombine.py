@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from core.engine.atoms import _group_keys, nested_parts
-from core.engine.execute import check_query, open_database
 from core.engine.guided import (
     EDIT_PENALTY,
     _group_values,
@@ -18,7 +17,7 @@ from core.engine.recombine import _Recomposer
 from core.engine.repair import recompose
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
-from tests.conftest_core import make_task
+from tests.conftest_core import make_task, run_read_only
 
 # "Films with more than one review, with their count": the grouping is only inside an
 # IN-subquery, the count only in a query that groups by title.
@@ -82,13 +81,7 @@ def test_set_operations_pair_branches_from_different_candidates():
     assert not any(b.where == ("film.genre = 'action'",) for c, _ in proposed for b in c.branches)
     outcome = recompose(s, rejected_outputs=[s.predicted_output_key()])
     assert output_key(pool.gold_results[0]) in s.pool.class_keys
-    db = open_database(task.database)
-    try:
-        for sql in outcome.added:
-            check_query(sql, "sqlite")
-            assert db.execute(sql).ok, sql
-    finally:
-        db.close()
+    run_read_only(task.database, outcome.added)
 
 
 def test_no_set_operations_without_one_in_the_pool():

@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 
 from core.engine.errors import SessionError
-from core.engine.execute import check_query, open_database
 from core.engine.pool import prepare_pool
 from core.engine.repair import RepairOutcome, decompose, recompose
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
-from tests.conftest_core import make_task
+from tests.conftest_core import make_task, run_read_only
 
 # The reading "action films after 2000, with their year" is in no candidate, but its atoms are:
 # the select list of the third, the genre filter of the first, the year filter of the second.
@@ -80,13 +79,7 @@ def test_recompose_reaches_a_reading_the_pool_lacks(pool, task):
 def test_every_recomposed_candidate_passes_the_allow_list_and_executes(pool, task):
     s = _session(pool, task)
     outcome = recompose(s, rejected_outputs=[s.predicted_output_key()], max_new=50)
-    db = open_database(task.database)
-    try:
-        for sql in outcome.added:
-            check_query(sql, "sqlite")
-            assert db.execute(sql).ok, sql
-    finally:
-        db.close()
+    run_read_only(task.database, outcome.added)
     keys = [s.output_key_of(i) for i in range(pool.n, s.pool.n)]
     assert len(set(keys)) == len(keys)  # one candidate per new output
 
@@ -166,15 +159,8 @@ def test_recomposed_dev_candidates_pass_the_allow_list_execute_and_replay(index)
         runs.append((s, recompose(s, rejected_outputs=[s.predicted_output_key()])))
     (s, outcome), (_, again) = runs
     assert outcome == again  # deterministic
-    db = open_database(task.database)
-    try:
-        for sql in outcome.added:
-            check_query(sql, pool.dialect)
-            result = db.execute(sql)
-            assert result.ok, (sql, result.error)
-            assert output_key(result) not in s.rejected_outputs()
-    finally:
-        db.close()
+    for result in run_read_only(task.database, outcome.added, pool.dialect):
+        assert output_key(result) not in s.rejected_outputs()
     # earlier answers stay applied to every added candidate
     no_sets = s.no_sets()
     for i in range(pool.n, s.pool.n):

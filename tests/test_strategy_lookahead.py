@@ -81,12 +81,17 @@ def play(strategy: str, answers: np.ndarray, weights: np.ndarray) -> float:
     return total / weights.sum()
 
 
+def random_cases(seed: int, count: int, *, classes: tuple[int, int], questions: tuple[int, int],
+                 yes: float):
+    """``count`` random tiny pools: a questions × classes Yes matrix and integer class weights."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n, q = int(rng.integers(*classes)), int(rng.integers(*questions))
+        yield rng.random((q, n)) < yes, rng.integers(1, 9, n).astype(float)
+
+
 def test_tree_floor_equals_brute_force_on_tiny_pools():
-    rng = np.random.default_rng(7)
-    for _ in range(150):
-        n, q = int(rng.integers(1, 6)), int(rng.integers(0, 5))
-        answers = rng.random((q, n)) < 0.5
-        weights = rng.integers(1, 9, n).astype(float)
+    for answers, weights in random_cases(7, 150, classes=(1, 6), questions=(0, 5), yes=0.5):
         floor = tree_floor(answers, weights)
         assert floor.exact
         assert floor.expected == pytest.approx(brute_force(answers, weights), abs=1e-9)
@@ -155,11 +160,7 @@ def test_lookahead_reaches_the_optimum_where_information_gain_does_not():
 
 
 def test_lookahead_is_never_worse_than_the_floor_and_scores_its_beam():
-    rng = np.random.default_rng(11)
-    for _ in range(40):
-        n, q = int(rng.integers(2, 7)), int(rng.integers(1, 7))
-        answers = rng.random((q, n)) < 0.4
-        weights = rng.integers(1, 9, n).astype(float)
+    for answers, weights in random_cases(11, 40, classes=(2, 7), questions=(1, 7), yes=0.4):
         assert play("expected-depth", answers, weights) >= tree_floor(
             answers, weights).expected - 1e-9
     scores, deep = lookahead_scores(GREEDY_TRAP, GREEDY_TRAP_WEIGHTS, np.arange(5), beam=2)
