@@ -169,10 +169,10 @@ def test_lookahead_is_never_worse_than_the_floor_and_scores_its_beam():
     assert np.array_equal(scores[~deep], one[~deep])
 
 
-def test_default_strategy_asks_grouped_variables_and_records_its_score():
-    assert DEFAULT_STRATEGY == "expected-depth" and "cluster-grouped" in STRATEGIES
+def test_lookahead_strategy_asks_grouped_variables_and_records_its_score():
+    assert DEFAULT_STRATEGY == "planned" and "cluster-grouped" in STRATEGIES
     pool = dev_pool(9)
-    session = RepairSession(pool)
+    session = RepairSession(pool, strategy="expected-depth")
     ranked = session.variables()
     assert {v.kind for v in ranked} == {"atomic", "group"}
     mined = session._mined()

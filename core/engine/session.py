@@ -22,6 +22,7 @@ from core.engine.clustering import DEFAULT_MAX_CLUSTERS, cluster_candidates
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult, TaskDatabase, open_database
 from core.engine.features import Feature
+from core.engine.planner import pool_planner
 from core.engine.pool import PreparedPool, extend_pool
 from core.engine.similarity import output_key
 from core.engine.strategy import DEFAULT_STRATEGY, GROUPED, STRATEGIES, rank_variables
@@ -240,10 +241,37 @@ class RepairSession:
         def compute() -> list[DecisionVariable]:
             idx = self.survivors
             grouped = self.strategy in GROUPED
+            planned = self._plan()
             return mine_decision_variables(
                 self.pool.x[idx], self.pool.counts[idx], self.clusters(),
-                grouped=grouped, min_support=self.min_support)
+                grouped=grouped, min_support=self.min_support,
+                also=(planned[0],) if planned and len(planned[0]) > 1 else ())
         return self._memo("mined", compute)
+
+    def _plan(self) -> tuple[tuple[int, ...], float] | None:
+        """``planned``'s next question (feature indices) and its expected questions left, or
+        None (another strategy, a pool too big to plan, or no plan from here)."""
+        def compute() -> tuple[tuple[int, ...], float] | None:
+            if self.strategy != "planned":
+                return None
+            planner, vocab = pool_planner(self.pool, max_clusters=self.max_clusters,
+                                          min_support=self.min_support)
+            plan = planner.plan(self.alive) if planner is not None else None
+            return None if plan is None or plan.best is None else (vocab[plan.best],
+                                                                   plan.expected)
+        return self._memo("plan", compute)
+
+    def _planned(self, mined: list[DecisionVariable]) -> tuple[int, float] | None:
+        """(position in ``mined``, expected questions) of the planner's next question."""
+        planned = self._plan()
+        if planned is None:
+            return None
+        idx = self.survivors
+        want = self.pool.x[np.ix_(idx, list(planned[0]))].all(axis=1)
+        for i, v in enumerate(mined):
+            if np.array_equal(v.mask, want):
+                return i, planned[1]
+        return None
 
     def variables(self) -> list[RankedVariable]:
         """Splitting decision variables, best first under the session's strategy.
@@ -260,7 +288,8 @@ class RepairSession:
             ordered = rank_variables(
                 self.strategy, mined, self.pool.counts[idx], self.pool.class_index[idx],
                 self.clusters(), rng_seed=(self.random_state, self.step),
-                counted=self.pool.valid[idx])
+                counted=self.pool.valid[idx],
+                planned=self._planned(mined) if self.strategy == "planned" else None)
             vocab = self.pool.vocabulary
             return [RankedVariable(
                 tuple(vocab[j] for j in v.features), tuple(vocab[j] for j in v.implicit),

@@ -1,6 +1,14 @@
 """Question-selection strategies: which decision variable to ask next.
 
-``expected-depth`` (the workspace default) asks the paper's grouped variables in the order of
+``planned`` (the workspace default) asks the first question of the best decision tree over the
+pool's question vocabulary (:mod:`core.engine.planner`: every splitting feature, the groups
+mined over the whole pool, two-feature conjunctions), solved once per pool; its user model is
+that the intent is an output spelled the way the pool spells it most often. Pools above
+:data:`core.engine.planner.PLAN_MAX_CANDIDATES` valid candidates, or survivors the plan gives
+no question for, are ranked as ``expected-depth``; the alternatives after the planned question
+keep their one-question bound.
+
+``expected-depth`` asks the paper's grouped variables in the order of
 the fewest expected questions left, looking two questions ahead: each variable among the
 :data:`LOOKAHEAD_BEAM` best by a one-question bound is scored by 1 + Σ_answer P(answer) · (the
 best one-question bound of any variable inside that answer), where a one-question bound is one
@@ -34,10 +42,10 @@ from core.engine.gain import (
 )
 from core.engine.variables import DecisionVariable
 
-STRATEGIES = ("expected-depth", "cluster-grouped", "cluster-atomic", "eig-atomic",
+STRATEGIES = ("planned", "expected-depth", "cluster-grouped", "cluster-atomic", "eig-atomic",
               "max-prob-first", "random")
-DEFAULT_STRATEGY = "expected-depth"
-GROUPED = ("expected-depth", "cluster-grouped")  # strategies that ask grouped variables
+DEFAULT_STRATEGY = "planned"
+GROUPED = ("planned", "expected-depth", "cluster-grouped")  # strategies that ask grouped variables
 LOOKAHEAD_BEAM = 8  # variables scored two questions ahead (the rest keep their one-ply bound)
 
 
@@ -85,7 +93,8 @@ def _labels(strategy: str, class_index: np.ndarray, clusters: np.ndarray,
 def rank_variables(strategy: str, variables: list[DecisionVariable], weights: np.ndarray,
                    class_index: np.ndarray, clusters: np.ndarray, *,
                    rng_seed: tuple[int, int] = (0, 0), target: str = "class",
-                   counted: np.ndarray | None = None) -> list[DecisionVariable]:
+                   counted: np.ndarray | None = None,
+                   planned: tuple[int, float] | None = None) -> list[DecisionVariable]:
     """Score ``variables`` (gain and balance set in place) and return them best first.
 
     ``counted`` marks the candidates whose outputs need telling apart (the valid ones); only
@@ -110,11 +119,17 @@ def rank_variables(strategy: str, variables: list[DecisionVariable], weights: np
         order = sorted(range(len(variables)),
                        key=lambda i: (-round(p_yes[i], 9), variables[i].features))
         return [variables[i] for i in order]
-    if strategy == "expected-depth":
-        scores, deep = lookahead_scores(masks, weights, class_index, counted)
+    if strategy in ("expected-depth", "planned"):
+        # with a plan, the planned question leads at the plan's value and the others keep their
+        # one-question bound (the two-question pass would only reorder the alternatives)
+        scores, deep = lookahead_scores(masks, weights, class_index, counted,
+                                        beam=0 if planned is not None else LOOKAHEAD_BEAM)
+        if planned is not None:
+            scores[planned[0]], deep[planned[0]] = planned[1], True
         for v, sc, d in zip(variables, scores, deep, strict=True):
             v.extra["expected_turns"], v.extra["lookahead"] = float(sc), bool(d)
-        return sorted(variables, key=lambda v: (not v.extra["lookahead"],
+        lead = variables[planned[0]] if planned is not None else None
+        return sorted(variables, key=lambda v: (v is not lead, not v.extra["lookahead"],
                                                 round(v.extra["expected_turns"], 9),
                                                 -round(v.gain, 9), -round(v.balance, 9),
                                                 len(v.features), v.features))

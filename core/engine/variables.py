@@ -53,11 +53,14 @@ def mine_decision_variables(
     top_features: int = 6,
     max_group: int = 3,
     groups_per_cluster: int = 4,
+    also: tuple[tuple[int, ...], ...] = (),
 ) -> list[DecisionVariable]:
     """Every variable that splits the survivors (rows of ``x``), atomic and grouped.
 
     ``x`` is survivors × features (bool), ``weights`` the survivors' counts, ``clusters`` their
-    cluster labels. Returns one variable per distinct split, in a deterministic order.
+    cluster labels; ``also`` are feature groups to offer as well (those mined for the whole
+    pool, which a plan made at the start counts on). Returns one variable per distinct split,
+    in a deterministic order.
     """
     n, d = x.shape
     if n < 2 or d == 0:
@@ -107,6 +110,8 @@ def mine_decision_variables(
             found.sort(key=lambda v: (-v.lift, -len(v.features), v.features))
             for var in found[:groups_per_cluster]:
                 offer(var)
+    for combo in also:
+        offer(DecisionVariable(tuple(combo), x[:, list(combo)].all(axis=1), "group"))
 
     variables = sorted(by_mask.values(), key=lambda v: (len(v.features), v.features))
     for var in variables:
@@ -117,3 +122,22 @@ def mine_decision_variables(
         idx = np.flatnonzero(var.mask)
         var.example = int(idx[np.argmax(weights[idx])])
     return variables
+
+
+def pair_conjunctions(x: np.ndarray, known: set[bytes] = frozenset()) -> list[tuple[int, int]]:
+    """Every two-feature conjunction some row holds that splits the rows differently from any
+    single feature (or ``known`` mask), one per distinct split, lowest feature indices first."""
+    n = x.shape[0]
+    counts = x.sum(axis=0)
+    cols = np.flatnonzero((counts > 0) & (counts < n))
+    seen = set(known) | {x[:, j].tobytes() for j in cols}
+    out = []
+    for a, i in enumerate(cols):
+        both = x[:, cols[a + 1:]] & x[:, [i]]
+        sizes = both.sum(axis=0)
+        for b in np.flatnonzero((sizes > 0) & (sizes < n)):
+            key = both[:, b].tobytes()
+            if key not in seen:
+                seen.add(key)
+                out.append((int(i), int(cols[a + 1 + b])))
+    return out
