@@ -135,3 +135,14 @@ def test_big_pools_are_ranked_by_the_lookahead(monkeypatch):
     lookahead = RepairSession(pool, strategy="expected-depth").next_variable()
     assert big.keys == lookahead.keys
     assert planned is not None
+
+
+def test_a_warmed_planner_is_the_one_sessions_get():
+    pool = prepare_pool(load_tasks(FILM_BANK)[1], layout=False)  # a fresh pool object
+    thread = planner_module.warm_planner(pool)
+    got, vocab = pool_planner(pool)  # waits for the warming thread, never builds twice
+    thread.join()
+    assert got is pool_planner(pool)[0] and got is not None and vocab
+    session = RepairSession(pool)
+    assert session.next_variable().expected_turns == pytest.approx(
+        got.plan(np.ones(pool.n, dtype=bool)).expected)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from core.engine.planner import warm_planner
 from core.engine.pool import PreparedPool
 from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.taskbank import Task, TaskBankProblem, load_task_bank
@@ -39,5 +40,7 @@ def task_pool(path: str, task_id: str) -> PreparedPool:
     tasks, _ = bank(path)
     for task in tasks:
         if task.id == task_id:
-            return load_prepared(task, default_pool_dir(path))
+            pool = load_prepared(task, default_pool_dir(path))
+            warm_planner(pool)  # the default strategy's plan, solved while the page draws
+            return pool
     raise KeyError(f"task {task_id!r} is not in {path}")

@@ -13,6 +13,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.engine.execute import open_database
+from core.engine.planner import warm_planner
 from core.engine.pool import PreparedPool
 from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.taskbank import Task, load_task_bank
@@ -81,7 +82,9 @@ def task(spec: StudySpec, task_id: str) -> Task:
 
 @st.cache_resource(show_spinner="Loading the candidate pool…", max_entries=64)
 def _pool(bank: str, task_id: str) -> PreparedPool:
-    return load_prepared(_tasks(bank)[task_id], default_pool_dir(bank))
+    pool = load_prepared(_tasks(bank)[task_id], default_pool_dir(bank))
+    warm_planner(pool)  # the default strategy's plan, solved while the page draws
+    return pool
 
 
 def pool(spec: StudySpec, task_id: str) -> PreparedPool:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from core.engine.clustering import cluster_candidates
+from core.engine.clustering import DEFAULT_MAX_CLUSTERS, cluster_candidates
 from core.engine.variables import mine_decision_variables, pair_conjunctions
 
 PLAN_STATES = 4000  # sets solved for the whole pool before the rest count at their bound
@@ -261,23 +261,48 @@ def _huffman(weights: list[float]) -> float:
     return cost
 
 
-_PLANNERS: dict[int, tuple] = {}  # id(pool) -> (settings, planner, vocabulary); dropped with the pool
+_PLANNERS: dict[tuple, list] = {}  # (id(pool), settings) -> [built, planner, vocabulary]
 _LOCK = threading.Lock()
 
 
-def pool_planner(pool: Any, *, max_clusters: int, min_support: float
-                 ) -> tuple[Planner | None, list[tuple[int, ...]]]:
+def pool_planner(pool: Any, *, max_clusters: int = DEFAULT_MAX_CLUSTERS,
+                 min_support: float = 0.5) -> tuple[Planner | None, list[tuple[int, ...]]]:
     """The planner of a prepared pool and its vocabulary (feature-index tuples), made once per
     pool and shared by every session on it (the pools are shared; so is the solved tree).
 
     The vocabulary: every feature that splits the pool, the groups mined over the whole pool
     (§5.3), and every two-feature conjunction that splits it differently from those. A pool
-    of more than :data:`PLAN_MAX_CANDIDATES` valid candidates gets no planner (None).
+    of more than :data:`PLAN_MAX_CANDIDATES` valid candidates gets no planner (None). A caller
+    arriving while another thread builds the same planner waits for it.
     """
+    key = (id(pool), max_clusters, min_support)
     with _LOCK:
-        known = _PLANNERS.get(id(pool))
-        if known is not None and known[0] == (max_clusters, min_support):
-            return known[1], known[2]
+        known = _PLANNERS.get(key)
+        mine = known is None
+        if mine:
+            _PLANNERS[key] = known = [threading.Event(), None, []]
+            weakref.finalize(pool, _PLANNERS.pop, key, None)
+    if not mine:
+        known[0].wait()
+        return known[1], known[2]
+    try:
+        known[1], known[2] = _build(pool, max_clusters, min_support)
+    finally:
+        known[0].set()
+    return known[1], known[2]
+
+
+def warm_planner(pool: Any) -> threading.Thread:
+    """Build the pool's planner (default settings) in a background thread, so a session's
+    first question does not wait for the search (the pages call it when they load a pool)."""
+    thread = threading.Thread(target=pool_planner, args=(pool,), daemon=True,
+                              name="pleasqlarify-planner")
+    thread.start()
+    return thread
+
+
+def _build(pool: Any, max_clusters: int, min_support: float
+           ) -> tuple[Planner | None, list[tuple[int, ...]]]:
     if int(np.count_nonzero(pool.valid)) > PLAN_MAX_CANDIDATES:
         return None, []
     x = np.asarray(pool.x, dtype=bool)
@@ -288,13 +313,9 @@ def pool_planner(pool: Any, *, max_clusters: int, min_support: float
     masks = np.array([x[:, list(f)].all(axis=1) for f in vocab]).reshape(len(vocab), pool.n)
     valid = np.asarray(pool.valid, dtype=bool)
     counts = np.asarray(pool.counts, dtype=float)
-    planner = Planner(masks, modal_targets(counts, pool.class_index, valid), pool.class_index,
-                      valid, counts)
-    with _LOCK:
-        if id(pool) not in _PLANNERS:
-            weakref.finalize(pool, _PLANNERS.pop, id(pool), None)
-        _PLANNERS[id(pool)] = ((max_clusters, min_support), planner, vocab)
-    return planner, vocab
+    return Planner(masks, modal_targets(counts, pool.class_index, valid), pool.class_index,
+                   valid, counts), vocab
 
 
-__all__ = ["LOCAL_STATES", "PLAN_BEAM", "PLAN_MAX_CANDIDATES", "PLAN_STATES", "Plan", "Planner", "modal_targets", "pool_planner"]
+__all__ = ["LOCAL_STATES", "PLAN_BEAM", "PLAN_MAX_CANDIDATES", "PLAN_STATES", "Plan", "Planner", "modal_targets", "pool_planner",
+           "warm_planner"]
