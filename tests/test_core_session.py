@@ -10,7 +10,7 @@ import pytest
 from core.engine.errors import SessionError
 from core.engine.pool import PreparedPool
 from core.engine.session import Decision, RepairSession
-from core.engine.strategy import STRATEGIES
+from core.engine.strategy import GROUPED, STRATEGIES
 from core.evaluation.simulate import SimulatedUser
 from tests.conftest_core import dev_pool, make_pool
 
@@ -209,9 +209,10 @@ def test_grouped_variables_only_for_cluster_grouped():
     pool = dev_pool(9)
     kinds = {st: {v.kind for v in RepairSession(pool, strategy=st).variables()}
              for st in STRATEGIES}
-    assert kinds["cluster-grouped"] == kinds["expected-depth"] == {"atomic", "group"}
+    assert kinds["cluster-grouped"] == kinds["expected-depth"] == kinds["planned"] \
+        == {"atomic", "group"}
     for st in STRATEGIES:
-        if st not in ("cluster-grouped", "expected-depth"):
+        if st not in GROUPED:
             assert kinds[st] == {"atomic"}, st
     groups = [v for v in RepairSession(pool).variables() if v.kind == "group"]
     for g in groups:
