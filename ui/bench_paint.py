@@ -63,24 +63,33 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
     return times
 
 
-# every <script src> load event, in ms since navigation (scripts' load events do not bubble)
+# every <script src> load event, in ms since navigation (an element's load event does not bubble
+# and never reaches window: caught on document in the capture phase)
 SCRIPT_LOADS_JS = """window.__pqScriptLoads = {};
-window.addEventListener("load", (e) => {
+document.addEventListener("load", (e) => {
   const t = e.target;
   if (t && t.tagName === "SCRIPT" && t.src) window.__pqScriptLoads[t.src] = performance.now();
-}, true);"""
+}, true);
+new MutationObserver((changes, observer) => {  // the chart's first Plotly.react has resolved
+  if (changes.some((c) => c.target.classList && c.target.classList.contains("pq-space"))) {
+    window.__pqChartDrawn = performance.now();
+    observer.disconnect();
+  }
+}).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-revision"] });"""
 PLOTLY_JS = """() => {
   const r = performance.getEntriesByType("resource")
     .filter((e) => /plotly(-basic)?\\.min\\.js/.test(e.name)).pop();
   if (!r) return null;
   const loaded = (window.__pqScriptLoads || {})[r.name];
   return { url: r.name, start: r.startTime, end: r.responseEnd, loaded: loaded ?? null,
-           kb: r.transferSize / 1024, body_kb: r.decodedBodySize / 1024 };
+           drawn: window.__pqChartDrawn ?? null, kb: r.transferSize / 1024,
+           body_kb: r.decodedBodySize / 1024 };
 }"""
 
 
 def plotly_timing(page: Any) -> dict[str, Any] | None:
-    """Plotly.js in ``page``: request start, response end, script executed (ms), sizes (KB)."""
+    """Plotly.js in ``page``: request start, response end, script executed, chart drawn (ms since
+    navigation) and sizes (KB); None if the page loaded no Plotly.js."""
     return page.evaluate(PLOTLY_JS)
 
 
@@ -146,6 +155,8 @@ def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> Non
     row("Plotly.js fetched (request → response end)", [p["end"] - p["start"] for p in found])
     row("Plotly.js executed (response end → script load event)",
         [p["loaded"] - p["end"] for p in found if p["loaded"] is not None])
+    row("chart's first Plotly.react resolved (since navigation)",
+        [p["drawn"] for p in found if p["drawn"] is not None])
     if found:
         kb = sorted(p["kb"] for p in found)
         print(f"| {label}: Plotly.js transferred KB (body {found[0]['body_kb']:.0f} KB; "
