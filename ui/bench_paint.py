@@ -50,7 +50,8 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
     times = []
     for _ in range(reps):
         context = browser.new_context(viewport=VIEWPORT)
-        context.add_init_script(SCRIPT_LOADS_JS)
+        if probe is not None:
+            context.add_init_script(SCRIPT_LOADS_JS)
         if warm:
             primer = new_page(browser, context)
             _load(primer, address, ready)
