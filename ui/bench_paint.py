@@ -1,10 +1,17 @@
-"""First-paint measurements for ui/bench_rerun.py: a new session with a cold or a warm HTTP cache.
+"""First paint of a new session with a cold or a warm HTTP cache (used by ui/bench_rerun.py).
 
 *Cold*: a fresh browser context (empty HTTP cache, as a participant's first visit). *Warm*: the
 same context after one untimed visit to the same address, whose tab is closed first; a new tab
-is a new Streamlit session, as when a participant returns or opens a second tab.
-:func:`timeline` lists every request of one load (start, end, size, cached, encoding,
-Cache-Control) and the WebSocket's first and last message, from the Chrome DevTools Protocol.
+is a new Streamlit session, as when a participant returns or opens a second tab (or a lab
+machine that opened the studio before). :func:`timeline` lists every request of one load
+(start, end, size, cached, encoding, Cache-Control) and the WebSocket's first and last message,
+from the Chrome DevTools Protocol.
+
+``python -m ui.bench_paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]``
+prints, for the workspace with its chart drawn, median and p95 (ms) of the first paint and of
+Plotly.js's fetch and execution (Resource Timing and the script's load event), cold and warm.
+``--compare`` also serves another checkout's app.py (e.g. ``git worktree add /tmp/base main``)
+and interleaves its repetitions with this one's, so both are measured under the same load.
 """
 
 from __future__ import annotations
@@ -33,18 +40,58 @@ def _load(page: Any, address: str, ready: Callable[[Any], None]) -> float:
 
 
 def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: int,
-                warm: bool = False) -> list[float]:
-    """ms from opening ``address`` in a new session until ``ready(page)`` holds, ``reps`` times."""
+                warm: bool = False, probe: Callable[[Any], Any] | None = None,
+                probed: list[Any] | None = None) -> list[float]:
+    """ms from opening ``address`` in a new session until ``ready(page)`` holds, ``reps`` times.
+
+    ``probe(page)``, if given, runs on each timed page once it is ready; its results are
+    appended to ``probed``.
+    """
     times = []
     for _ in range(reps):
         context = browser.new_context(viewport=VIEWPORT)
+        if probe is not None:
+            context.add_init_script(SCRIPT_LOADS_JS)
         if warm:
             primer = new_page(browser, context)
             _load(primer, address, ready)
             primer.close()
-        times.append(_load(new_page(browser, context), address, ready))
+        page = new_page(browser, context)
+        times.append(_load(page, address, ready))
+        if probe is not None and probed is not None:
+            probed.append(probe(page))
         context.close()
     return times
+
+
+# every <script src> load event, in ms since navigation (an element's load event does not bubble
+# and never reaches window: caught on document in the capture phase)
+SCRIPT_LOADS_JS = """window.__pqScriptLoads = {};
+document.addEventListener("load", (e) => {
+  const t = e.target;
+  if (t && t.tagName === "SCRIPT" && t.src) window.__pqScriptLoads[t.src] = performance.now();
+}, true);
+new MutationObserver((changes, observer) => {  // the chart's first Plotly.react has resolved
+  if (changes.some((c) => c.target.classList && c.target.classList.contains("pq-space"))) {
+    window.__pqChartDrawn = performance.now();
+    observer.disconnect();
+  }
+}).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-revision"] });"""
+PLOTLY_JS = """() => {
+  const r = performance.getEntriesByType("resource")
+    .filter((e) => /plotly(-basic)?\\.min\\.js/.test(e.name)).pop();
+  if (!r) return null;
+  const loaded = (window.__pqScriptLoads || {})[r.name];
+  return { url: r.name, start: r.startTime, end: r.responseEnd, loaded: loaded ?? null,
+           drawn: window.__pqChartDrawn ?? null, kb: r.transferSize / 1024,
+           body_kb: r.decodedBodySize / 1024 };
+}"""
+
+
+def plotly_timing(page: Any) -> dict[str, Any] | None:
+    """Plotly.js in ``page``: request start, response end, script executed, chart drawn (ms since
+    navigation) and sizes (KB); None if the page loaded no Plotly.js."""
+    return page.evaluate(PLOTLY_JS)
 
 
 def timeline(browser: Any, address: str, ready: Callable[[Any], None], label: str,
@@ -87,3 +134,103 @@ def timeline(browser: Any, address: str, ready: Callable[[Any], None], label: st
                   f"  {h.get('cache-control', '-')[:18]:18}  /{path}", file=out)
         page.close()
     context.close()
+
+
+def workspace_ready(page: Any) -> None:
+    """The workspace is drawn with its chart (the readiness bench_rerun's first paint uses)."""
+    page.get_by_text("queries remain").wait_for()
+    page.locator(".nsewdrag").first.wait_for()
+
+
+def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> None:
+    from ui.bench_rerun import stats
+
+    def row(what: str, values: list[float]) -> None:
+        if values:
+            med, p95 = stats(values)
+            print(f"| {label}: {what} | {len(values)} | {med:.0f} | {p95:.0f} |", file=out)
+
+    row("workspace + chart drawn", times)
+    found = [p for p in probes if p]
+    row("Plotly.js requested (since navigation)", [p["start"] for p in found])
+    row("Plotly.js fetched (request → response end)", [p["end"] - p["start"] for p in found])
+    row("Plotly.js executed (response end → script load event)",
+        [p["loaded"] - p["end"] for p in found if p["loaded"] is not None])
+    row("chart's first Plotly.react resolved (since navigation)",
+        [p["drawn"] for p in found if p["drawn"] is not None])
+    if found:
+        kb = sorted(p["kb"] for p in found)
+        print(f"| {label}: Plotly.js transferred KB (body {found[0]['body_kb']:.0f} KB; "
+              f"{found[0]['url'].split('/', 3)[-1]}) | {len(kb)} | {kb[len(kb) // 2]:.0f} | "
+              f"{kb[-1]:.0f} |", file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import contextlib
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from study.serve import CHROMIUM, CHROMIUM_ARGS, running
+    from ui.bench_rerun import ROOT, build_bank
+
+    parser = argparse.ArgumentParser(prog="python -m ui.bench_paint", description=__doc__)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--compare", action="append", default=[], type=Path, metavar="CHECKOUT",
+                        help="also serve CHECKOUT/app.py, its repetitions interleaved with ours")
+    parser.add_argument("--network", action="store_true",
+                        help="also print every request of one cold and one warm load of each")
+    parser.add_argument("--screenshots", type=Path, metavar="DIR",
+                        help="save the drawn chart of each checkout as DIR/<name>.png")
+    args = parser.parse_args(argv)
+    roots = [ROOT, *(r.resolve() for r in args.compare)]
+    os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
+    from playwright.sync_api import sync_playwright
+
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as name, contextlib.ExitStack() as stack:
+        tmp = Path(name)
+        bank, _ = build_bank(tmp / "bank", sizes=(50,))
+        servers = {}
+        for i, root in enumerate(roots):
+            env = dict(os.environ, PLEASQLARIFY_BANK=str(bank),
+                       PLEASQLARIFY_DB_URL=f"sqlite:///{tmp / f'bench{i}.sqlite'}",
+                       PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
+                       PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
+            label = f"{root.name} ({root})"
+            servers[label] = stack.enter_context(running("app.py", env=env, log=tmp, cwd=root))
+        browser = stack.enter_context(sync_playwright()).chromium.launch(
+            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+        for label, srv in servers.items():  # warm each server (imports, pool) untimed
+            page = new_page(browser)
+            _load(page, f"{srv.url}/workspace", workspace_ready)
+            if args.screenshots:
+                args.screenshots.mkdir(parents=True, exist_ok=True)
+                page.wait_for_timeout(1000)
+                shot = args.screenshots / f"{label.split(' ')[0]}.png"
+                page.get_by_test_id("pq-action-space").screenshot(path=str(shot))
+                print(f"chart of {label}: {shot}", file=sys.stderr)
+            page.context.close()
+            if args.network:
+                timeline(browser, f"{srv.url}/workspace", workspace_ready, label)
+        results = {(label, warm): ([], []) for label in servers for warm in (False, True)}
+        for rep in range(args.reps):
+            for (label, warm), (times, probes) in results.items():
+                times.extend(first_paint(browser, f"{servers[label].url}/workspace",
+                                         workspace_ready, 1, warm=warm, probe=plotly_timing,
+                                         probed=probes))
+            print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
+        browser.close()
+    print("| what | reps | median ms | p95 ms |\n|---|---|---|---|")
+    for (label, warm), (times, probes) in results.items():
+        _summary(f"{label.split(' ')[0]}, {'warm' if warm else 'cold'} HTTP cache", times,
+                 probes, sys.stdout)
+    print(f"\nload average (1, 5, 15 min) at the start: {', '.join(f'{x:.2f}' for x in load_before)}"
+          f"; at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

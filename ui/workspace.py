@@ -21,7 +21,7 @@ from ui import actions
 from ui.action_space import cached_figure, clusters, selected_ids, shade
 from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
-from ui.components import action_space_chart, clause_panel, trigger
+from ui.components import action_space_chart, clause_panel, preload_plotly, trigger
 from ui.panels import button, current_variable, decision_space, predicted_output, predicted_query
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
 
@@ -125,6 +125,8 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
         raise ValueError("pool accounting needs the Decision Space (dismissing happens there)")
     ws = workspace_state(pool, namespace or mode)
     st.html(CSS)
+    if options.show_action_space:
+        preload_plotly()  # the download and parse overlap the rest of this run
     if options.show_question:
         question(ws, mode, on_new_question)
     if _provisional_layout(pool):

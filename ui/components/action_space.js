@@ -3,27 +3,12 @@
 // box and click selections (mouse: drawn and tested here; touch: Plotly's) go back as the
 // one-shot trigger "select" ({ids, gesture, seq}), and
 // a glyph hovered for HOVER_MS as "hover" ({id, ts}) when data.hover is set. Plotly.js is the
-// copy inside the plotly Python package, served by Streamlit (no CDN).
-const PLOTLY_URL = new URL("../pleasqlarify_plotly.lib/plotly.min.js", import.meta.url).href;
-const HOVER_MS = 600;
+// vendored basic bundle (static/vendor/), loaded by plotly_loader.js (no CDN).
+import { loadPlotly as loadFrom } from "./plotly_loader.js";
 
-function loadPlotly() {
-  if (window.Plotly) return Promise.resolve(window.Plotly);
-  if (!window.__pqPlotly) {
-    window.__pqPlotly = new Promise((resolve, reject) => {
-      const script = document.createElement("script");
-      script.src = PLOTLY_URL;
-      script.async = true;
-      script.onload = () => resolve(window.Plotly);
-      script.onerror = () => {
-        window.__pqPlotly = null;
-        reject(new Error(`Plotly.js could not be loaded from ${PLOTLY_URL}`));
-      };
-      document.head.appendChild(script);
-    });
-  }
-  return window.__pqPlotly;
-}
+let plotlyUrl = null; // data.plotly: the vendored basic bundle (ui/components/__init__.py)
+const loadPlotly = () => loadFrom(plotlyUrl);
+const HOVER_MS = 600;
 
 function candidateIds(points) {
   const ids = new Set();
@@ -155,6 +140,7 @@ function bind(Plotly, root, state) {
 
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
+  plotlyUrl = new URL(data.plotly, import.meta.url).href;
   let root = parentElement.querySelector(":scope > .pq-space");
   if (!root) {
     root = document.createElement("div");
