@@ -250,9 +250,13 @@ class RepairSession:
 
     def _plan(self) -> tuple[tuple[int, ...], float] | None:
         """``planned``'s next question (feature indices) and its expected questions left, or
-        None (another strategy, a pool too big to plan, or no plan from here)."""
+        None: another strategy, a pool too big to plan, no plan from here — or an output was
+        rejected, which refutes the plan's model (the intent is one of the sampled outputs, as
+        the pool spells it most often), so the lookahead ranks from then on (and after repair).
+        """
         def compute() -> tuple[tuple[int, ...], float] | None:
-            if self.strategy != "planned":
+            if self.strategy != "planned" or self.pool is not self.base_pool \
+                    or self.rejected_outputs():
                 return None
             planner, vocab = pool_planner(self.pool, max_clusters=self.max_clusters,
                                           min_support=self.min_support)
