@@ -9,10 +9,11 @@ workspace's decision history is saved with the progress after every decision.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from study import flow
@@ -22,9 +23,14 @@ from study.runner import Runner, decline, join
 from study.spec import StudySpec
 from study.store import Store
 from ui import study_cache as data
-from ui.condition_views import WHERE_SUBMIT, condition_of, practice_interfaces, render_condition
+from ui.state import prepare_session
 from ui.visibility import tab_visibility
 from ui.withdraw import link_stage, participant_withdraw
+
+# ui.condition_views (the workspace, chat and single-shot: sklearn, scipy, anthropic, ~5-10 s
+# to import in a fresh process) and pandas are imported where a step needs them, so consent
+# and the questionnaires never wait for them; ui.warmup imports them in the background.
+WORKSPACE_CONDITIONS = ("pleasqlarify", "atomic-only")  # conditions that show the workspace
 
 RUNNER, ERRORS, DECLINED, TAB_SEQ = "pq.runner", "pq.errors", "pq.declined", "pq.tab_seq"
 
@@ -174,6 +180,8 @@ def onboarding(runner: Runner, step: flow.Step) -> None:
 
 def practice(runner: Runner, step: flow.Step) -> None:
     """The practice task in the workspace (nothing here is evaluated)."""
+    from ui.condition_views import practice_interfaces
+
     st.header("Practice task")
     practice_interfaces(runner, step, lambda: _errors().clear())
     _next_button(runner, step, "I feel comfortable: start the tasks")
@@ -181,6 +189,8 @@ def practice(runner: Runner, step: flow.Step) -> None:
 
 def _database(runner: Runner, task: str) -> None:
     """The task database's tables (first rows), one tab per table."""
+    import pandas as pd
+
     tables = data.database_preview(runner.spec, task)
     tabs = st.tabs(list(tables))
     for tab, (cols, rows) in zip(tabs, tables.values(), strict=True):
@@ -218,6 +228,8 @@ def _continue_label(runner: Runner, step: flow.Step) -> str:
 def task(runner: Runner, step: flow.Step) -> None:
     """One subtask: progress, question and prompt on top (the same in every part), then the
     database, the condition's interface and the answer box, then the one way on."""
+    from ui.condition_views import WHERE_SUBMIT, condition_of, render_condition
+
     k, n = flow.task_progress(runner.steps, step.id)
     subs = [s for s, _ in next(t for t in runner.spec.tasks if t.id == step.task).subtasks]
     st.caption(f"Task {k} of {n} · part {subs.index(step.subtask) + 1} of {len(subs)}")
@@ -277,6 +289,45 @@ def follow(runner: Runner, shown: str, paused: bool) -> None:
         st.rerun(scope="app")
 
 
+def _shows_workspace(step: flow.Step) -> bool:
+    return step.kind == "practice" or (step.kind == "task" and step.subtask != "1")
+
+
+def _load_quietly(load: Callable[[], Any]) -> None:
+    try:
+        load()
+    except Exception:  # noqa: BLE001 - the step that needs it shows the real error
+        return
+
+
+def prefetch(runner: Runner, step: flow.Step) -> threading.Thread | None:
+    """While ``step`` is shown, load the next step's pool and warm its workspace session.
+
+    A practice or task step needs its task's pool (the question above the prompt), and the
+    first workspace part of a task (the practice, part 2a) a fresh repair session; both are
+    prepared in a background thread after this step is drawn, so Continue does not wait for
+    them. Returns the thread started, if any.
+    """
+    nxt = flow.next_step(runner.steps, step.id)
+    if nxt is None or nxt.kind not in ("practice", "task") or not nxt.task:
+        return None
+    load = partial(data.pool, runner.spec, nxt.task)
+    if nxt.kind == "practice":
+        order = list(dict.fromkeys(runner.assignment.condition_order))
+        condition = order[0] if order else nxt.condition or runner.assignment.condition
+    else:
+        condition = nxt.condition or runner.assignment.condition
+    if (_shows_workspace(nxt) and condition in WORKSPACE_CONDITIONS
+            and not (_shows_workspace(step) and step.task == nxt.task)):
+        return prepare_session(load, nxt.task)
+    if nxt.task == step.task:
+        return None
+    thread = threading.Thread(target=_load_quietly, args=(load,), daemon=True,
+                              name=f"pleasqlarify-pool-{nxt.task}")
+    thread.start()  # the pool is cached for every session: a lookup after the first
+    return thread
+
+
 def render(runner: Runner) -> None:
     """The participant's current step (followed: a facilitator's advance shows within ~2 s)."""
     step = runner.current()
@@ -290,3 +341,5 @@ def render(runner: Runner) -> None:
     else:
         VIEWS[step.kind](runner, step)
     participant_withdraw(runner)
+    if step.kind != "done":
+        prefetch(runner, step)
