@@ -20,7 +20,7 @@ from study import flow
 from study.audio import audio_root, save_recording
 from study.questionnaires import Item, Questionnaire
 from study.runner import Runner, decline, join
-from study.spec import StudySpec
+from study.spec import STAGES, StudySpec
 from study.store import Store
 from ui import study_cache as data
 from ui.state import prepare_session
@@ -33,6 +33,7 @@ from ui.withdraw import link_stage, participant_withdraw
 WORKSPACE_CONDITIONS = ("pleasqlarify", "atomic-only")  # conditions that show the workspace
 
 RUNNER, ERRORS, DECLINED, TAB_SEQ = "pq.runner", "pq.errors", "pq.declined", "pq.tab_seq"
+BAD_STAGE = "pq.bad_stage"
 
 
 def runner_for(store: Store, spec: StudySpec, participant: str) -> Runner | None:
@@ -63,12 +64,18 @@ def _show_error(item: str) -> None:
 
 def _leave(runner: Runner, step: flow.Step, questionnaire: Questionnaire | None = None,
            collect: dict[str, str] | None = None) -> None:
-    """Next-button callback: save pending widget values, check required fields, advance."""
+    """Next-button callback: save pending widget values, check required fields, advance.
+
+    The widgets' own callbacks have usually saved every value already: one read of the
+    answers finds the few that are pending, instead of a write transaction per item.
+    """
+    answers = runner.answers()
     for item, key in (collect or {}).items():
         value = st.session_state.get(key)
-        if value is not None:
-            runner.answer(item, value)
-    problems = flow.step_problems(step, runner.answers(), questionnaire,
+        if (value is not None and answers.get(item, object()) != value
+                and runner.answer(item, value)):
+            answers[item] = value
+    problems = flow.step_problems(step, answers, questionnaire,
                                   submitted=runner.finished(step.task))
     st.session_state[ERRORS] = problems
     if not problems:
@@ -93,26 +100,42 @@ def _next_button(runner: Runner, step: flow.Step, label: str = "Continue", *,
 
 
 # -- consent and the end ----------------------------------------------------------------------
-def consent(store: Store, spec: StudySpec) -> str | None:
-    """The consent page for a visitor without an id; returns the new pseudonym on agreement."""
+def _agree(store: Store, spec: StudySpec) -> None:
+    """I agree callback: join, and put the pseudonym in the link (the same run shows step 1)."""
+    stage = st.query_params.get("stage")
+    if stage is not None and stage not in STAGES:
+        st.session_state[BAD_STAGE] = True  # the page shows link_stage's message
+        return
+    runner = join(store, spec, stage=stage)
+    st.session_state[RUNNER] = runner
+    st.query_params["p"] = runner.participant
+
+
+def _disagree(store: Store, spec: StudySpec) -> None:
+    decline(store, spec)
+    st.session_state[DECLINED] = True
+
+
+def consent(store: Store, spec: StudySpec) -> None:
+    """The consent page for a visitor without an id (or the goodbye after declining).
+
+    Both buttons act in their callbacks, so agreeing draws the first step in the same rerun
+    (no ``st.rerun`` after the click) with the new pseudonym already in ``?p=``.
+    """
+    if st.session_state.pop(BAD_STAGE, None):
+        link_stage()  # shows what is wrong with the link and stops
     if st.session_state.get(DECLINED):
         st.header("Thank you for your interest")
         st.write("You chose not to take part, so the study ends here. Nothing about you was "
                  "stored. You can close this tab now.")
-        return None
+        return
     st.header("Information and consent")
     with st.container(border=True):
         st.markdown(spec.consent)
     row = st.container(horizontal=True)
-    if row.button("I agree", type="primary", key="pq.consent.yes"):
-        runner = join(store, spec, stage=link_stage())
-        st.session_state[RUNNER] = runner
-        return runner.participant
-    if row.button("I do not agree", key="pq.consent.no"):
-        decline(store, spec)
-        st.session_state[DECLINED] = True
-        st.rerun()
-    return None
+    row.button("I agree", type="primary", key="pq.consent.yes", on_click=_agree,
+               args=(store, spec))
+    row.button("I do not agree", key="pq.consent.no", on_click=_disagree, args=(store, spec))
 
 
 def done(runner: Runner) -> None:
