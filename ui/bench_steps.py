@@ -5,8 +5,9 @@
 and a trivial one-button app, and prints median and p95 (ms) of every step a participant waits
 for: consent → About you, questionnaire → onboarding, onboarding → practice workspace (chart
 drawn), practice → task part 1, part → next part (workspace drawn), Submit → submitted,
-task → end questionnaire, questionnaire → completion code; and a new session's first paint of
-the trivial app, Home and consent (cold and warm HTTP cache).
+task → end questionnaire, questionnaire → completion code; a new session's first paint of
+the trivial app, Home and consent (cold and warm HTTP cache); and the consent page of the
+first visitor of a just-started server (imports and warm-up included).
 
 Times are taken in the page (``performance.now()``): from the ``pointerdown`` of the click (or
 navigation start, for a first paint) to the first animation frame in which the next part is in
@@ -240,8 +241,23 @@ def measure(reps: int, root: Path, out: Any = sys.stderr) -> list[tuple[str, lis
                     for warm in (False, True):
                         add(f"first paint: {what} ({'warm' if warm else 'cold'} HTTP cache)",
                             first_paints(browser, address, predicate, reps, warm))
+            add("first paint: consent, first visitor of a fresh server (cold HTTP cache)",
+                fresh_server_paints(browser, root, env, tmp, min(reps, 3)))
             browser.close()
     return rows
+
+
+def fresh_server_paints(browser: Any, root: Path, env: dict[str, str], tmp: Path,
+                        reps: int) -> list[float]:
+    """The consent page's first paint for the first visitor of a just-started server."""
+    times = []
+    for _ in range(reps):
+        with running("app.py", env=env, log=tmp, cwd=root) as srv:
+            context = browser.new_context(viewport=VIEWPORT)
+            times.append(load_to_drawn(context, f"{srv.url}/participant?study=steps",
+                                       has_text("I agree")))
+            context.close()
+    return times
 
 
 def main(argv: list[str] | None = None) -> int:
