@@ -32,7 +32,7 @@ from ui.withdraw import link_stage, participant_withdraw
 WORKSPACE_CONDITIONS = ("pleasqlarify", "atomic-only")  # conditions that show the workspace
 
 RUNNER, ERRORS, DECLINED, TAB_SEQ = "pq.runner", "pq.errors", "pq.declined", "pq.tab_seq"
-BAD_STAGE = "pq.bad_stage"
+BAD_STAGE, PREFETCHED = "pq.bad_stage", "pq.prefetched"
 
 
 def runner_for(store: Store, spec: StudySpec, participant: str) -> Runner | None:
@@ -333,6 +333,10 @@ def prefetch(runner: Runner, step: flow.Step) -> threading.Thread | None:
     nxt = flow.next_step(runner.steps, step.id)
     if nxt is None or nxt.kind not in ("practice", "task") or not nxt.task:
         return None
+    done = st.session_state.setdefault(PREFETCHED, set())
+    if nxt.id in done:  # once per step and session: the page reruns on every decision
+        return None
+    done.add(nxt.id)
     load = partial(data.pool, runner.spec, nxt.task)
     if nxt.kind == "practice":
         order = list(dict.fromkeys(runner.assignment.condition_order))
