@@ -94,11 +94,12 @@ def workspace_drawn(text: str) -> str:
     return f"{has_text(text)} && {has_text('queries remain')} && {CHART}"
 
 
-def input_to_drawn(page: Any, predicate: str, act: Callable[[], None]) -> float:
+def input_to_drawn(page: Any, predicate: str, act: Callable[[], None],
+                   timeout_ms: float = 60_000) -> float:
     """ms from the input ``act`` makes (pointerdown/keydown) to the frame ``predicate`` holds."""
     page.evaluate(ARM, predicate)
     act()
-    page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
+    page.wait_for_function(DRAWN, timeout=timeout_ms)
     return float(page.evaluate("window.__pq.drawn - window.__pq.input"))
 
 
@@ -170,7 +171,12 @@ def participant_path(browser: Any, url: str, store: Any) -> list[float]:
 
     def step(button: str, predicate: str) -> None:
         _idle(page)
-        out.append(input_to_drawn(page, predicate, _button(page, button).click))
+        try:
+            out.append(input_to_drawn(page, predicate, _button(page, button).click))
+        except Exception as exc:
+            shown = page.evaluate("() => document.body.innerText.slice(0, 300)")
+            raise RuntimeError(f"{PATH[len(out)]}: not drawn ({type(exc).__name__}); the page "
+                               f"shows {shown!r}") from exc
 
     try:
         page.goto(f"{url}/participant?study=steps")
@@ -206,6 +212,9 @@ def measure(reps: int, root: Path, out: Any = sys.stderr) -> list[tuple[str, lis
     rows: list[tuple[str, list[float]]] = []
 
     def add(what: str, times: list[float]) -> None:
+        if not times:
+            print(f"{what}: no measurement", file=out, flush=True)
+            return
         med, p95 = stats(times)
         print(f"{what}: median {med:.0f} ms, p95 {p95:.0f} ms ({len(times)} reps)", file=out,
               flush=True)
@@ -231,10 +240,14 @@ def measure(reps: int, root: Path, out: Any = sys.stderr) -> list[tuple[str, lis
                                      warm))
             with running("app.py", env=env, log=tmp, cwd=root) as srv:
                 store = open_store(db)
-                participant_path(browser, srv.url, store)  # warm the server: pools, imports
-                paths = [participant_path(browser, srv.url, store) for _ in range(reps)]
+                paths = []
+                for _ in range(reps + 1):  # the first one warms the server: pools, imports
+                    try:
+                        paths.append(participant_path(browser, srv.url, store))
+                    except RuntimeError as exc:  # a lost run must not lose the others
+                        print(f"participant path FAILED: {exc}", file=out, flush=True)
                 for i, what in enumerate(PATH):
-                    add(f"participant: {what}", [path[i] for path in paths])
+                    add(f"participant: {what}", [path[i] for path in paths[1:]])
                 for what, address, predicate in (
                         ("Home", f"{srv.url}/", has_text("Built-in tasks")),
                         ("consent", f"{srv.url}/participant?study=steps", has_text("I agree"))):
