@@ -23,6 +23,7 @@ from study.runner import Runner, decline, join
 from study.spec import STAGES, StudySpec
 from study.store import Store
 from ui import study_cache as data
+from ui.state import prepare_session
 from ui.visibility import tab_visibility
 from ui.withdraw import link_stage, participant_withdraw
 
@@ -345,8 +346,6 @@ def prefetch(runner: Runner, step: flow.Step) -> threading.Thread | None:
         condition = nxt.condition or runner.assignment.condition
     if (_shows_workspace(nxt) and condition in WORKSPACE_CONDITIONS
             and not (_shows_workspace(step) and step.task == nxt.task)):
-        from ui.state import prepare_session  # the engine (sklearn): not on the consent path
-
         return prepare_session(load, nxt.task)
     if nxt.task == step.task:
         return None

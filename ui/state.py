@@ -11,10 +11,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.engine.pool import PreparedPool
-from core.engine.session import RepairSession
+if TYPE_CHECKING:  # the engine (sklearn, scipy) loads with the first workspace, not with Home
+    from core.engine.pool import PreparedPool
+    from core.engine.session import RepairSession
 
 PREFIX = "pleasqlarify"
 PREPARED = f"{PREFIX}.prepared"  # task id -> a fresh RepairSession warmed in the background
@@ -60,9 +61,15 @@ def _store(store: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
 
 
 def workspace_state(pool: PreparedPool, namespace: str = "free", *,
-                    factory: Callable[[PreparedPool], RepairSession] = RepairSession,
+                    factory: Callable[[PreparedPool], RepairSession] | None = None,
                     store: MutableMapping[str, Any] | None = None) -> WorkspaceState:
-    """The workspace of ``pool`` in ``namespace``, created on first use."""
+    """The workspace of ``pool`` in ``namespace``, created on first use.
+
+    ``factory`` makes a new session (default ``RepairSession(pool)``, or the one
+    :func:`prepare_session` warmed for this user).
+    """
+    from core.engine.session import RepairSession
+
     state = _store(store)
     key = f"{PREFIX}.workspace.{namespace}.{pool.task_id}"
     ws = state.get(key)
@@ -72,14 +79,16 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
             ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra,
                                 ws.dismissed)
         else:
-            warm = take_prepared(pool, store=state) if factory is RepairSession else None
-            ws = WorkspaceState(warm or factory(pool), pool.question)
+            warm = take_prepared(pool, store=state) if factory is None else None
+            ws = WorkspaceState(warm or (factory or RepairSession)(pool), pool.question)
         state[key] = ws
     return ws
 
 
 def warm_session(pool: PreparedPool) -> RepairSession:
     """A fresh session of ``pool`` with its first state computed (what a workspace shows)."""
+    from core.engine.session import RepairSession
+
     session = RepairSession(pool)
     session.cluster_of()
     session.variables()
@@ -121,6 +130,8 @@ WAIT_S = 2.0  # a session being prepared is nearly always closer to done than a 
 def take_prepared(pool: PreparedPool, *, store: MutableMapping[str, Any] | None = None
                   ) -> RepairSession | None:
     """The warmed session of ``pool`` (waiting for one being prepared), else None; used once."""
+    from core.engine.session import RepairSession
+
     prepared = _store(store).get(PREPARED) or {}
     entry = prepared.get(pool.task_id)
     if isinstance(entry, threading.Thread):
@@ -130,3 +141,20 @@ def take_prepared(pool: PreparedPool, *, store: MutableMapping[str, Any] | None 
         prepared.pop(pool.task_id, None)
         return entry
     return None
+
+
+def reset_workspace(pool: PreparedPool, namespace: str = "free", *,
+                    store: MutableMapping[str, Any] | None = None) -> None:
+    """Forget the workspace of ``pool`` so the next access starts afresh."""
+    _store(store).pop(f"{PREFIX}.workspace.{namespace}.{pool.task_id}", None)
+
+
+def selected_task(default: str | None = None, *,
+                  store: MutableMapping[str, Any] | None = None) -> str | None:
+    """The task id chosen on the Home or Workspace page."""
+    return _store(store).get(f"{PREFIX}.task", default)
+
+
+def select_task(task_id: str, *, store: MutableMapping[str, Any] | None = None) -> None:
+    """Remember the chosen task id for the free-exploration page."""
+    _store(store)[f"{PREFIX}.task"] = task_id
