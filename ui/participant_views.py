@@ -69,13 +69,11 @@ def _leave(runner: Runner, step: flow.Step, questionnaire: Questionnaire | None 
     The widgets' own callbacks have usually saved every value already: one read of the
     answers finds the few that are pending, instead of a write transaction per item.
     """
-    answers = runner.answers()
     for item, key in (collect or {}).items():
         value = st.session_state.get(key)
-        if (value is not None and answers.get(item, object()) != value
-                and runner.answer(item, value)):
-            answers[item] = value
-    problems = flow.step_problems(step, answers, questionnaire,
+        if value is not None:
+            runner.answer(item, value)
+    problems = flow.step_problems(step, runner.answers(), questionnaire,
                                   submitted=runner.finished(step.task))
     st.session_state[ERRORS] = problems
     if not problems:
