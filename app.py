@@ -15,8 +15,6 @@ import streamlit as st
 from ui import warmup
 from ui.access import is_researcher, sync_cookie
 
-warmup.start()  # once per process: the pages' heavy imports, in the background
-
 PAGES: dict[str, list[st.Page]] = {
     "Explore": [
         st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
@@ -45,5 +43,10 @@ researcher = is_researcher()
 sync_cookie()
 pages = {**PAGES, "Research": RESEARCH}
 participant_link = "p" in st.query_params or "study" in st.query_params
-st.navigation(pages, position="hidden" if participant_link and not researcher
-              else "sidebar").run()
+try:
+    st.navigation(pages, position="hidden" if participant_link and not researcher
+                  else "sidebar").run()
+finally:
+    # once per process, after the first page has been drawn (also when it stopped or reran):
+    # the heavy imports in the background, so the first visitor's page never waits on them
+    warmup.start()

@@ -33,12 +33,9 @@ store = data.store()
 pid = st.query_params.get("p")
 if withdrawn_notice(store, pid):
     st.stop()
-if not pid:
-    new = views.consent(store, spec)
-    if new is None:
-        st.stop()
-    st.query_params["p"] = new
-    st.rerun()
+if not pid:  # agreeing puts the new pseudonym in ?p= in its callback, before this line
+    views.consent(store, spec)
+    st.stop()
 runner = views.runner_for(store, spec, pid)
 if runner is None:
     st.error("This link is not valid for this study. Please ask the facilitator for a new link.")

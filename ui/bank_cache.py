@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from core.engine.planner import warm_planner
-from core.engine.pool import PreparedPool
-from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.taskbank import Task, TaskBankProblem, load_task_bank
+
+if TYPE_CHECKING:  # the engine (numpy, scipy) is imported where a pool is loaded, so Home's
+    from core.engine.pool import PreparedPool  # first paint in a fresh server does not wait
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_BANK = ROOT / "studies" / "film" / "tasks.jsonl"
@@ -37,6 +38,9 @@ def bank(path: str) -> tuple[tuple[Task, ...], tuple[TaskBankProblem, ...]]:
 @st.cache_resource(show_spinner="Loading the candidate pool…", max_entries=64)
 def task_pool(path: str, task_id: str) -> PreparedPool:
     """The prepared pool of ``task_id`` in the bank at ``path`` (shared, never mutated)."""
+    from core.engine.planner import warm_planner
+    from core.engine.prepare import default_pool_dir, load_prepared
+
     tasks, _ = bank(path)
     for task in tasks:
         if task.id == task_id:

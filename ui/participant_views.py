@@ -9,24 +9,31 @@ workspace's decision history is saved with the progress after every decision.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from study import flow
 from study.audio import audio_root, save_recording
 from study.questionnaires import Item, Questionnaire
 from study.runner import Runner, decline, join
-from study.spec import StudySpec
+from study.spec import STAGES, StudySpec
 from study.store import Store
 from ui import study_cache as data
-from ui.condition_views import WHERE_SUBMIT, condition_of, practice_interfaces, render_condition
+from ui.state import prepare_session
 from ui.visibility import tab_visibility
 from ui.withdraw import link_stage, participant_withdraw
 
+# ui.condition_views (the workspace, chat and single-shot: sklearn, scipy, anthropic, ~5-10 s
+# to import in a fresh process) and pandas are imported where a step needs them, so consent
+# and the questionnaires never wait for them; ui.warmup imports them in the background.
+WORKSPACE_CONDITIONS = ("pleasqlarify", "atomic-only")  # conditions that show the workspace
+
 RUNNER, ERRORS, DECLINED, TAB_SEQ = "pq.runner", "pq.errors", "pq.declined", "pq.tab_seq"
+BAD_STAGE, PREFETCHED = "pq.bad_stage", "pq.prefetched"
 
 
 def runner_for(store: Store, spec: StudySpec, participant: str) -> Runner | None:
@@ -57,7 +64,11 @@ def _show_error(item: str) -> None:
 
 def _leave(runner: Runner, step: flow.Step, questionnaire: Questionnaire | None = None,
            collect: dict[str, str] | None = None) -> None:
-    """Next-button callback: save pending widget values, check required fields, advance."""
+    """Next-button callback: save pending widget values, check required fields, advance.
+
+    The widgets' own callbacks have usually saved every value already: one read of the
+    answers finds the few that are pending, instead of a write transaction per item.
+    """
     for item, key in (collect or {}).items():
         value = st.session_state.get(key)
         if value is not None:
@@ -87,26 +98,42 @@ def _next_button(runner: Runner, step: flow.Step, label: str = "Continue", *,
 
 
 # -- consent and the end ----------------------------------------------------------------------
-def consent(store: Store, spec: StudySpec) -> str | None:
-    """The consent page for a visitor without an id; returns the new pseudonym on agreement."""
+def _agree(store: Store, spec: StudySpec) -> None:
+    """I agree callback: join, and put the pseudonym in the link (the same run shows step 1)."""
+    stage = st.query_params.get("stage")
+    if stage is not None and stage not in STAGES:
+        st.session_state[BAD_STAGE] = True  # the page shows link_stage's message
+        return
+    runner = join(store, spec, stage=stage)
+    st.session_state[RUNNER] = runner
+    st.query_params["p"] = runner.participant
+
+
+def _disagree(store: Store, spec: StudySpec) -> None:
+    decline(store, spec)
+    st.session_state[DECLINED] = True
+
+
+def consent(store: Store, spec: StudySpec) -> None:
+    """The consent page for a visitor without an id (or the goodbye after declining).
+
+    Both buttons act in their callbacks, so agreeing draws the first step in the same rerun
+    (no ``st.rerun`` after the click) with the new pseudonym already in ``?p=``.
+    """
+    if st.session_state.pop(BAD_STAGE, None):
+        link_stage()  # shows what is wrong with the link and stops
     if st.session_state.get(DECLINED):
         st.header("Thank you for your interest")
         st.write("You chose not to take part, so the study ends here. Nothing about you was "
                  "stored. You can close this tab now.")
-        return None
+        return
     st.header("Information and consent")
     with st.container(border=True):
         st.markdown(spec.consent)
     row = st.container(horizontal=True)
-    if row.button("I agree", type="primary", key="pq.consent.yes"):
-        runner = join(store, spec, stage=link_stage())
-        st.session_state[RUNNER] = runner
-        return runner.participant
-    if row.button("I do not agree", key="pq.consent.no"):
-        decline(store, spec)
-        st.session_state[DECLINED] = True
-        st.rerun()
-    return None
+    row.button("I agree", type="primary", key="pq.consent.yes", on_click=_agree,
+               args=(store, spec))
+    row.button("I do not agree", key="pq.consent.no", on_click=_disagree, args=(store, spec))
 
 
 def done(runner: Runner) -> None:
@@ -174,6 +201,8 @@ def onboarding(runner: Runner, step: flow.Step) -> None:
 
 def practice(runner: Runner, step: flow.Step) -> None:
     """The practice task in the workspace (nothing here is evaluated)."""
+    from ui.condition_views import practice_interfaces
+
     st.header("Practice task")
     practice_interfaces(runner, step, lambda: _errors().clear())
     _next_button(runner, step, "I feel comfortable: start the tasks")
@@ -181,6 +210,8 @@ def practice(runner: Runner, step: flow.Step) -> None:
 
 def _database(runner: Runner, task: str) -> None:
     """The task database's tables (first rows), one tab per table."""
+    import pandas as pd
+
     tables = data.database_preview(runner.spec, task)
     tabs = st.tabs(list(tables))
     for tab, (cols, rows) in zip(tabs, tables.values(), strict=True):
@@ -218,6 +249,8 @@ def _continue_label(runner: Runner, step: flow.Step) -> str:
 def task(runner: Runner, step: flow.Step) -> None:
     """One subtask: progress, question and prompt on top (the same in every part), then the
     database, the condition's interface and the answer box, then the one way on."""
+    from ui.condition_views import WHERE_SUBMIT, condition_of, render_condition
+
     k, n = flow.task_progress(runner.steps, step.id)
     subs = [s for s, _ in next(t for t in runner.spec.tasks if t.id == step.task).subtasks]
     st.caption(f"Task {k} of {n} · part {subs.index(step.subtask) + 1} of {len(subs)}")
@@ -277,6 +310,49 @@ def follow(runner: Runner, shown: str, paused: bool) -> None:
         st.rerun(scope="app")
 
 
+def _shows_workspace(step: flow.Step) -> bool:
+    return step.kind == "practice" or (step.kind == "task" and step.subtask != "1")
+
+
+def _load_quietly(load: Callable[[], Any]) -> None:
+    try:
+        load()
+    except Exception:  # noqa: BLE001 - the step that needs it shows the real error
+        return
+
+
+def prefetch(runner: Runner, step: flow.Step) -> threading.Thread | None:
+    """While ``step`` is shown, load the next step's pool and warm its workspace session.
+
+    A practice or task step needs its task's pool (the question above the prompt), and the
+    first workspace part of a task (the practice, part 2a) a fresh repair session; both are
+    prepared in a background thread after this step is drawn, so Continue does not wait for
+    them. Returns the thread started, if any.
+    """
+    nxt = flow.next_step(runner.steps, step.id)
+    if nxt is None or nxt.kind not in ("practice", "task") or not nxt.task:
+        return None
+    done = st.session_state.setdefault(PREFETCHED, set())
+    if nxt.id in done:  # once per step and session: the page reruns on every decision
+        return None
+    done.add(nxt.id)
+    load = partial(data.pool, runner.spec, nxt.task)
+    if nxt.kind == "practice":
+        order = list(dict.fromkeys(runner.assignment.condition_order))
+        condition = order[0] if order else nxt.condition or runner.assignment.condition
+    else:
+        condition = nxt.condition or runner.assignment.condition
+    if (_shows_workspace(nxt) and condition in WORKSPACE_CONDITIONS
+            and not (_shows_workspace(step) and step.task == nxt.task)):
+        return prepare_session(load, nxt.task)
+    if nxt.task == step.task:
+        return None
+    thread = threading.Thread(target=_load_quietly, args=(load,), daemon=True,
+                              name=f"pleasqlarify-pool-{nxt.task}")
+    thread.start()  # the pool is cached for every session: a lookup after the first
+    return thread
+
+
 def render(runner: Runner) -> None:
     """The participant's current step (followed: a facilitator's advance shows within ~2 s)."""
     step = runner.current()
@@ -290,3 +366,5 @@ def render(runner: Runner) -> None:
     else:
         VIEWS[step.kind](runner, step)
     participant_withdraw(runner)
+    if step.kind != "done":
+        prefetch(runner, step)

@@ -8,14 +8,17 @@ same namespace so two embedded workspaces never collide.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.engine.pool import PreparedPool
-from core.engine.session import RepairSession
+if TYPE_CHECKING:  # the engine (sklearn, scipy) loads with the first workspace, not with Home
+    from core.engine.pool import PreparedPool
+    from core.engine.session import RepairSession
 
 PREFIX = "pleasqlarify"
+PREPARED = f"{PREFIX}.prepared"  # task id -> a fresh RepairSession warmed in the background
 
 
 @dataclass(frozen=True)
@@ -58,9 +61,15 @@ def _store(store: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
 
 
 def workspace_state(pool: PreparedPool, namespace: str = "free", *,
-                    factory: Callable[[PreparedPool], RepairSession] = RepairSession,
+                    factory: Callable[[PreparedPool], RepairSession] | None = None,
                     store: MutableMapping[str, Any] | None = None) -> WorkspaceState:
-    """The workspace of ``pool`` in ``namespace``, created on first use."""
+    """The workspace of ``pool`` in ``namespace``, created on first use.
+
+    ``factory`` makes a new session (default ``RepairSession(pool)``, or the one
+    :func:`prepare_session` warmed for this user).
+    """
+    from core.engine.session import RepairSession
+
     state = _store(store)
     key = f"{PREFIX}.workspace.{namespace}.{pool.task_id}"
     ws = state.get(key)
@@ -70,9 +79,68 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
             ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra,
                                 ws.dismissed)
         else:
-            ws = WorkspaceState(factory(pool), pool.question)
+            warm = take_prepared(pool, store=state) if factory is None else None
+            ws = WorkspaceState(warm or (factory or RepairSession)(pool), pool.question)
         state[key] = ws
     return ws
+
+
+def warm_session(pool: PreparedPool) -> RepairSession:
+    """A fresh session of ``pool`` with its first state computed (what a workspace shows)."""
+    from core.engine.session import RepairSession
+
+    session = RepairSession(pool)
+    session.cluster_of()
+    session.variables()
+    session.predicted_query()
+    return session
+
+
+def prepare_session(load: Callable[[], PreparedPool], task_id: str, *,
+                    store: MutableMapping[str, Any] | None = None,
+                    background: bool = True) -> threading.Thread | None:
+    """Load ``task_id``'s pool with ``load`` and warm a fresh session of it for this user.
+
+    The participant flow calls it a step ahead (onboarding → practice, part 1 → part 2a), in a
+    daemon thread by default, so the first workspace render finds the pool cached and a ready
+    session instead of loading, clustering and ranking on the click path. Returns the thread
+    (None when run in place, or when this task is prepared or being prepared already).
+    """
+    prepared = _store(store).setdefault(PREPARED, {})
+    if task_id in prepared:
+        return None
+
+    def run() -> None:
+        try:
+            prepared[task_id] = warm_session(load())
+        except Exception:  # noqa: BLE001 - the workspace then computes it itself, and shows why
+            prepared.pop(task_id, None)
+    if not background:
+        run()
+        return None
+    thread = threading.Thread(target=run, name=f"pleasqlarify-prepare-{task_id}", daemon=True)
+    prepared[task_id] = thread  # being prepared: take_prepared waits for it
+    thread.start()
+    return thread
+
+
+WAIT_S = 2.0  # a session being prepared is nearly always closer to done than a new one
+
+
+def take_prepared(pool: PreparedPool, *, store: MutableMapping[str, Any] | None = None
+                  ) -> RepairSession | None:
+    """The warmed session of ``pool`` (waiting for one being prepared), else None; used once."""
+    from core.engine.session import RepairSession
+
+    prepared = _store(store).get(PREPARED) or {}
+    entry = prepared.get(pool.task_id)
+    if isinstance(entry, threading.Thread):
+        entry.join(WAIT_S)
+        entry = prepared.get(pool.task_id)
+    if isinstance(entry, RepairSession) and entry.base_pool is pool and not entry.history:
+        prepared.pop(pool.task_id, None)
+        return entry
+    return None
 
 
 def reset_workspace(pool: PreparedPool, namespace: str = "free", *,

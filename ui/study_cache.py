@@ -7,21 +7,20 @@ flow state is in ``st.session_state`` (see ui/participant_views.py).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from core.engine.execute import open_database
-from core.engine.planner import warm_planner
-from core.engine.pool import PreparedPool
-from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.taskbank import Task, load_task_bank
 from core.generation.keys import has_api_key
 from study.registry import StudyEntry, open_problems, scan, studies_dir
 from study.spec import StudySpec, load_study
 from study.spec_check import SpecProblem
 from study.store import Store, default_url, open_store
+
+if TYPE_CHECKING:  # the engine (numpy, scipy, sqlglot) is imported where a pool is loaded,
+    from core.engine.pool import PreparedPool  # so consent and questionnaires do not wait
 
 
 @st.cache_resource(show_spinner=False)
@@ -82,6 +81,9 @@ def task(spec: StudySpec, task_id: str) -> Task:
 
 @st.cache_resource(show_spinner="Loading the candidate pool…", max_entries=64)
 def _pool(bank: str, task_id: str) -> PreparedPool:
+    from core.engine.planner import warm_planner
+    from core.engine.prepare import default_pool_dir, load_prepared
+
     pool = load_prepared(_tasks(bank)[task_id], default_pool_dir(bank))
     warm_planner(pool)  # the default strategy's plan, solved while the page draws
     return pool
@@ -94,6 +96,8 @@ def pool(spec: StudySpec, task_id: str) -> PreparedPool:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _preview(bank: str, task_id: str, rows: int) -> dict[str, tuple[list[str], list[list[Any]]]]:
+    from core.engine.execute import open_database
+
     db = open_database(_tasks(bank)[task_id].database)
     try:
         out = {}

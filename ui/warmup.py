@@ -1,7 +1,8 @@
 """Server warm-up: the first visitors should not pay for imports or numba compilation.
 
-:func:`start` runs once per process (app.py calls it on every run; later calls return at
-once): a daemon thread imports the modules the pages use (sklearn, scipy, anthropic, pandas
+:func:`start` runs once per process (app.py calls it at the end of every run, so the first
+visitor's page is drawn before it competes for the interpreter; later calls return at once):
+a daemon thread imports the modules the pages use (sklearn, scipy, anthropic, pandas
 through the workspace and participant views). UMAP's numba code (10-90 s of CPU in a fresh
 process: much of it is not cached on disk) is warmed by :func:`layout`, which the
 free-exploration page calls: only a typed question needs a new layout, so a study server's

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from study.facilitator import flag
@@ -96,6 +95,8 @@ def researcher_withdraw(store: Store, spec: StudySpec) -> None:
                     st.error(str(exc))
     done = withdrawals(store, spec.id)
     if done:
+        import pandas as pd  # researcher pages only: not on the participant's path
+
         st.dataframe(pd.DataFrame([{**w, "counts": str(w["counts"])} for w in done])
                      .drop(columns=["id"]), hide_index=True, key="fac_wd_table")
 

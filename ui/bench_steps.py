@@ -1,0 +1,297 @@
+"""Benchmark: the participant's whole path and first paints, timed inside the page.
+
+``python -m ui.bench_steps [--reps 5] [--root DIR]`` starts ``streamlit run app.py`` (from
+``--root``, default this checkout, so an older checkout can be measured with the same bench)
+and a trivial one-button app, and prints median and p95 (ms) of every step a participant waits
+for: consent → About you, questionnaire → onboarding, onboarding → practice workspace (chart
+drawn), practice → task part 1, part → next part (workspace drawn), Submit → submitted,
+task → end questionnaire, questionnaire → completion code; a new session's first paint of
+the trivial app, Home and consent (cold and warm HTTP cache); and the consent page of the
+first visitor of a just-started server (imports and warm-up included).
+
+Times are taken in the page (``performance.now()``): from the ``pointerdown`` of the click (or
+navigation start, for a first paint) to the first animation frame in which the next part is in
+the DOM. Playwright's own waits poll with a back-off (0, 20, 50, 100, 100, then every 500 ms),
+so ``locator.wait_for`` adds up to 500 ms to anything slower than ~270 ms; the rows of
+ui/bench_rerun.py that use it (first paints, Continue) read high by that much. Figures, not
+assertions (STYLE.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from study.serve import CHROMIUM, CHROMIUM_ARGS, running
+from ui.bank_cache import BUILTIN_BANK
+from ui.bench_paint import TIMEOUT_MS, VIEWPORT
+
+ROOT = Path(__file__).resolve().parent.parent
+TASK = "film-pulp-review"
+STUDY = f"""id: steps
+title: Steps bench study
+consent: Please read this and agree to take part.
+conditions: [pleasqlarify]
+task_bank: {BUILTIN_BANK}
+subtasks:
+  "1": Describe one interpretation.
+  2a: Which clusters do you see?
+  2b: Explain the differences between the clusters.
+  "3": Navigate to your interpretation and submit it.
+tasks:
+  - id: {TASK}
+onboarding:
+  intro: Welcome to the steps bench study.
+  practice_task: film-practice-tarantino
+questionnaires:
+  - use: demographics
+  - id: end
+    title: Your opinion
+    items:
+      - {{id: useful, text: "The system was useful.", kind: likert}}
+"""
+TRIVIAL = """import streamlit as st
+st.button("Yes")
+st.markdown("trivial app drawn")
+"""
+# Installed before any page script: a rAF loop that stamps the first frame in which the armed
+# predicate holds, after the armed input (pointerdown/keydown) or, for a load, from navigation.
+WATCH = """
+(() => {
+  const q = window.__pq = window.__pq || {input: null, drawn: null, pred: null};
+  const stamp = () => { if (q.pred && q.input === null) q.input = performance.now(); };
+  addEventListener('pointerdown', stamp, true);
+  addEventListener('keydown', stamp, true);
+  const tick = () => {
+    if (q.pred && q.drawn === null && q.input !== null) {
+      try { if (q.pred()) q.drawn = performance.now(); } catch (e) { /* not yet */ }
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})();
+"""
+ARM = """p => { const q = window.__pq; q.input = null; q.drawn = null;
+                q.pred = new Function('return (' + p + ');'); }"""
+DRAWN = "() => window.__pq && window.__pq.drawn !== null"
+CHART = "document.querySelector('.nsewdrag') !== null"
+
+
+def has_text(text: str) -> str:
+    """A page predicate: ``text`` is in the document (textContent: no layout forced)."""
+    return f"document.body.textContent.includes({json.dumps(text)})"
+
+
+def workspace_drawn(text: str) -> str:
+    """A page predicate: ``text`` and the workspace with its chart are in the document."""
+    return f"{has_text(text)} && {has_text('queries remain')} && {CHART}"
+
+
+def input_to_drawn(page: Any, predicate: str, act: Callable[[], None],
+                   timeout_ms: float = 60_000) -> float:
+    """ms from the input ``act`` makes (pointerdown/keydown) to the frame ``predicate`` holds."""
+    page.evaluate(ARM, predicate)
+    act()
+    page.wait_for_function(DRAWN, timeout=timeout_ms)
+    return float(page.evaluate("window.__pq.drawn - window.__pq.input"))
+
+
+def load_to_drawn(context: Any, address: str, predicate: str) -> float:
+    """A new tab (a new Streamlit session): ms from navigation start until ``predicate`` holds."""
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.add_init_script(WATCH + f"window.__pq.input = 0; window.__pq.pred = () => ({predicate});")
+    page.goto(address)
+    page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
+    ms = float(page.evaluate("window.__pq.drawn"))
+    page.close()
+    return ms
+
+
+def first_paints(browser: Any, address: str, predicate: str, reps: int,
+                 warm: bool) -> list[float]:
+    """``reps`` first paints of ``address``: a fresh context each, after one visit if ``warm``."""
+    times = []
+    for _ in range(reps):
+        context = browser.new_context(viewport=VIEWPORT)
+        if warm:
+            load_to_drawn(context, address, predicate)
+        times.append(load_to_drawn(context, address, predicate))
+        context.close()
+    return times
+
+
+def _idle(page: Any) -> None:
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                           timeout=TIMEOUT_MS)
+    page.wait_for_timeout(400)
+
+
+def _button(page: Any, name: str) -> Any:
+    return page.get_by_role("button", name=name).locator("visible=true").first
+
+
+def _answer(page: Any, store: Any, pid: str, item: str, text: str) -> None:
+    """Type an answer and wait until the store holds it (untimed; retried if a rerun ate it)."""
+    for _ in range(5):
+        _idle(page)
+        box = page.locator("textarea[aria-label^=Your] >> visible=true").first
+        box.fill(text)
+        box.press("Control+Enter")
+        page.get_by_text("Task 1 of 1").click()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if store.answers(pid).get(item) == text:
+                return
+            time.sleep(0.1)
+    raise RuntimeError(f"the answer to {item} was not saved")
+
+
+PATH = ("consent → About you", "questionnaire Continue → onboarding",
+        "onboarding → practice workspace (chart drawn)", "practice → task part 1",
+        "part 1 → part 2a workspace (chart drawn)", "part 2a → part 2b workspace (chart drawn)",
+        "part 2b → part 3 workspace (chart drawn)", "Submit → submitted",
+        "task done → end questionnaire", "questionnaire → completion code")
+
+
+def participant_path(browser: Any, url: str, store: Any) -> list[float]:
+    """One participant through the whole study; ms of each step of :data:`PATH`."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(WATCH)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    out: list[float] = []
+
+    def step(button: str, predicate: str) -> None:
+        _idle(page)
+        try:
+            out.append(input_to_drawn(page, predicate, _button(page, button).click))
+        except Exception as exc:
+            shown = page.evaluate("() => document.body.innerText.slice(0, 300)")
+            raise RuntimeError(f"{PATH[len(out)]}: not drawn ({type(exc).__name__}); the page "
+                               f"shows {shown!r}") from exc
+
+    try:
+        page.goto(f"{url}/participant?study=steps")
+        page.get_by_role("button", name="I agree").wait_for()
+        step("I agree", has_text("About you"))
+        page.wait_for_url("**p=*")
+        pid = page.url.split("p=")[1].split("&")[0]
+        page.get_by_text("intermediate", exact=True).click()
+        page.get_by_text("weekly", exact=True).click()
+        step("Continue", has_text("Welcome to the steps bench study"))
+        step("Continue to the practice task", workspace_drawn("Practice task"))
+        step("I feel comfortable: start the tasks", has_text("Describe one interpretation."))
+        for sub, nxt in (("1", "Which clusters do you see?"),
+                         ("2a", "Explain the differences"), ("2b", "Navigate to your")):
+            _answer(page, store, pid, f"task:{TASK}/{sub}", f"answer to {sub}")
+            step("Continue to the next part", workspace_drawn(nxt))
+        step("Submit this query", has_text("Submitted query"))
+        step("Finish this task", has_text("Your opinion"))
+        page.get_by_test_id("stRadioGroup").get_by_text("6", exact=True).click()
+        step("Continue", has_text("completion code"))
+    finally:
+        context.close()
+    return out
+
+
+def measure(reps: int, root: Path, out: Any = sys.stderr) -> list[tuple[str, list[float]]]:
+    """Every row of this bench as (what, times); each is printed to ``out`` as it arrives."""
+    from playwright.sync_api import sync_playwright
+
+    from study.store import open_store
+    from ui.bench_rerun import stats
+
+    rows: list[tuple[str, list[float]]] = []
+
+    def add(what: str, times: list[float]) -> None:
+        if not times:
+            print(f"{what}: no measurement", file=out, flush=True)
+            return
+        med, p95 = stats(times)
+        print(f"{what}: median {med:.0f} ms, p95 {p95:.0f} ms ({len(times)} reps)", file=out,
+              flush=True)
+        rows.append((what, times))
+
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        (tmp / "studies" / "steps").mkdir(parents=True)
+        (tmp / "studies" / "steps" / "study.yaml").write_text(STUDY, encoding="utf-8")
+        (tmp / "trivial.py").write_text(TRIVIAL, encoding="utf-8")
+        db = f"sqlite:///{tmp / 'steps.sqlite'}"
+        env = dict(os.environ, PLEASQLARIFY_DB_URL=db,
+                   PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
+                   PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"),
+                   NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+            with running(tmp / "trivial.py", env=env, log=tmp, cwd=root) as srv:
+                first_paints(browser, srv.url, has_text("trivial app drawn"), 1, False)
+                for warm in (False, True):
+                    add(f"first paint: trivial app ({'warm' if warm else 'cold'} HTTP cache)",
+                        first_paints(browser, srv.url, has_text("trivial app drawn"), reps,
+                                     warm))
+            with running("app.py", env=env, log=tmp, cwd=root) as srv:
+                store = open_store(db)
+                paths = []
+                for _ in range(reps + 1):  # the first one warms the server: pools, imports
+                    try:
+                        paths.append(participant_path(browser, srv.url, store))
+                    except RuntimeError as exc:  # a lost run must not lose the others
+                        print(f"participant path FAILED: {exc}", file=out, flush=True)
+                for i, what in enumerate(PATH):
+                    add(f"participant: {what}", [path[i] for path in paths[1:]])
+                for what, address, predicate in (
+                        ("Home", f"{srv.url}/", has_text("Built-in tasks")),
+                        ("consent", f"{srv.url}/participant?study=steps", has_text("I agree"))):
+                    for warm in (False, True):
+                        add(f"first paint: {what} ({'warm' if warm else 'cold'} HTTP cache)",
+                            first_paints(browser, address, predicate, reps, warm))
+            add("first paint: consent, first visitor of a fresh server (cold HTTP cache)",
+                fresh_server_paints(browser, root, env, tmp, min(reps, 3)))
+            browser.close()
+    return rows
+
+
+def fresh_server_paints(browser: Any, root: Path, env: dict[str, str], tmp: Path,
+                        reps: int) -> list[float]:
+    """The consent page's first paint for the first visitor of a just-started server."""
+    times = []
+    for _ in range(reps):
+        with running("app.py", env=env, log=tmp, cwd=root) as srv:
+            context = browser.new_context(viewport=VIEWPORT)
+            times.append(load_to_drawn(context, f"{srv.url}/participant?study=steps",
+                                       has_text("I agree")))
+            context.close()
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ui.bench_rerun import stats
+
+    parser = argparse.ArgumentParser(prog="python -m ui.bench_steps", description=__doc__)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="checkout whose app.py is served (default: this one)")
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    rows = measure(args.reps, args.root.resolve())
+    print(f"served from {args.root.resolve()}\n| what | reps | median ms | p95 ms |\n|---|---|---|---|")
+    for what, times in rows:
+        med, p95 = stats(times)
+        print(f"| {what} | {len(times)} | {med:.0f} | {p95:.0f} |")
+    print("\nload average (1, 5, 15 min) at the start: "
+          f"{', '.join(f'{x:.2f}' for x in load_before)}; at the end: "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
