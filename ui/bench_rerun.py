@@ -31,6 +31,15 @@ from ui.bench_paint import TIMEOUT_MS, first_paint, new_page, timeline
 ROOT = Path(__file__).resolve().parent.parent
 COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivors"]');
                       return e ? e.innerText : null; }"""
+# what a key press or lasso must change before it counts as re-rendered: the survivors line and,
+# on the workspace, the chart's stamp (set after Plotly.react has drawn the new state)
+STATE_JS = f"""() => {{ const c = document.querySelector('[data-testid="pq-action-space"]');
+                      return [({COUNT_JS})(), c ? c.dataset.revision : null]; }}"""
+SPLIT: dict[str, int] = {}  # --split: {"on": 1, "pid": server pid} (see Split)
+REACT_JS = """() => { const P = window.Plotly; window.__pqReact = window.__pqReact || [];
+  if (!P || P.__pqTimed) return; P.__pqTimed = true; const react = P.react;
+  P.react = function (...a) { const t = performance.now(); const r = react.apply(this, a);
+    window.__pqReact.push(performance.now() - t); return r; }; }"""
 TRIVIAL = """import streamlit as st
 st.session_state.setdefault("n", 0)
 def bump():
@@ -57,7 +66,10 @@ questionnaires:
 
 
 def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, dict[int, str]]:
-    """A bank with one task per size, candidates pooled from all built-in film tasks."""
+    """A bank with one task per size, candidates pooled from all built-in film tasks.
+
+    A ``dest`` already holding this bank and its prepared pools is reused as it is.
+    """
     from core.engine.prepare import main as prepare
 
     rows = [json.loads(line) for line in BUILTIN_BANK.read_text(encoding="utf-8").splitlines()
@@ -81,8 +93,11 @@ def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, di
         ids[n] = task["id"]
     dest.mkdir(parents=True, exist_ok=True)
     bank = dest / "tasks.jsonl"
-    bank.write_text("\n".join(out) + "\n", encoding="utf-8")
-    prepare([str(bank)])
+    text = "\n".join(out) + "\n"
+    if not (bank.exists() and bank.read_text(encoding="utf-8") == text
+            and all((dest / "pools" / f"{t}.json").exists() for t in ids.values())):
+        bank.write_text(text, encoding="utf-8")
+        prepare([str(bank)])
     return bank, ids
 
 
@@ -100,8 +115,74 @@ def _timed(action: Callable[[], None], until: Callable[[], None]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def _changed(page, before: str | None) -> None:
-    page.wait_for_function(f"b => ({COUNT_JS})() !== b", arg=before, timeout=TIMEOUT_MS)
+def _changed(page, before: list) -> None:
+    """Wait until the survivors line and (when there is one) the chart show a new state."""
+    page.wait_for_function(f"b => {{ const [n, r] = ({STATE_JS})();"
+                           " return n !== b[0] && (b[1] === null || r !== b[1]); }",
+                           arg=before, timeout=TIMEOUT_MS)
+
+
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system, ms) process ``pid`` has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def wait_quiet(pid: int, busy_ms: float = 50, timeout: float = 300) -> float:
+    """Wait until server ``pid`` uses < ``busy_ms`` of CPU per second; returns the s waited.
+
+    Opening the free-exploration page starts UMAP's numba warm-up, ~30-60 s of CPU in the
+    server (and its GIL): timing reruns meanwhile measures that compilation, not the rerun.
+    """
+    start = time.monotonic()
+    if not Path(f"/proc/{pid}/stat").exists():
+        return 0.0
+    while time.monotonic() - start < timeout:
+        before = cpu_ms(pid)
+        time.sleep(1.0)
+        if cpu_ms(pid) - before < busy_ms:
+            break
+    return time.monotonic() - start
+
+
+class Split:
+    """``--split``: per rep, server CPU (/proc), renderer main-thread CPU (CDP ThreadTime),
+    script time (CDP ScriptDuration) and Plotly.react's synchronous part; medians to stderr."""
+
+    def __init__(self, page) -> None:
+        self.page, self.rows = page, []
+        self.cdp = None
+        if SPLIT:
+            self.cdp = page.context.new_cdp_session(page)
+            self.cdp.send("Performance.enable")
+
+    def _now(self) -> dict[str, float]:
+        metrics = {m["name"]: m["value"] * 1000
+                   for m in self.cdp.send("Performance.getMetrics")["metrics"]}
+        metrics["server"] = cpu_ms(SPLIT["pid"]) if SPLIT.get("pid") else 0.0
+        return metrics
+
+    def start(self) -> None:
+        if self.cdp is not None:
+            self.page.evaluate(REACT_JS)
+            self.page.evaluate("() => { window.__pqReact.length = 0; }")
+            self.before = self._now()
+
+    def stop(self) -> None:
+        if self.cdp is None:
+            return
+        after = self._now()
+        react = self.page.evaluate("() => window.__pqReact.reduce((a, b) => a + b, 0)")
+        self.rows.append({"server CPU": after["server"] - self.before["server"],
+                          "renderer CPU": after["ThreadTime"] - self.before["ThreadTime"],
+                          "renderer JS": after["ScriptDuration"] - self.before["ScriptDuration"],
+                          "Plotly.react": react})
+
+    def report(self) -> None:
+        if self.rows:
+            print("  split (median ms per rep): " + ", ".join(
+                f"{k} {statistics.median(r[k] for r in self.rows):.0f}" for k in self.rows[0]),
+                file=sys.stderr, flush=True)
 
 
 def _settle(page) -> None:
@@ -113,17 +194,21 @@ def _settle(page) -> None:
 def keypress(page, reps: int, back: str | None) -> list[float]:
     """Key press (y/n, or y on the trivial app) → the counter re-rendered, ``reps`` times."""
     times = []
+    split = Split(page)
     for i in range(reps):
-        before = page.evaluate(COUNT_JS)
+        before = page.evaluate(STATE_JS)
+        split.start()
         times.append(_timed(lambda i=i: page.keyboard.press("y" if i % 2 == 0 else "n")
                             if back else page.keyboard.press("y"),
                             lambda b=before: _changed(page, b)))
         _settle(page)
+        split.stop()
         if back:
             page.locator(f"{back}:enabled >> visible=true").first.wait_for()  # else b is lost
             page.keyboard.press("b")
-            page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before)
+            page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before[0])
             _settle(page)
+    split.report()
     return times
 
 
@@ -141,21 +226,25 @@ def open_task(page, url: str, task_id: str) -> None:
 def lasso(page, reps: int, back: str) -> list[float]:
     """Lasso the left 40 % of the plot → survivors updated, then Back (untimed)."""
     times = []
+    split = Split(page)
     for _ in range(reps):
         box = page.locator(".nsewdrag").first.bounding_box()
         pts = [(0.005, 0.005), (0.4, 0.005), (0.4, 0.995), (0.005, 0.995), (0.005, 0.005)]
         px = [(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"]) for x, y in pts]
-        before = page.evaluate(COUNT_JS)
+        before = page.evaluate(STATE_JS)
         page.mouse.move(*px[0])
         page.mouse.down()
         for (ax, ay), (bx, by) in zip(px, px[1:], strict=False):
             for t in (0.25, 0.5, 0.75, 1.0):
                 page.mouse.move(ax + t * (bx - ax), ay + t * (by - ay))
+        split.start()
         times.append(_timed(page.mouse.up, lambda b=before: _changed(page, b)))
         _settle(page)
+        split.stop()
         page.locator(f"{back} >> visible=true").first.click()
-        page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before)
+        page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before[0])
         _settle(page)
+    split.report()
     return times
 
 
@@ -249,6 +338,8 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         with running(tmp / "trivial.py", env=env, log=tmp) as srv:
+            if SPLIT:
+                SPLIT["pid"] = srv.proc.pid
             page = new_page(browser)
             page.goto(srv.url)
             page.get_by_text("0 of 1").wait_for(timeout=60_000)
@@ -258,11 +349,15 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
             paint_rows(rows, browser, "trivial app", srv.url,
                        lambda pg: pg.get_by_text("0 of 1").wait_for(), reps, network)
         with running("app.py", env=env, log=tmp) as srv:
+            if SPLIT:
+                SPLIT["pid"] = srv.proc.pid
             url = srv.url
             warm = new_page(browser)
             for task_id in ids.values():  # warm the server (pools, imports) before timing
                 open_task(warm, url, task_id)
             warm.context.close()
+            waited = wait_quiet(srv.proc.pid)
+            print(f"(waited {waited:.0f} s for the server's warm-up to finish)", file=sys.stderr)
             for n, task_id in ids.items():
                 page = new_page(browser)
                 open_task(page, url, task_id)
@@ -340,13 +435,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="TEXT",
                         help="measure only rows whose name contains TEXT (repeatable), "
                              "e.g. --only 'N=50' --only Home")
+    parser.add_argument("--bank-dir", type=Path, metavar="DIR",
+                        help="prepare the bench bank in DIR and reuse it on later runs "
+                             "(default: a fresh temporary folder)")
+    parser.add_argument("--split", action="store_true",
+                        help="also print, per key-press row, the median server CPU, renderer "
+                             "CPU and JS time, and Plotly.react's synchronous time per rep")
     args = parser.parse_args(argv)
     ONLY[:] = args.only
+    if args.split:
+        SPLIT["on"] = 1
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        bank, ids = build_bank(tmp / "bank")
+        bank, ids = build_bank(args.bank_dir or tmp / "bank")
         rows = Rows()
         if not args.no_apptest:
             for n, task_id in ids.items():
