@@ -151,9 +151,10 @@ class Split:
     script time (CDP ScriptDuration) and Plotly.react's synchronous part; medians to stderr."""
 
     def __init__(self, page) -> None:
+        """Measure on ``page`` (None: a warm-up, not measured)."""
         self.page, self.rows = page, []
         self.cdp = None
-        if SPLIT:
+        if SPLIT and page is not None:
             self.cdp = page.context.new_cdp_session(page)
             self.cdp.send("Performance.enable")
 
@@ -192,10 +193,10 @@ def _settle(page) -> None:
     page.wait_for_timeout(250)
 
 
-def keypress(page, reps: int, back: str | None) -> list[float]:
+def keypress(page, reps: int, back: str | None, warm_up: bool = False) -> list[float]:
     """Key press (y/n, or y on the trivial app) → the counter re-rendered, ``reps`` times."""
     times = []
-    split = Split(page)
+    split = Split(None if warm_up else page)
     for i in range(reps):
         before = page.evaluate(STATE_JS)
         split.start()
@@ -344,7 +345,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
             page = new_page(browser)
             page.goto(srv.url)
             page.get_by_text("0 of 1").wait_for(timeout=60_000)
-            keypress(page, 2, None)  # warm-up
+            keypress(page, 2, None, warm_up=True)
             rows.add("trivial app: key → rendered", lambda: keypress(page, reps, None))
             page.context.close()
             paint_rows(rows, browser, "trivial app", srv.url,
@@ -363,7 +364,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                 page = new_page(browser)
                 open_task(page, url, task_id)
                 back = f".st-key-pleasqlarify-{task_id}-dv-back button"
-                keypress(page, 2, back)  # warm-up
+                keypress(page, 2, back, warm_up=True)
                 rows.add(f"workspace N={n}: key → rendered",
                          lambda page=page, back=back: keypress(page, reps, back))
                 if n == 50:
