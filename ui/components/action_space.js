@@ -166,24 +166,15 @@ export default function (component) {
   state.send = setTriggerValue;
   state.hover = Boolean(data && data.hover);
   const figure = data && data.figure;
-  // a rerun that leaves the figure as it is (a sampled hover, a clause list toggle) must not
-  // redraw it: Streamlit hands over fresh arrays, so Plotly.react would repaint every point
-  // (restyling them costs as much as a full react: the per-point SVG styling is the cost)
-  const drawn = figure ? JSON.stringify([figure, data.config || {}]) : null;
-  const stamp = () => root.setAttribute("data-revision", String(data.revision ?? ""));
-  if (figure && drawn === state.drawn) {
-    state.queue = state.queue.then(stamp); // after any draw still pending
-  } else if (figure) {
-    state.drawn = drawn;
+  if (figure) {
     // one draw at a time, in order; Plotly.react diffs against the figure on screen
     state.queue = state.queue.then(() => loadPlotly()).then((Plotly) => {
       const layout = { ...figure.layout, selections: [] };
       return Plotly.react(root, figure.data, layout, data.config || {}).then(() => {
         bind(Plotly, root, state);
-        stamp();
+        root.setAttribute("data-revision", String(data.revision ?? ""));
       });
     }).catch((err) => {
-      state.drawn = null;
       root.textContent = String(err && err.message ? err.message : err);
     });
   }
