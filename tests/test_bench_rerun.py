@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ui.bench_rerun import ROOT, cpu_ms, stats, wait_quiet
+from ui.bench_rerun import ROOT, stats
+from ui.bench_split import cpu_ms, wait_quiet
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 

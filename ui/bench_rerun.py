@@ -1,14 +1,16 @@
 """Benchmark: how fast the studio feels in real Chromium, against a trivial app in the same run.
 
-``python -m ui.bench_rerun [--reps 10] [--no-apptest] [--only TEXT] [--network]`` builds N = 50
-and N = 200 pools by pooling the candidates of every built-in film task (they share one
-database), prepares them in a temporary folder with a one-task study, starts ``streamlit run
-app.py`` and a trivial one-button app, and prints median and p95 (ms) of: key press →
-re-rendered (trivial app, workspace at N = 50 and 200), lasso → survivors updated, first paint
+``python -m ui.bench_rerun [--reps 10] [--no-apptest] [--only TEXT] [--network] [--split]
+[--bank-dir DIR]`` builds N = 50 and N = 200 pools by pooling the candidates of every built-in
+film task (they share one database), prepares them in a temporary folder (or DIR, reused) with
+a one-task study, starts ``streamlit run app.py`` and a trivial one-button app, and prints
+median and p95 (ms) of: key press → re-rendered (trivial app, workspace at N = 50 and 200: the
+survivors line and the chart both show the new state), lasso → survivors updated, first paint
 of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
 HTTP cache, see ui/bench_paint.py), participant Continue → next part, and a fresh process's
-first layout. ``--network`` also prints each first paint's requests. Figures, not assertions
-(STYLE.md).
+first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
+``--network`` also prints each first paint's requests; ``--split`` the CPU each key press cost
+the server and the renderer, and Plotly.react's share. Figures, not assertions (STYLE.md).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from study.serve import CHROMIUM, CHROMIUM_ARGS, running
 from ui.bank_cache import BUILTIN_BANK
 from ui.bench_paint import TIMEOUT_MS, first_paint, new_page, timeline
+from ui.bench_split import SPLIT, Split, wait_quiet
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivors"]');
@@ -36,11 +39,6 @@ COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivo
 # on the workspace, the chart's stamp (set after Plotly.react has drawn the new state)
 STATE_JS = f"""() => {{ const c = document.querySelector('[data-testid="pq-action-space"]');
                       return [({COUNT_JS})(), c ? c.dataset.revision : null]; }}"""
-SPLIT: dict[str, int] = {}  # --split: {"on": 1, "pid": server pid} (see Split)
-REACT_JS = """() => { const P = window.Plotly; window.__pqReact = window.__pqReact || [];
-  if (!P || P.__pqTimed) return; P.__pqTimed = true; const react = P.react;
-  P.react = function (...a) { const t = performance.now(); const r = react.apply(this, a);
-    window.__pqReact.push(performance.now() - t); return r; }; }"""
 TRIVIAL = """import streamlit as st
 st.session_state.setdefault("n", 0)
 def bump():
@@ -121,70 +119,6 @@ def _changed(page, before: list) -> None:
     page.wait_for_function(f"b => {{ const [n, r] = ({STATE_JS})();"
                            " return n !== b[0] && (b[1] === null || r !== b[1]); }",
                            arg=before, timeout=TIMEOUT_MS)
-
-
-def cpu_ms(pid: int) -> float:
-    """CPU time (user + system, ms) process ``pid`` has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
-def wait_quiet(pid: int, busy_ms: float = 50, timeout: float = 300) -> float:
-    """Wait until server ``pid`` uses < ``busy_ms`` of CPU per second; returns the s waited.
-
-    Opening the free-exploration page starts UMAP's numba warm-up, ~30-60 s of CPU in the
-    server (and its GIL): timing reruns meanwhile measures that compilation, not the rerun.
-    """
-    start = time.monotonic()
-    if not Path(f"/proc/{pid}/stat").exists():
-        return 0.0
-    while time.monotonic() - start < timeout:
-        before = cpu_ms(pid)
-        time.sleep(1.0)
-        if cpu_ms(pid) - before < busy_ms:
-            break
-    return time.monotonic() - start
-
-
-class Split:
-    """``--split``: per rep, server CPU (/proc), renderer main-thread CPU (CDP ThreadTime),
-    script time (CDP ScriptDuration) and Plotly.react's synchronous part; medians to stderr."""
-
-    def __init__(self, page) -> None:
-        """Measure on ``page`` (None: a warm-up, not measured)."""
-        self.page, self.rows = page, []
-        self.cdp = None
-        if SPLIT and page is not None:
-            self.cdp = page.context.new_cdp_session(page)
-            self.cdp.send("Performance.enable")
-
-    def _now(self) -> dict[str, float]:
-        metrics = {m["name"]: m["value"] * 1000
-                   for m in self.cdp.send("Performance.getMetrics")["metrics"]}
-        metrics["server"] = cpu_ms(SPLIT["pid"]) if SPLIT.get("pid") else 0.0
-        return metrics
-
-    def start(self) -> None:
-        if self.cdp is not None:
-            self.page.evaluate(REACT_JS)
-            self.page.evaluate("() => { window.__pqReact.length = 0; }")
-            self.before = self._now()
-
-    def stop(self) -> None:
-        if self.cdp is None:
-            return
-        after = self._now()
-        react = self.page.evaluate("() => window.__pqReact.reduce((a, b) => a + b, 0)")
-        self.rows.append({"server CPU": after["server"] - self.before["server"],
-                          "renderer CPU": after["ThreadTime"] - self.before["ThreadTime"],
-                          "renderer JS": after["ScriptDuration"] - self.before["ScriptDuration"],
-                          "Plotly.react": react})
-
-    def report(self) -> None:
-        if self.rows:
-            print("  split (median ms per rep): " + ", ".join(
-                f"{k} {statistics.median(r[k] for r in self.rows):.0f}" for k in self.rows[0]),
-                file=sys.stderr, flush=True)
 
 
 def _settle(page) -> None:
