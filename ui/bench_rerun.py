@@ -1,20 +1,23 @@
 """Benchmark: how fast the studio feels in real Chromium, against a trivial app in the same run.
 
-``python -m ui.bench_rerun [--reps 10] [--no-apptest] [--only TEXT] [--network]`` builds N = 50
-and N = 200 pools by pooling the candidates of every built-in film task (they share one
-database), prepares them in a temporary folder with a one-task study, starts ``streamlit run
-app.py`` and a trivial one-button app, and prints median and p95 (ms) of: key press →
-re-rendered (trivial app, workspace at N = 50 and 200), lasso → survivors updated, first paint
+``python -m ui.bench_rerun [--reps 10] [--no-apptest] [--only TEXT] [--network] [--split]
+[--bank-dir DIR]`` builds N = 50 and N = 200 pools by pooling the candidates of every built-in
+film task (they share one database), prepares them in a temporary folder (or DIR, reused) with
+a one-task study, starts ``streamlit run app.py`` and a trivial one-button app, and prints
+median and p95 (ms) of: key press → re-rendered (trivial app, workspace at N = 50 and 200: the
+survivors line and the chart both show the new state), lasso → survivors updated, first paint
 of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
 HTTP cache, see ui/bench_paint.py), participant Continue → next part, and a fresh process's
-first layout. ``--network`` also prints each first paint's requests. Figures, not assertions
-(STYLE.md).
+first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
+``--network`` also prints each first paint's requests; ``--split`` the CPU each key press cost
+the server and the renderer, and Plotly.react's share. Figures, not assertions (STYLE.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -27,10 +30,15 @@ from pathlib import Path
 from study.serve import CHROMIUM, CHROMIUM_ARGS, running
 from ui.bank_cache import BUILTIN_BANK
 from ui.bench_paint import TIMEOUT_MS, first_paint, new_page, timeline
+from ui.bench_split import SPLIT, Split, wait_quiet
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivors"]');
                       return e ? e.innerText : null; }"""
+# what a key press or lasso must change before it counts as re-rendered: the survivors line and,
+# on the workspace, the chart's stamp (set after Plotly.react has drawn the new state)
+STATE_JS = f"""() => {{ const c = document.querySelector('[data-testid="pq-action-space"]');
+                      return [({COUNT_JS})(), c ? c.dataset.revision : null]; }}"""
 TRIVIAL = """import streamlit as st
 st.session_state.setdefault("n", 0)
 def bump():
@@ -57,7 +65,10 @@ questionnaires:
 
 
 def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, dict[int, str]]:
-    """A bank with one task per size, candidates pooled from all built-in film tasks."""
+    """A bank with one task per size, candidates pooled from all built-in film tasks.
+
+    A ``dest`` already holding this bank and its prepared pools is reused as it is.
+    """
     from core.engine.prepare import main as prepare
 
     rows = [json.loads(line) for line in BUILTIN_BANK.read_text(encoding="utf-8").splitlines()
@@ -81,15 +92,18 @@ def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, di
         ids[n] = task["id"]
     dest.mkdir(parents=True, exist_ok=True)
     bank = dest / "tasks.jsonl"
-    bank.write_text("\n".join(out) + "\n", encoding="utf-8")
-    prepare([str(bank)])
+    text = "\n".join(out) + "\n"
+    if not (bank.exists() and bank.read_text(encoding="utf-8") == text
+            and all((dest / "pools" / f"{t}.json").exists() for t in ids.values())):
+        bank.write_text(text, encoding="utf-8")
+        prepare([str(bank)])
     return bank, ids
 
 
 def stats(times: list[float]) -> tuple[float, float]:
     """Median and 95th percentile (nearest rank) of ``times``."""
     ordered = sorted(times)
-    p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered) + 0.5) - 1))]
+    p95 = ordered[min(len(ordered) - 1, max(0, math.ceil(0.95 * len(ordered)) - 1))]
     return statistics.median(ordered), p95
 
 
@@ -100,8 +114,11 @@ def _timed(action: Callable[[], None], until: Callable[[], None]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def _changed(page, before: str | None) -> None:
-    page.wait_for_function(f"b => ({COUNT_JS})() !== b", arg=before, timeout=TIMEOUT_MS)
+def _changed(page, before: list) -> None:
+    """Wait until the survivors line and (when there is one) the chart show a new state."""
+    page.wait_for_function(f"b => {{ const [n, r] = ({STATE_JS})();"
+                           " return n !== b[0] && (b[1] === null || r !== b[1]); }",
+                           arg=before, timeout=TIMEOUT_MS)
 
 
 def _settle(page) -> None:
@@ -110,20 +127,24 @@ def _settle(page) -> None:
     page.wait_for_timeout(250)
 
 
-def keypress(page, reps: int, back: str | None) -> list[float]:
+def keypress(page, reps: int, back: str | None, warm_up: bool = False) -> list[float]:
     """Key press (y/n, or y on the trivial app) → the counter re-rendered, ``reps`` times."""
     times = []
+    split = Split(None if warm_up else page)
     for i in range(reps):
-        before = page.evaluate(COUNT_JS)
+        before = page.evaluate(STATE_JS)
+        split.start()
         times.append(_timed(lambda i=i: page.keyboard.press("y" if i % 2 == 0 else "n")
                             if back else page.keyboard.press("y"),
                             lambda b=before: _changed(page, b)))
         _settle(page)
+        split.stop()
         if back:
             page.locator(f"{back}:enabled >> visible=true").first.wait_for()  # else b is lost
             page.keyboard.press("b")
-            page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before)
+            page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before[0])
             _settle(page)
+    split.report()
     return times
 
 
@@ -141,21 +162,25 @@ def open_task(page, url: str, task_id: str) -> None:
 def lasso(page, reps: int, back: str) -> list[float]:
     """Lasso the left 40 % of the plot → survivors updated, then Back (untimed)."""
     times = []
+    split = Split(page)
     for _ in range(reps):
         box = page.locator(".nsewdrag").first.bounding_box()
         pts = [(0.005, 0.005), (0.4, 0.005), (0.4, 0.995), (0.005, 0.995), (0.005, 0.005)]
         px = [(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"]) for x, y in pts]
-        before = page.evaluate(COUNT_JS)
+        before = page.evaluate(STATE_JS)
         page.mouse.move(*px[0])
         page.mouse.down()
         for (ax, ay), (bx, by) in zip(px, px[1:], strict=False):
             for t in (0.25, 0.5, 0.75, 1.0):
                 page.mouse.move(ax + t * (bx - ax), ay + t * (by - ay))
+        split.start()
         times.append(_timed(page.mouse.up, lambda b=before: _changed(page, b)))
         _settle(page)
+        split.stop()
         page.locator(f"{back} >> visible=true").first.click()
-        page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before)
+        page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before[0])
         _settle(page)
+    split.report()
     return times
 
 
@@ -249,25 +274,31 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         with running(tmp / "trivial.py", env=env, log=tmp) as srv:
+            if SPLIT:
+                SPLIT["pid"] = srv.proc.pid
             page = new_page(browser)
             page.goto(srv.url)
             page.get_by_text("0 of 1").wait_for(timeout=60_000)
-            keypress(page, 2, None)  # warm-up
+            keypress(page, 2, None, warm_up=True)
             rows.add("trivial app: key → rendered", lambda: keypress(page, reps, None))
             page.context.close()
             paint_rows(rows, browser, "trivial app", srv.url,
                        lambda pg: pg.get_by_text("0 of 1").wait_for(), reps, network)
         with running("app.py", env=env, log=tmp) as srv:
+            if SPLIT:
+                SPLIT["pid"] = srv.proc.pid
             url = srv.url
             warm = new_page(browser)
             for task_id in ids.values():  # warm the server (pools, imports) before timing
                 open_task(warm, url, task_id)
             warm.context.close()
+            waited = wait_quiet(srv.proc.pid)
+            print(f"(waited {waited:.0f} s for the server's warm-up to finish)", file=sys.stderr)
             for n, task_id in ids.items():
                 page = new_page(browser)
                 open_task(page, url, task_id)
                 back = f".st-key-pleasqlarify-{task_id}-dv-back button"
-                keypress(page, 2, back)  # warm-up
+                keypress(page, 2, back, warm_up=True)
                 rows.add(f"workspace N={n}: key → rendered",
                          lambda page=page, back=back: keypress(page, reps, back))
                 if n == 50:
@@ -340,13 +371,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="TEXT",
                         help="measure only rows whose name contains TEXT (repeatable), "
                              "e.g. --only 'N=50' --only Home")
+    parser.add_argument("--bank-dir", type=Path, metavar="DIR",
+                        help="prepare the bench bank in DIR and reuse it on later runs "
+                             "(default: a fresh temporary folder)")
+    parser.add_argument("--split", action="store_true",
+                        help="also print, per key-press row, the median server CPU, renderer "
+                             "CPU and JS time, and Plotly.react's synchronous time per rep")
     args = parser.parse_args(argv)
     ONLY[:] = args.only
+    if args.split:
+        SPLIT["on"] = 1
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        bank, ids = build_bank(tmp / "bank")
+        bank, ids = build_bank(args.bank_dir or tmp / "bank")
         rows = Rows()
         if not args.no_apptest:
             for n, task_id in ids.items():

@@ -194,6 +194,27 @@ def test_chart_stays_the_same_dom_node_across_a_yes(page, server: str, pool) -> 
     _wait_count(page, pool.n)
 
 
+def test_a_rerun_with_the_same_figure_leaves_the_chart_undrawn(page, server: str, pool) -> None:
+    """Showing all clauses reruns the panels with the same figure: the chart is not redrawn
+    (Streamlit does not hand an unchanged component its data again); a Yes, as a control, is."""
+    first = RepairSession(pool).next_variable()
+    _open(page, server)
+    page.wait_for_function("""() => { const e = document.querySelector(
+        '[data-testid="pq-action-space"]'); return e && e.dataset.revision && window.Plotly; }""")
+    page.evaluate("""() => { window.__pqReacts = 0; const react = window.Plotly.react;
+        window.Plotly.react = function (...a) { window.__pqReacts += 1;
+                                                return react.apply(this, a); }; }""")
+    page.locator('[data-testid="pq-clauses"] button[data-event="all"]').click()
+    page.get_by_text("Show only the most likely clauses").wait_for()
+    page.wait_for_timeout(500)  # a redraw would have been queued with the panel's update
+    assert page.evaluate("() => window.__pqReacts") == 0
+    _click(page, _key(pool, "dv-yes"))
+    _wait_count(page, first.yes_count)
+    page.wait_for_function("() => window.__pqReacts >= 1")
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+
 def _open_clause(pool) -> tuple[str, int]:
     """The likeliest open clause of the first view and how many candidates contain it."""
     session = RepairSession(pool)
