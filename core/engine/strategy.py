@@ -1,8 +1,8 @@
 """Question-selection strategies: which decision variable to ask next.
 
 ``planned`` (the workspace default) asks the first question of the best decision tree over the
-pool's question vocabulary (:mod:`core.engine.planner`: every splitting feature, the groups
-mined over the whole pool, two-feature conjunctions), solved once per pool; its user model is
+pool's question vocabulary (:mod:`core.engine.planner`: every splitting feature and the groups
+mined over the whole pool), solved once per pool; its user model is
 that the intent is an output spelled the way the pool spells it most often. Once an output is
 rejected (the model is refuted; repair follows), in pools above
 :data:`core.engine.planner.PLAN_MAX_CANDIDATES` valid candidates, and where the plan gives no

@@ -122,22 +122,3 @@ def mine_decision_variables(
         idx = np.flatnonzero(var.mask)
         var.example = int(idx[np.argmax(weights[idx])])
     return variables
-
-
-def pair_conjunctions(x: np.ndarray, known: set[bytes] = frozenset()) -> list[tuple[int, int]]:
-    """Every two-feature conjunction some row holds that splits the rows differently from any
-    single feature (or ``known`` mask), one per distinct split, lowest feature indices first."""
-    n = x.shape[0]
-    counts = x.sum(axis=0)
-    cols = np.flatnonzero((counts > 0) & (counts < n))
-    seen = set(known) | {x[:, j].tobytes() for j in cols}
-    out = []
-    for a, i in enumerate(cols):
-        both = x[:, cols[a + 1:]] & x[:, [i]]
-        sizes = both.sum(axis=0)
-        for b in np.flatnonzero((sizes > 0) & (sizes < n)):
-            key = both[:, b].tobytes()
-            if key not in seen:
-                seen.add(key)
-                out.append((int(i), int(cols[a + 1 + b])))
-    return out
