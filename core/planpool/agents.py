@@ -166,8 +166,8 @@ class StructuredAgent:
         episode = Episode("planpool")
         pool = QuestionPool(self.clock)
         initial = [v for v in session.variables()[: self.k] if v.gain > self.gain_threshold]
-        pool.init([{"text": self._text(session, v), "priority": v.gain,
-                    "payload": {"keys": list(v.keys)}} for v in initial])
+        pool.init([{"text": self._text(session, v), "priority": float(len(initial) - i),
+                    "payload": {"keys": list(v.keys)}} for i, v in enumerate(initial)])
         episode.planned = len(initial)
         seen = {v.keys for v in initial}
         while not pool.is_empty and len(episode.asked) < self.max_turns:

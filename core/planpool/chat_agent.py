@@ -97,8 +97,9 @@ class ChatAgent:
             raise SessionError(f"the chat has already started (status {self.status_})")
         plan = self._informative()[: self.k]
         self.seen_ += [list(v.keys) for v in plan]
-        self.pool_.init([{"text": self._text(v), "priority": v.gain,
-                          "payload": {"keys": list(v.keys)}} for v in plan])
+        # priority by the strategy's rank (a planned question need not have the most gain)
+        self.pool_.init([{"text": self._text(v), "priority": float(len(plan) - i),
+                          "payload": {"keys": list(v.keys)}} for i, v in enumerate(plan)])
         n = len(plan)
         self._say("agent", f"I found {n} thing{'s' if n != 1 else ''} to clarify about your "
                   "question. I will ask one at a time." if n else
