@@ -130,11 +130,25 @@ def test_big_pools_are_ranked_by_the_lookahead(monkeypatch):
     planned = RepairSession(pool, strategy="planned").next_variable()
     monkeypatch.setattr(planner_module, "PLAN_MAX_CANDIDATES", 1)
     planner_module._PLANNERS.clear()
-    assert pool_planner(pool, max_clusters=8, min_support=0.5)[0] is None
-    big = RepairSession(pool, strategy="planned").next_variable()
-    lookahead = RepairSession(pool, strategy="expected-depth").next_variable()
-    assert big.keys == lookahead.keys
-    assert planned is not None
+    try:
+        assert pool_planner(pool, max_clusters=8, min_support=0.5)[0] is None
+        big = RepairSession(pool, strategy="planned").next_variable()
+        lookahead = RepairSession(pool, strategy="expected-depth").next_variable()
+        assert big.keys == lookahead.keys
+        assert planned is not None
+    finally:
+        planner_module._PLANNERS.clear()  # later tests get the real planner of this pool
+
+
+def test_a_rejected_output_hands_the_questions_to_the_lookahead():
+    pool = _film()[1]
+    sessions = [RepairSession(pool, strategy=s) for s in ("planned", "expected-depth")]
+    assert sessions[0]._plan() is not None
+    rejected = sessions[0].predicted_output_key()
+    for s in sessions:
+        s.reject_output(rejected)
+    assert sessions[0]._plan() is None
+    assert sessions[0].next_variable().keys == sessions[1].next_variable().keys
 
 
 def test_a_warmed_planner_is_the_one_sessions_get():

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from study.serve import CHROMIUM, CHROMIUM_ARGS, running
@@ -105,6 +105,17 @@ def stats(times: list[float]) -> tuple[float, float]:
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, max(0, math.ceil(0.95 * len(ordered)) - 1))]
     return statistics.median(ordered), p95
+
+
+def print_table(rows: Iterable[tuple[str, list[float]]], load_before: tuple[float, float, float], head: str = "") -> None:
+    """The rows (what, times) as a Markdown table of median and p95, then the load averages."""
+    print(f"{head}| what | reps | median ms | p95 ms |\n|---|---|---|---|")
+    for what, times in rows:
+        med, p95 = stats(times) if times else (float("nan"), float("nan"))
+        print(f"| {what} | {len(times)} | {med:.0f} | {p95:.0f} |")
+    print("\nload average (1, 5, 15 min) at the start: "
+          f"{', '.join(f'{x:.2f}' for x in load_before)}; at the end: "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
 
 
 def _timed(action: Callable[[], None], until: Callable[[], None]) -> float:
@@ -399,13 +410,7 @@ def main(argv: list[str] | None = None) -> int:
              lambda: [layout_ms(True) for _ in range(args.layout_reps)])
     rows.add("fresh process: free question's layout (UI budget), empty numba cache",
              lambda: [layout_ms(True, budget=True) for _ in range(args.layout_reps)])
-    print("| what | reps | median ms | p95 ms |\n|---|---|---|---|")
-    for what, times in rows:
-        med, p95 = stats(times) if times else (float("nan"), float("nan"))
-        print(f"| {what} | {len(times)} | {med:.0f} | {p95:.0f} |")
-    print("\nload average (1, 5, 15 min) at the start: "
-          f"{', '.join(f'{x:.2f}' for x in load_before)}; at the end: "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    print_table(rows, load_before)
     return 0
 
 

@@ -274,7 +274,7 @@ def fresh_server_paints(browser: Any, root: Path, env: dict[str, str], tmp: Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ui.bench_rerun import stats
+    from ui.bench_rerun import print_table
 
     parser = argparse.ArgumentParser(prog="python -m ui.bench_steps", description=__doc__)
     parser.add_argument("--reps", type=int, default=5)
@@ -283,13 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     rows = measure(args.reps, args.root.resolve())
-    print(f"served from {args.root.resolve()}\n| what | reps | median ms | p95 ms |\n|---|---|---|---|")
-    for what, times in rows:
-        med, p95 = stats(times)
-        print(f"| {what} | {len(times)} | {med:.0f} | {p95:.0f} |")
-    print("\nload average (1, 5, 15 min) at the start: "
-          f"{', '.join(f'{x:.2f}' for x in load_before)}; at the end: "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    print_table(rows, load_before, head=f"served from {args.root.resolve()}\n")
     return 0
 
 

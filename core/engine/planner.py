@@ -294,6 +294,13 @@ def pool_planner(pool: Any, *, max_clusters: int = DEFAULT_MAX_CLUSTERS,
     return known[1], known[2]
 
 
+def locate(variables: list[Any], features: tuple[int, ...], x: np.ndarray) -> int | None:
+    """Position of the variable asking ``features`` among ``variables`` mined over the
+    survivors ``x`` (matched by split: mining keeps one description per split), or None."""
+    want = x[:, list(features)].all(axis=1)
+    return next((i for i, v in enumerate(variables) if np.array_equal(v.mask, want)), None)
+
+
 def warm_planner(pool: Any) -> threading.Thread:
     """Build the pool's planner (default settings) in a background thread, so a session's
     first question does not wait for the search (the pages call it when they load a pool)."""
@@ -318,5 +325,5 @@ def _build(pool: Any, max_clusters: int, min_support: float
                    valid, counts), vocab
 
 
-__all__ = ["LOCAL_STATES", "PLAN_BEAM", "PLAN_MAX_CANDIDATES", "PLAN_STATES", "Plan", "Planner", "modal_targets", "pool_planner",
-           "warm_planner"]
+__all__ = ["LOCAL_STATES", "PLAN_BEAM", "PLAN_MAX_CANDIDATES", "PLAN_STATES", "Plan", "Planner",
+           "locate", "modal_targets", "pool_planner", "warm_planner"]

@@ -22,7 +22,7 @@ from core.engine.clustering import DEFAULT_MAX_CLUSTERS, cluster_candidates
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult, TaskDatabase, open_database
 from core.engine.features import Feature
-from core.engine.planner import pool_planner
+from core.engine.planner import locate, pool_planner
 from core.engine.pool import PreparedPool, extend_pool
 from core.engine.similarity import output_key
 from core.engine.strategy import DEFAULT_STRATEGY, GROUPED, STRATEGIES, rank_variables
@@ -265,18 +265,6 @@ class RepairSession:
                                                                    plan.expected)
         return self._memo("plan", compute)
 
-    def _planned(self, mined: list[DecisionVariable]) -> tuple[int, float] | None:
-        """(position in ``mined``, expected questions) of the planner's next question."""
-        planned = self._plan()
-        if planned is None:
-            return None
-        idx = self.survivors
-        want = self.pool.x[np.ix_(idx, list(planned[0]))].all(axis=1)
-        for i, v in enumerate(mined):
-            if np.array_equal(v.mask, want):
-                return i, planned[1]
-        return None
-
     def variables(self) -> list[RankedVariable]:
         """Splitting decision variables, best first under the session's strategy.
 
@@ -289,11 +277,13 @@ class RepairSession:
                 return []
             idx = self.survivors
             mined = self._mined()
+            plan = self._plan()
+            lead = locate(mined, plan[0], self.pool.x[idx]) if plan else None
             ordered = rank_variables(
                 self.strategy, mined, self.pool.counts[idx], self.pool.class_index[idx],
                 self.clusters(), rng_seed=(self.random_state, self.step),
                 counted=self.pool.valid[idx],
-                planned=self._planned(mined) if self.strategy == "planned" else None)
+                planned=None if lead is None else (lead, plan[1]))
             vocab = self.pool.vocabulary
             return [RankedVariable(
                 tuple(vocab[j] for j in v.features), tuple(vocab[j] for j in v.implicit),
