@@ -49,3 +49,14 @@ def test_server_config_has_no_forced_gc_after_each_run() -> None:
     """The app's config turns off Streamlit's gc.collect(2) after every (fragment) rerun."""
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["runner"]["postScriptGC"] is False
+
+
+def test_a_row_asked_for_zero_reps_is_left_out_and_the_table_still_prints(capsys) -> None:
+    from ui.bench_rerun import Rows, print_table
+
+    rows = Rows()
+    rows.add("a row nobody asked reps of", lambda: [])
+    rows.add("one rep", lambda: [12.0])
+    print_table(rows, (0.0, 0.0, 0.0))
+    out = capsys.readouterr().out
+    assert "| one rep | 1 | 12 | 12 |" in out and "nobody" not in out

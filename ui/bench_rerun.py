@@ -262,6 +262,8 @@ class Rows(list):
                   file=sys.stderr)
             self.append((what, []))
             return
+        if not times:  # asked for 0 reps (e.g. --layout-reps 0): no row
+            return
         med, p95 = stats(times)
         print(f"{what}: median {med:.0f} ms, p95 {p95:.0f} ms ({len(times)} reps)",
               file=sys.stderr, flush=True)
