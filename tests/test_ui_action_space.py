@@ -1,4 +1,4 @@
-"""The Action Space figure, chips and gesture functions, tested without Streamlit."""
+"""The Action Space drawing spec, chips and gesture functions, tested without Streamlit."""
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ from ui import actions
 from ui.action_space import (
     GLYPH_CAP,
     REDS,
-    build_figure,
+    cached_space,
     clusters,
     contains_mask,
     glyph_size,
     output_preview,
     selected_ids,
+    space_spec,
 )
 from ui.chips import chip, chip_row
 from ui.state import WorkspaceState, workspace_state
@@ -36,68 +37,56 @@ def pool(tmp_path_factory: pytest.TempPathFactory):
     return load_prepared(tasks[0], default_pool_dir(bank))
 
 
-def _trace(fig, name: str):
-    return next(t for t in fig.data if t.name == name)
-
-
-def test_survivors_carry_ids_in_customdata_at_their_stored_positions(pool) -> None:
+def test_survivors_are_glyphs_with_their_ids_at_their_stored_positions(pool) -> None:
     session = RepairSession(pool)
-    fig = build_figure(session, session.next_variable())
-    ids = [c[0] for name in ("candidates", "invalid") for c in _trace(fig, name).customdata]
-    assert sorted(ids) == list(range(pool.n))
-    ok = _trace(fig, "candidates")
-    for (cid, _), x, y in zip(ok.customdata, ok.x, ok.y, strict=True):
-        assert (x, y) == pytest.approx(tuple(pool.positions[cid]))
-    assert fig.layout.dragmode == "lasso"
-    assert list(fig.layout.xaxis.range) == [0, 1] and list(fig.layout.yaxis.range) == [0, 1]
+    spec = space_spec(session, session.next_variable())
+    assert [g["id"] for g in spec["glyphs"]] == list(range(pool.n))
+    for g in spec["glyphs"]:
+        assert (g["x"], g["y"]) == pytest.approx(tuple(pool.positions[g["id"]]))
+        assert g["valid"] == bool(pool.valid[g["id"]])
+    assert spec["dragmode"] == "lasso" and not spec["dead"]
+    assert spec["task"] == pool.task_id
 
 
 def test_filtering_keeps_positions_and_fades_the_rest(pool) -> None:
     session = RepairSession(pool)
     session.answer(session.next_variable().keys, True)
-    fig = build_figure(session, session.next_variable())
-    faded = _trace(fig, "filtered out")
-    assert len(faded.x) == pool.n - len(session.survivors)
-    assert not faded.customdata  # faded points can never be selected back in
-    ok = _trace(fig, "candidates")
-    for (cid, _), x in zip(ok.customdata, ok.x, strict=True):
-        assert session.alive[cid] and x == pytest.approx(pool.positions[cid, 0])
+    spec = space_spec(session, session.next_variable())
+    dead = np.flatnonzero(~session.alive)
+    assert np.allclose(spec["dead"], pool.positions[dead], atol=1e-6)
+    # faded candidates are dots, never glyphs: they can never be selected back in
+    assert [g["id"] for g in spec["glyphs"]] == session.survivors.tolist()
+    for g in spec["glyphs"]:
+        assert g["x"] == pytest.approx(pool.positions[g["id"], 0])
 
 
 def test_cells_are_red_exactly_for_candidates_with_the_variable(pool) -> None:
     session = RepairSession(pool)
     variable = session.next_variable()
-    fig = build_figure(session, variable)
+    spec = space_spec(session, variable)
     red = contains_mask(session, variable)
-    red_cells = [t for t in fig.data if t.name.startswith("cells") and t.name.endswith("red")]
-    blue_cells = [t for t in fig.data if t.name.startswith("cells") and t.name.endswith("blue")]
-    n_polys = sum(list(t.x).count(None) for t in red_cells)
-    assert n_polys == int(red[session.survivors].sum())
-    assert sum(list(t.x).count(None) for t in blue_cells) == len(session.survivors) - n_polys
-    assert not fig.layout.shapes  # glyphs are markers, not one layout shape each
-    glyphs = _trace(fig, "glyphs")
-    palette = [c for _, c in glyphs.marker.colorscale]
-    bodies = [palette[int(i)] for i in glyphs.marker.color[1::3]]
-    assert set(bodies) & set(REDS)
+    n_red = sum(len(c["polys"]) for c in spec["cells"] if c["red"])
+    n_blue = sum(len(c["polys"]) for c in spec["cells"] if not c["red"])
+    assert n_red == int(red[session.survivors].sum()) > 0
+    assert n_blue == len(session.survivors) - n_red
+    for cell in spec["cells"]:
+        for poly in cell["polys"]:  # flat x, y pairs inside the unit square
+            assert len(poly) >= 6 and len(poly) % 2 == 0
+            assert min(poly) >= -1e-6 and max(poly) <= 1 + 1e-6
+    bodies = {g["colour"] for g in spec["glyphs"] if g["valid"] and red[g["id"]]}
+    assert bodies and bodies <= set(REDS)
+    numbers = {c.number for c in clusters(session)}
+    assert {c["cluster"] for c in spec["cells"]} == numbers
+    assert sorted(int(label["text"]) for label in spec["labels"]) == sorted(numbers)
 
 
-def test_glyphs_are_outlined_tables_sized_by_the_output(pool) -> None:
+def test_glyphs_are_tables_sized_by_the_output(pool) -> None:
     session = RepairSession(pool)
-    fig = build_figure(session, session.next_variable())
-    glyphs, ok = _trace(fig, "glyphs"), _trace(fig, "candidates")
-    palette = [c for _, c in glyphs.marker.colorscale]
-    assert len(glyphs.x) == 3 * len(ok.x)  # outline, body, header per valid survivor
-    for k, (cid, _) in enumerate(ok.customdata):
-        w, h = glyph_size(pool.results[cid])
-        outline, body, header = (3 * k + j for j in range(3))
-        assert glyphs.x[body] == pytest.approx(pool.positions[cid, 0])
-        assert glyphs.marker.size[body] * 1.4 == pytest.approx(w, abs=0.02)
-        assert glyphs.marker.line.width[body] == h
-        assert glyphs.marker.line.width[outline] > h and glyphs.y[header] > glyphs.y[body]
-        assert palette[int(glyphs.marker.color[outline])] == "white"
-        assert palette[int(glyphs.marker.color[header])] == "#1f1f1f"
-    assert glyphs.marker.symbol == "line-ew" and glyphs.hoverinfo == "skip"
-    assert not glyphs.customdata  # selections report candidate ids only
+    spec = space_spec(session, session.next_variable())
+    for g in spec["glyphs"]:
+        assert (g["w"], g["h"]) == glyph_size(pool.results[g["id"]])
+        if not g["valid"]:
+            assert g["colour"] == spec["colours"]["invalid"]  # drawn as an X
 
 
 def test_glyph_mimics_the_table_and_is_capped() -> None:
@@ -111,11 +100,10 @@ def test_glyph_mimics_the_table_and_is_capped() -> None:
 
 def test_hover_shows_features_and_output_preview(pool) -> None:
     session = RepairSession(pool)
-    fig = build_figure(session)
-    ok = _trace(fig, "candidates")
-    cid, _ = ok.customdata[0]
-    text = ok.hovertext[0]
-    assert f"Query #{cid}" in text
+    spec = space_spec(session)
+    glyph = next(g for g in spec["glyphs"] if g["valid"])
+    cid, text = glyph["id"], glyph["tip"]
+    assert f"Query #{cid}" in text and f"cluster {glyph['cluster']}" in text
     assert pool.feature_keys(cid)[0].split(" ")[0] in text
     assert pool.results[cid].columns[0] in text
 
@@ -172,31 +160,21 @@ def test_make_bank_writes_pools(tmp_path: Path) -> None:
     assert len(list((tmp_path / "pools").glob("*.json"))) == 1 and bank.is_file()
 
 
-def test_figure_spec_is_plain_json_and_cached_per_state(pool) -> None:
+def test_space_spec_is_plain_json_and_cached_per_state(pool) -> None:
     import json
-
-    from ui.action_space import cached_figure, figure_spec
 
     session = RepairSession(pool)
     variable = session.next_variable()
-    spec = figure_spec(session, variable)
+    spec = space_spec(session, variable)
     assert json.loads(json.dumps(spec)) == spec  # what the component receives, as is
-    assert [t["name"] for t in spec["data"]] == [t.name for t in build_figure(session, variable).data]
-    assert spec["layout"]["clickmode"] == "event"  # clicks select through the component
-    first = cached_figure(session, variable)
-    assert cached_figure(session, variable) is first
+    first = cached_space(session, variable)
+    assert first == spec and cached_space(session, variable) is first
     session.answer(variable.keys, True)
-    after = cached_figure(session, session.next_variable())
+    after = cached_space(session, session.next_variable())
     assert after is not first
-    assert len(_trace(go_figure(after), "filtered out").x) == pool.n - len(session.survivors)
+    assert len(after["dead"]) == pool.n - len(session.survivors)
     session.undo()
-    assert cached_figure(session, variable) is first  # Back redraws a state already built
-
-
-def go_figure(spec):
-    import plotly.graph_objects as go
-
-    return go.Figure(spec)
+    assert cached_space(session, variable) is first  # Back redraws a state already built
 
 
 def test_selected_ids_reads_the_component_payload() -> None:

@@ -1,21 +1,21 @@
-"""The Action Space figure, built as a pure function of a repair session (testable without Streamlit).
+"""The Action Space, built as a pure function of a repair session (testable without Streamlit).
 
-Survivors sit at the pool's stored positions inside Voronoi cells on fixed [0, 1] axes, so the
-view stays stable while filtering; filtered-out candidates fade to small grey dots. Each
-survivor is a glyph mimicking its output table (width ~ columns, height ~ rows, capped at 50 px)
-drawn as pixel-sized rectangle markers in a few shared traces (not one layout shape per glyph:
-Plotly.js draws many layout shapes slowly); invalid candidates are an
-X. Cells and glyphs take their cluster's shade, red when the candidate contains the current decision variable and blue otherwise (§8.1).
-A transparent marker per survivor carries the candidate id in ``customdata`` and the hover
-tooltip, and is what lasso/box/click selection reports back.
+Survivors sit at the pool's stored positions inside Voronoi cells on a fixed [0, 1] square, so
+the view stays stable while filtering; filtered-out candidates fade to small grey dots. Each
+survivor is a glyph mimicking its output table (width ~ columns, height ~ rows, capped at 50
+px, a dark header row); invalid candidates are an X. Cells and glyphs take their cluster's
+shade, red when the candidate contains the current decision variable and blue otherwise (§8.1).
+:func:`space_spec` is the drawing as data; the mounted component (ui/components) draws it as
+SVG, shows each glyph's tooltip and reports lasso, box and click selections by candidate id.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -23,13 +23,11 @@ from core.engine.execute import ExecutionResult
 from core.engine.layout import voronoi_cells
 from core.engine.session import RankedVariable, RepairSession
 
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
-
 REDS = ("#cb181d", "#ef6548", "#a50f15", "#fb6a4a", "#d7301f", "#fc9272", "#7f0000", "#e34a33")
 BLUES = ("#2171b5", "#6baed6", "#08519c", "#4292c6", "#3182bd", "#9ecae1", "#08306b", "#1f78b4")
 FADED = "#c8c8c8"
 INVALID = "#444444"
+HEADER = "#1f1f1f"  # the header row of a table glyph
 GLYPH_CAP = 50
 HEIGHT = 440
 MARGIN = 4  # px around the plot area; glyph headers are offset in px of HEIGHT - 2 * MARGIN
@@ -96,7 +94,7 @@ def _cell(value: Any, width: int = 22) -> str:
 
 
 def output_preview(result: ExecutionResult, rows: int = 5, cols: int = 4) -> str:
-    """A few rows of an output as tooltip HTML (Plotly hover labels accept <br> and <b>)."""
+    """A few rows of an output as tooltip HTML (the tooltip renders <br> and <b>)."""
     if not result.ok:
         return f"<b>error</b>: {_cell(result.error, 60)}"
     n_rows, n_cols = result.shape
@@ -121,6 +119,7 @@ def _per_pool(pool: Any) -> dict[Any, Any]:
 
 
 _POOL_CACHES: dict[int, dict[Any, Any]] = {}
+_LOCK = threading.Lock()  # cached_space may run in a prefetch thread and a script at once
 FIGURES_PER_POOL = 128
 
 
@@ -153,172 +152,86 @@ def _hover_body(session: RepairSession, i: int, max_features: int) -> str:
     return "<br>──────────<br>".join(parts)
 
 
-def _cells_trace(polys: list[list[tuple[float, float]]], colour: str, name: str) -> dict:
-    xs: list[float | None] = []
-    ys: list[float | None] = []
-    for poly in polys:
-        if not poly:
-            continue
-        xs += [round(p[0], 5) for p in poly] + [round(poly[0][0], 5), None]
-        ys += [round(p[1], 5) for p in poly] + [round(poly[0][1], 5), None]
-    return {"type": "scatter", "x": xs, "y": ys, "mode": "lines", "fill": "toself",
-            "fillcolor": _rgba(colour, 0.30), "line": {"color": "white", "width": 1.5},
-            "hoverinfo": "skip", "name": name, "showlegend": False}
+def _unit(v: float) -> float:
+    return round(float(v), 5)
 
 
-def _glyph_trace(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray,
-                 colours: list[str], plot_px: float) -> dict:
-    """Table glyphs (white outline, body, dark header row each) as one marker trace.
+def space_spec(session: RepairSession, variable: RankedVariable | None = None, *,
+               height: int = HEIGHT) -> dict[str, Any]:
+    """What the Action Space component draws for this state, as plain JSON-ready data.
 
-    Plotly's ``line-ew`` symbol is a horizontal stroke ``1.4 * size`` px long, so with
-    ``size = w / 1.4`` and ``line.width = h`` it is a w x h px rectangle: one SVG path per point,
-    far cheaper for Plotly.js than a layout shape per glyph. The three parts of each glyph are
-    consecutive points, so overlapping glyphs stack as whole tables. The header sits
-    ``(h - header) / 2`` px above the centre, in data units of the fixed plot height ``plot_px``.
-    """
-    header = np.minimum(3.0, h / 2)
-    xs = np.repeat(x, 3)
-    ys = np.stack([y, y, y + (h - header) / 2 / plot_px], axis=1).ravel()
-    lengths = np.stack([w + 2, w, w], axis=1).ravel()
-    widths = np.stack([h + 2, h, header], axis=1).ravel()
-    # colours as indices into a colour scale whose nodes are exactly the palette: numeric arrays
-    # validate far faster in plotly.py than one colour string per point
-    palette = sorted({"white", "#1f1f1f", *colours})
-    index = {c: i for i, c in enumerate(palette)}
-    colour = [index[c] for body in colours for c in ("white", body, "#1f1f1f")]
-    scale = [[i / (len(palette) - 1), c] for i, c in enumerate(palette)]
-    paint = {"color": colour, "colorscale": scale, "cmin": 0, "cmax": len(palette) - 1}
-    return {"type": "scatter", "x": xs.tolist(), "y": np.round(ys, 6).tolist(),
-            "mode": "markers", "name": "glyphs", "hoverinfo": "skip", "showlegend": False,
-            "marker": {"symbol": "line-ew", "size": np.round(lengths / 1.4, 2).tolist(),
-                       "opacity": 1, "showscale": False, **paint,
-                       "line": {"width": widths.tolist(), **paint}},
-            "selected": {"marker": {"opacity": 1}}, "unselected": {"marker": {"opacity": 1}}}
-
-
-def figure_spec(session: RepairSession, variable: RankedVariable | None = None, *,
-                height: int = HEIGHT) -> dict[str, Any]:
-    """The Action Space scatter as a plain Plotly.js figure dict (JSON-ready, no plotly.py).
-
-    Plain dicts because plotly.py's validation was ~80 % of a rerun at N = 200; the mounted
-    component applies the dict with ``Plotly.react``, tests read it through :func:`build_figure`.
+    Positions are in the fixed [0, 1] data square (y up); glyph sizes in px. ``cells``: the
+    survivors' Voronoi cells grouped by fill (cluster shade, red or blue); ``dead``: the
+    filtered-out candidates (faded, never selectable); ``glyphs``: one per survivor in pool
+    order (``valid`` False draws an X), with its cluster number, the repair star flag and its
+    tooltip HTML; ``labels``: one per cluster at its members' centroid. The component
+    (ui/components/action_space.js) draws it as SVG and diffs per layer, so a decision costs
+    a few DOM updates, not a chart library's full redraw (Plotly.react took 70 ms at N = 50
+    and 220 ms at N = 200 here).
     """
     pool = session.pool
     pos = pool.positions if pool.positions is not None else np.full((pool.n, 2), 0.5)
     pos = np.round(pos, 6)
     alive = session.alive
-    survivors = session.survivors
+    survivors = session.survivors.tolist()
     infos = clusters(session)
     number = {cid: c.number for c in infos for cid in c.members}
     red = contains_mask(session, variable)
     valid = pool.valid
 
-    traces: list[dict[str, Any]] = []
     cache = _per_pool(pool)
     cells_key = ("cells", id(pool.positions), alive.tobytes())
     if cells_key not in cache:
-        cache[cells_key] = voronoi_cells(pos[survivors]) if len(survivors) else []
+        cache[cells_key] = voronoi_cells(pos[survivors]) if survivors else []
     polys = cache[cells_key]
-    groups: dict[tuple[int, bool], list[list[tuple[float, float]]]] = {}
-    for k, cid in enumerate(survivors.tolist()):
-        groups.setdefault((number[cid], bool(red[cid])), []).append(polys[k])
-    for (num, is_red), cell_polys in sorted(groups.items()):
-        traces.append(_cells_trace(cell_polys, shade(num, is_red),
-                                   f"cells {num} {'red' if is_red else 'blue'}"))
+    groups: dict[tuple[int, bool], list[list[float]]] = {}
+    for k, cid in enumerate(survivors):
+        if polys[k]:
+            groups.setdefault((number[cid], bool(red[cid])), []).append(
+                [_unit(c) for p in polys[k] for c in p])
+    cells = [{"fill": _rgba(shade(num, is_red), 0.30), "red": is_red, "cluster": num,
+              "polys": cell_polys} for (num, is_red), cell_polys in sorted(groups.items())]
 
-    dead = np.flatnonzero(~alive)
-    traces.append({"type": "scatter", "x": pos[dead, 0].tolist(), "y": pos[dead, 1].tolist(),
-                   "mode": "markers", "name": "filtered out", "hoverinfo": "skip",
-                   "marker": {"color": FADED, "size": 5, "opacity": 0.6}, "showlegend": False})
-
-    sizes, texts, custom = [], [], []
-    glyphs: list[tuple[int, int, int, str]] = []  # (cid, w, h, colour) of valid survivors
-    for cid in survivors.tolist():
+    glyphs = []
+    for cid in survivors:
         num = number[cid]
         w, h = glyph_size(pool.results[cid])
-        if valid[cid]:
-            glyphs.append((cid, w, h, shade(num, bool(red[cid]))))
-        sizes.append(max(w, h, 12) if valid[cid] else 14)
-        texts.append(hover_text(session, cid, num))
-        custom.append([cid, num])
-    ok = [k for k, cid in enumerate(survivors.tolist()) if valid[cid]]
-    bad = [k for k, cid in enumerate(survivors.tolist()) if not valid[cid]]
-    surv = survivors
-    for name, ks, marker in (
-        ("candidates", ok, {"symbol": "square", "color": "rgba(0,0,0,0)",
-                            "size": [sizes[k] for k in ok], "line": {"width": 0}}),
-        ("invalid", bad, {"symbol": "x-thin", "color": INVALID, "size": 14,
-                          "line": {"color": INVALID, "width": 3}}),
-    ):
-        traces.append({
-            "type": "scatter", "x": pos[surv[ks], 0].tolist() if ks else [],
-            "y": pos[surv[ks], 1].tolist() if ks else [], "mode": "markers", "name": name,
-            "marker": marker, "customdata": [custom[k] for k in ks],
-            "hovertext": [texts[k] for k in ks], "hovertemplate": "%{hovertext}<extra></extra>",
-            "selected": {"marker": {"opacity": 1}}, "unselected": {"marker": {"opacity": 1}},
-            "showlegend": False})
-    # glyphs above every other trace (as layer-"above" shapes were); hover and selection come
-    # from the transparent "candidates" markers, which sit at the same positions
-    gid = [g[0] for g in glyphs]
-    traces.append(_glyph_trace(pos[gid, 0], pos[gid, 1], np.array([g[1] for g in glyphs], float),
-                               np.array([g[2] for g in glyphs], float), [g[3] for g in glyphs],
-                               height - 2 * MARGIN))
-
-    # candidates added by repair (after a "No" or "None of these") carry a small star
-    new = [cid for cid in survivors.tolist() if cid < len(pool.origins)
-           and pool.origins[cid] in REPAIR_ORIGINS]
-    if new:
-        traces.append({"type": "scatter", "x": np.clip(pos[new, 0] + 0.025, 0, 1).tolist(),
-                       "y": np.clip(pos[new, 1] + 0.035, 0, 1).tolist(), "mode": "markers",
-                       "name": "new", "hoverinfo": "skip", "showlegend": False,
-                       "marker": {"symbol": "star", "size": 10, "color": NEW,
-                                  "line": {"color": "white", "width": 1}}})
-
-    annotations = []
+        glyphs.append({"id": cid, "x": float(pos[cid, 0]), "y": float(pos[cid, 1]),
+                       "w": w, "h": h, "valid": bool(valid[cid]), "cluster": num,
+                       "colour": shade(num, bool(red[cid])) if valid[cid] else INVALID,
+                       "new": cid < len(pool.origins) and pool.origins[cid] in REPAIR_ORIGINS,
+                       "tip": hover_text(session, cid, num)})
+    labels = []
     for c in infos:
         xy = pos[list(c.members)].mean(axis=0)
-        annotations.append({"x": round(float(xy[0]), 6), "y": round(float(xy[1]), 6),
-                            "text": f"<b>{c.number}</b>", "showarrow": False, "yshift": 30,
-                            "font": {"size": 13, "color": "#1f1f1f"},
-                            "bgcolor": "rgba(255,255,255,0.75)", "borderpad": 1})
-
-    axis = {"range": [0, 1], "fixedrange": True, "visible": False, "showgrid": False,
-            "zeroline": False}
-    layout = {
-        "height": height, "margin": {"l": MARGIN, "r": MARGIN, "t": MARGIN, "b": MARGIN},
-        "dragmode": "lasso", "clickmode": "event", "hovermode": "closest", "showlegend": False,
-        "plot_bgcolor": "white", "paper_bgcolor": "white", "xaxis": axis, "yaxis": dict(axis),
-        "annotations": annotations, "uirevision": pool.task_id,
-        "hoverlabel": {"align": "left", "font": {"size": 11, "family": "monospace"},
-                       "bgcolor": "white"},
-    }
-    return {"data": traces, "layout": layout}
+        labels.append({"x": _unit(xy[0]), "y": _unit(xy[1]), "text": str(c.number)})
+    dead = np.flatnonzero(~alive)
+    return {"task": pool.task_id, "height": height, "margin": MARGIN, "dragmode": "lasso",
+            "cells": cells, "dead": [[float(x), float(y)] for x, y in pos[dead]],
+            "glyphs": glyphs, "labels": labels,
+            "colours": {"faded": FADED, "invalid": INVALID, "new": NEW, "header": HEADER}}
 
 
-def cached_figure(session: RepairSession, variable: RankedVariable | None = None, *,
-                  height: int = HEIGHT) -> dict[str, Any]:
-    """:func:`figure_spec`, kept per pool and state (survivors, colouring variable, clustering).
+def cached_space(session: RepairSession, variable: RankedVariable | None = None, *,
+                 height: int = HEIGHT) -> dict[str, Any]:
+    """:func:`space_spec`, kept per pool and state (survivors, colouring variable, clustering).
 
     Shared between browser sessions: it holds only what the pool and the state determine. The
     dict is shared too, so callers must not mutate it.
     """
     cache = _per_pool(session.pool)
-    key = ("figure", id(session.pool.positions), session.alive.tobytes(), variable.keys if variable else None, height,
-           session.strategy, session.max_clusters, session.min_support, session.random_state)
-    if key not in cache:
-        figures = [k for k in cache if k[0] == "figure"]
+    key = ("space", id(session.pool.positions), session.alive.tobytes(),
+           variable.keys if variable else None, height, session.strategy,
+           session.max_clusters, session.min_support, session.random_state)
+    with _LOCK:
+        if key in cache:
+            return cache[key]
+    spec = space_spec(session, variable, height=height)
+    with _LOCK:
+        figures = [k for k in cache if k[0] == "space"]
         for old in figures[: max(0, len(figures) - FIGURES_PER_POOL + 1)]:
-            del cache[old]
-        cache[key] = figure_spec(session, variable, height=height)
-    return cache[key]
-
-
-def build_figure(session: RepairSession, variable: RankedVariable | None = None, *,
-                 height: int = HEIGHT) -> go.Figure:
-    """:func:`figure_spec` as a validated plotly.py figure (tests, exports; slow at large N)."""
-    import plotly.graph_objects as go
-
-    return go.Figure(figure_spec(session, variable, height=height))
+            cache.pop(old, None)
+        return cache.setdefault(key, spec)
 
 
 def selected_ids(selection: Any) -> tuple[list[int], str]:

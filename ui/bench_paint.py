@@ -9,7 +9,7 @@ from the Chrome DevTools Protocol.
 
 ``python -m ui.bench_paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]``
 prints, for the workspace with its chart drawn, median and p95 (ms) of the first paint and of
-Plotly.js's fetch and execution (Resource Timing and the script's load event), cold and warm.
+the chart's first drawing (since navigation), cold and warm.
 ``--compare`` also serves another checkout's app.py (e.g. ``git worktree add /tmp/base main``)
 and interleaves its repetitions with this one's, so both are measured under the same load.
 """
@@ -51,7 +51,7 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
     for _ in range(reps):
         context = browser.new_context(viewport=VIEWPORT)
         if probe is not None:
-            context.add_init_script(SCRIPT_LOADS_JS)
+            context.add_init_script(CHART_DRAWN_JS)
         if warm:
             primer = new_page(browser, context)
             _load(primer, address, ready)
@@ -64,34 +64,19 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
     return times
 
 
-# every <script src> load event, in ms since navigation (an element's load event does not bubble
-# and never reaches window: caught on document in the capture phase)
-SCRIPT_LOADS_JS = """window.__pqScriptLoads = {};
-document.addEventListener("load", (e) => {
-  const t = e.target;
-  if (t && t.tagName === "SCRIPT" && t.src) window.__pqScriptLoads[t.src] = performance.now();
-}, true);
-new MutationObserver((changes, observer) => {  // the chart's first Plotly.react has resolved
+# when the chart first drew its state (the component stamps data-revision), ms since navigation
+CHART_DRAWN_JS = """new MutationObserver((changes, observer) => {
   if (changes.some((c) => c.target.classList && c.target.classList.contains("pq-space"))) {
     window.__pqChartDrawn = performance.now();
     observer.disconnect();
   }
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-revision"] });"""
-PLOTLY_JS = """() => {
-  const r = performance.getEntriesByType("resource")
-    .filter((e) => /plotly(-basic)?\\.min\\.js/.test(e.name)).pop();
-  if (!r) return null;
-  const loaded = (window.__pqScriptLoads || {})[r.name];
-  return { url: r.name, start: r.startTime, end: r.responseEnd, loaded: loaded ?? null,
-           drawn: window.__pqChartDrawn ?? null, kb: r.transferSize / 1024,
-           body_kb: r.decodedBodySize / 1024 };
-}"""
 
 
-def plotly_timing(page: Any) -> dict[str, Any] | None:
-    """Plotly.js in ``page``: request start, response end, script executed, chart drawn (ms since
-    navigation) and sizes (KB); None if the page loaded no Plotly.js."""
-    return page.evaluate(PLOTLY_JS)
+def chart_timing(page: Any) -> dict[str, Any] | None:
+    """When the chart in ``page`` first drew (ms since navigation); None if it never did."""
+    drawn = page.evaluate("() => window.__pqChartDrawn ?? null")
+    return None if drawn is None else {"drawn": drawn}
 
 
 def timeline(browser: Any, address: str, ready: Callable[[Any], None], label: str,
@@ -139,7 +124,7 @@ def timeline(browser: Any, address: str, ready: Callable[[Any], None], label: st
 def workspace_ready(page: Any) -> None:
     """The workspace is drawn with its chart (the readiness bench_rerun's first paint uses)."""
     page.get_by_text("queries remain").wait_for()
-    page.locator(".nsewdrag").first.wait_for()
+    page.locator(".pq-space[data-revision]").first.wait_for()
 
 
 def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> None:
@@ -152,17 +137,7 @@ def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> Non
 
     row("workspace + chart drawn", times)
     found = [p for p in probes if p]
-    row("Plotly.js requested (since navigation)", [p["start"] for p in found])
-    row("Plotly.js fetched (request → response end)", [p["end"] - p["start"] for p in found])
-    row("Plotly.js executed (response end → script load event)",
-        [p["loaded"] - p["end"] for p in found if p["loaded"] is not None])
-    row("chart's first Plotly.react resolved (since navigation)",
-        [p["drawn"] for p in found if p["drawn"] is not None])
-    if found:
-        kb = sorted(p["kb"] for p in found)
-        print(f"| {label}: Plotly.js transferred KB (body {found[0]['body_kb']:.0f} KB; "
-              f"{found[0]['url'].split('/', 3)[-1]}) | {len(kb)} | {kb[len(kb) // 2]:.0f} | "
-              f"{kb[-1]:.0f} |", file=out)
+    row("chart first drawn (since navigation)", [p["drawn"] for p in found])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         for rep in range(args.reps):
             for (label, warm), (times, probes) in results.items():
                 times.extend(first_paint(browser, f"{servers[label].url}/workspace",
-                                         workspace_ready, 1, warm=warm, probe=plotly_timing,
+                                         workspace_ready, 1, warm=warm, probe=chart_timing,
                                          probed=probes))
             print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
         browser.close()

@@ -10,7 +10,7 @@ of the trivial app, Home, consent and the workspace (a new session with a cold a
 HTTP cache, see ui/bench_paint.py), participant Continue → next part, and a fresh process's
 first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
 ``--network`` also prints each first paint's requests; ``--split`` the CPU each key press cost
-the server and the renderer, and Plotly.react's share. Figures, not assertions (STYLE.md).
+the server and the renderer. Figures, not assertions (STYLE.md).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivors"]');
                       return e ? e.innerText : null; }"""
 # what a key press or lasso must change before it counts as re-rendered: the survivors line and,
-# on the workspace, the chart's stamp (set after Plotly.react has drawn the new state)
+# on the workspace, the chart's stamp (set once it has drawn the new state)
 STATE_JS = f"""() => {{ const c = document.querySelector('[data-testid="pq-action-space"]');
                       return [({COUNT_JS})(), c ? c.dataset.revision : null]; }}"""
 TRIVIAL = """import streamlit as st
@@ -165,7 +165,7 @@ def open_task(page, url: str, task_id: str) -> None:
     page.get_by_role("combobox").first.click()
     page.get_by_role("option", name=task_id.replace("bench-n", "Bench N=")).click()
     page.get_by_text(f"of {task_id.removeprefix('bench-n')} queries remain").wait_for()
-    page.locator(".nsewdrag").first.wait_for()
+    page.locator(".pq-space[data-revision]").first.wait_for()
     _settle(page)
     page.locator("h3", has_text="Decision Space").click()
 
@@ -175,7 +175,7 @@ def lasso(page, reps: int, back: str) -> list[float]:
     times = []
     split = Split(page)
     for _ in range(reps):
-        box = page.locator(".nsewdrag").first.bounding_box()
+        box = page.locator(".pq-plot").first.bounding_box()
         pts = [(0.005, 0.005), (0.4, 0.005), (0.4, 0.995), (0.005, 0.995), (0.005, 0.005)]
         px = [(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"]) for x, y in pts]
         before = page.evaluate(STATE_JS)
@@ -214,7 +214,7 @@ def participant_steps(browser, url: str, reps: int) -> tuple[list[float], list[f
         go = page.get_by_role("button", name="Continue to the practice task")
         practice.append(_timed(go.locator("visible=true").first.click, lambda p=page: (
             p.get_by_text("queries remain").first.wait_for(),
-            p.locator(".nsewdrag").first.wait_for())))
+            p.locator(".pq-space[data-revision]").first.wait_for())))
         context.close()
     return onboarding, practice
 
@@ -325,7 +325,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                        network)
             paint_rows(rows, browser, "workspace + chart", f"{url}/workspace", lambda pg: (
                 pg.get_by_text("queries remain").wait_for(),
-                pg.locator(".nsewdrag").first.wait_for()), reps, network)
+                pg.locator(".pq-space[data-revision]").first.wait_for()), reps, network)
             steps: dict[str, tuple[list[float], list[float]]] = {}
 
             def step_times(i: int) -> list[float]:  # both rows come from one set of runs
@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: a fresh temporary folder)")
     parser.add_argument("--split", action="store_true",
                         help="also print, per key-press row, the median server CPU, renderer "
-                             "CPU and JS time, and Plotly.react's synchronous time per rep")
+                             "CPU and JS time per rep")
     args = parser.parse_args(argv)
     ONLY[:] = args.only
     if args.split:

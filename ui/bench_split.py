@@ -2,7 +2,7 @@
 
 :func:`wait_quiet` holds timing back until the server is idle (its UMAP warm-up over);
 :class:`Split` (``--split``) reads the server's CPU from /proc, the renderer main thread's from
-the Chrome DevTools Protocol, and times Plotly.react's synchronous part in the page.
+the Chrome DevTools Protocol.
 """
 
 from __future__ import annotations
@@ -14,10 +14,6 @@ import time
 from pathlib import Path
 
 SPLIT: dict[str, int] = {}  # --split: {"on": 1, "pid": server pid} (see Split)
-REACT_JS = """() => { const P = window.Plotly; window.__pqReact = window.__pqReact || [];
-  if (!P || P.__pqTimed) return; P.__pqTimed = true; const react = P.react;
-  P.react = function (...a) { const t = performance.now(); const r = react.apply(this, a);
-    window.__pqReact.push(performance.now() - t); return r; }; }"""
 
 
 def cpu_ms(pid: int) -> float:
@@ -45,7 +41,7 @@ def wait_quiet(pid: int, busy_ms: float = 50, timeout: float = 300) -> float:
 
 class Split:
     """``--split``: per rep, server CPU (/proc), renderer main-thread CPU (CDP ThreadTime),
-    script time (CDP ScriptDuration) and Plotly.react's synchronous part; medians to stderr."""
+    and script time (CDP ScriptDuration); medians to stderr."""
 
     def __init__(self, page) -> None:
         """Measure on ``page`` (None: a warm-up, not measured)."""
@@ -63,19 +59,15 @@ class Split:
 
     def start(self) -> None:
         if self.cdp is not None:
-            self.page.evaluate(REACT_JS)
-            self.page.evaluate("() => { window.__pqReact.length = 0; }")
             self.before = self._now()
 
     def stop(self) -> None:
         if self.cdp is None:
             return
         after = self._now()
-        react = self.page.evaluate("() => window.__pqReact.reduce((a, b) => a + b, 0)")
         self.rows.append({"server CPU": after["server"] - self.before["server"],
                           "renderer CPU": after["ThreadTime"] - self.before["ThreadTime"],
-                          "renderer JS": after["ScriptDuration"] - self.before["ScriptDuration"],
-                          "Plotly.react": react})
+                          "renderer JS": after["ScriptDuration"] - self.before["ScriptDuration"]})
 
     def report(self) -> None:
         if self.rows:

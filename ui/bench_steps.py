@@ -81,7 +81,7 @@ WATCH = """
 ARM = """p => { const q = window.__pq; q.input = null; q.drawn = null;
                 q.pred = new Function('return (' + p + ');'); }"""
 DRAWN = "() => window.__pq && window.__pq.drawn !== null"
-CHART = "document.querySelector('.nsewdrag') !== null"
+CHART = "document.querySelector('.pq-space[data-revision]') !== null"
 
 
 def has_text(text: str) -> str:

@@ -18,10 +18,10 @@ import streamlit as st
 
 from core.engine.pool import PreparedPool
 from ui import actions
-from ui.action_space import cached_figure, clusters, selected_ids, shade
+from ui.action_space import cached_space, clusters, selected_ids, shade
 from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
-from ui.components import action_space_chart, clause_panel, preload_plotly, trigger
+from ui.components import action_space_chart, clause_panel, trigger
 from ui.panels import button, current_variable, decision_space, predicted_output, predicted_query
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
 
@@ -57,7 +57,7 @@ def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) 
                 unsafe_allow_html=True)
     key = ws.widget_key("space")
     variable = current_variable(ws) if colour_by_variable else None
-    action_space_chart(cached_figure(session, variable), key=key,
+    action_space_chart(cached_space(session, variable), key=key,
                        revision=f"{session.step}:{n}:{ws.browse}",
                        on_select=partial(_on_select, ws, log, key),
                        on_hover=None if log is no_log else partial(_on_hover, ws, log, key))
@@ -125,8 +125,6 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
         raise ValueError("pool accounting needs the Decision Space (dismissing happens there)")
     ws = workspace_state(pool, namespace or mode)
     st.html(CSS)
-    if options.show_action_space:
-        preload_plotly()  # the download and parse overlap the rest of this run
     if options.show_question:
         question(ws, mode, on_new_question)
     if _provisional_layout(pool):

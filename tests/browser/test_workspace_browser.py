@@ -1,7 +1,7 @@
 """Real Chromium against `streamlit run app.py`: lasso, click, Yes/No/Back by mouse and keyboard.
 
 The Action Space is a mounted component: a click on a glyph selects it, and the chart is the
-same DOM node before and after a decision (redrawn in place with Plotly.react).
+same DOM node before and after a decision (its SVG layers redrawn in place).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _press(page, pool, key: str, button: str) -> None:
 def _open(page, server: str) -> None:
     page.goto(f"{server}/workspace")
     page.get_by_text("queries remain").wait_for(timeout=120_000)  # a fresh server imports first
-    page.locator('[data-testid="pq-action-space"] .nsewdrag').first.wait_for()
+    page.locator('[data-testid="pq-action-space"][data-revision] .pq-plot').first.wait_for()
 
 
 def _count(page) -> int:
@@ -82,7 +82,7 @@ def test_real_lasso_keeps_exactly_the_lassoed_glyphs(page, server: str, pool) ->
     inside = np.flatnonzero((pool.positions[:, 0] > x0) & (pool.positions[:, 0] < x1)
                             & (pool.positions[:, 1] > y0) & (pool.positions[:, 1] < y1))
     assert 0 < len(inside) < pool.n
-    box = page.locator(".nsewdrag").first.bounding_box()
+    box = page.locator('[data-testid="pq-action-space"] .pq-plot').first.bounding_box()
 
     def px(x: float, y: float) -> tuple[float, float]:
         return box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"]
@@ -145,7 +145,7 @@ def test_finished_view_screenshot(page, server: str, pool) -> None:
         """() => !document.querySelector('[data-testid="stStatusWidget"] button')
                  && document.querySelector('[data-testid="pq-survivors"]').innerText
                     .startsWith('""" + str(len(session.survivors)) + """ of')""")
-    page.wait_for_timeout(800)  # let Plotly finish drawing
+    page.wait_for_timeout(800)  # let the layout settle
     path = ARTIFACTS / "workspace-done.png"
     page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
@@ -162,7 +162,7 @@ def test_click_on_a_glyph_keeps_exactly_that_query(page, server: str, pool) -> N
     pos = pool.positions[valid]
     gaps = np.linalg.norm(pos[:, None] - pos[None], axis=2) + np.eye(len(pos)) * 9
     cid = int(valid[int(np.argmax(gaps.min(axis=1)))])  # the most isolated valid glyph
-    box = page.locator('[data-testid="pq-action-space"] .nsewdrag').first.bounding_box()
+    box = page.locator('[data-testid="pq-action-space"] .pq-plot').first.bounding_box()
     x, y = pool.positions[cid]
     page.mouse.move(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"])
     page.wait_for_timeout(200)
@@ -195,22 +195,60 @@ def test_chart_stays_the_same_dom_node_across_a_yes(page, server: str, pool) -> 
 
 
 def test_a_rerun_with_the_same_figure_leaves_the_chart_undrawn(page, server: str, pool) -> None:
-    """Showing all clauses reruns the panels with the same figure: the chart is not redrawn
+    """Showing all clauses reruns the panels with the same spec: the chart is not redrawn
     (Streamlit does not hand an unchanged component its data again); a Yes, as a control, is."""
     first = RepairSession(pool).next_variable()
     _open(page, server)
-    page.wait_for_function("""() => { const e = document.querySelector(
-        '[data-testid="pq-action-space"]'); return e && e.dataset.revision && window.Plotly; }""")
-    page.evaluate("""() => { window.__pqReacts = 0; const react = window.Plotly.react;
-        window.Plotly.react = function (...a) { window.__pqReacts += 1;
-                                                return react.apply(this, a); }; }""")
+    draws = """() => Number(document.querySelector('[data-testid="pq-action-space"]')
+                                  .dataset.draws || 0)"""
+    before = page.evaluate(draws)
+    assert before >= 1
     page.locator('[data-testid="pq-clauses"] button[data-event="all"]').click()
     page.get_by_text("Show only the most likely clauses").wait_for()
-    page.wait_for_timeout(500)  # a redraw would have been queued with the panel's update
-    assert page.evaluate("() => window.__pqReacts") == 0
+    page.wait_for_timeout(500)  # a redraw would have come with the panel's update
+    assert page.evaluate(draws) == before
     _click(page, _key(pool, "dv-yes"))
     _wait_count(page, first.yes_count)
-    page.wait_for_function("() => window.__pqReacts >= 1")
+    page.wait_for_function(f"() => ({draws})() > {before}")
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+
+def test_the_chart_draws_table_glyphs_cells_and_a_tooltip_without_a_chart_library(
+        page, server: str, pool) -> None:
+    """SVG layers from the spec: one glyph per candidate, cells, cluster labels; hovering a
+    glyph shows its tooltip (query id, clauses, output preview); no Plotly.js is loaded."""
+    _open(page, server)
+    chart = page.locator('[data-testid="pq-action-space"]')
+    assert chart.locator(".pq-glyph").count() == pool.n
+    assert chart.locator(".pq-cell").count() >= 1 and chart.locator(".pq-label").count() >= 1
+    valid = np.flatnonzero(pool.valid)
+    pos = pool.positions[valid]
+    gaps = np.linalg.norm(pos[:, None] - pos[None], axis=2) + np.eye(len(pos)) * 9
+    cid = int(valid[int(np.argmax(gaps.min(axis=1)))])
+    box = chart.locator(".pq-plot").first.bounding_box()
+    x, y = pool.positions[cid]
+    page.mouse.move(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"])
+    tip = chart.locator(".pq-tip")
+    tip.wait_for(state="visible")
+    assert f"Query #{cid}" in tip.inner_text()
+    assert pool.results[cid].columns[0] in tip.inner_text()
+    page.mouse.move(box["x"] - 40, box["y"] - 40)
+    tip.wait_for(state="hidden")
+    assert page.evaluate("() => typeof window.Plotly") == "undefined"
+    chart.locator('.pq-tools button[data-mode="select"]').click()
+    assert chart.locator('.pq-tools button[aria-pressed="true"]').inner_text() == "Box"
+    x0, y0, x1, y1 = _lasso_region(pool)  # a box drag keeps exactly the glyphs inside it
+    inside = np.flatnonzero((pool.positions[:, 0] > x0) & (pool.positions[:, 0] < x1)
+                            & (pool.positions[:, 1] > y0) & (pool.positions[:, 1] < y1))
+    page.mouse.move(box["x"] + x0 * box["width"], box["y"] + (1 - y0) * box["height"])
+    page.mouse.down()
+    for t in np.linspace(0, 1, 6)[1:]:
+        page.mouse.move(box["x"] + (x0 + t * (x1 - x0)) * box["width"],
+                        box["y"] + (1 - (y0 + t * (y1 - y0))) * box["height"])
+    page.mouse.up()
+    _wait_count(page, len(inside))
+    page.get_by_text(f"Box: kept {len(inside)} quer").wait_for()
     _click(page, _key(pool, "dv-back"))
     _wait_count(page, pool.n)
 

@@ -1,25 +1,17 @@
-// The Action Space: one Plotly.js figure that stays mounted across Streamlit reruns.
-// Each new `data.figure` is applied with Plotly.react (only what changed is redrawn); lasso,
-// box and click selections (mouse: drawn and tested here; touch: Plotly's) go back as the
-// one-shot trigger "select" ({ids, gesture, seq}), and
-// a glyph hovered for HOVER_MS as "hover" ({id, ts}) when data.hover is set. Plotly.js is the
-// vendored basic bundle (static/vendor/), loaded by plotly_loader.js (no CDN).
-import { loadPlotly as loadFrom } from "./plotly_loader.js";
-
-let plotlyUrl = null; // data.plotly: the vendored basic bundle (ui/components/__init__.py)
-const loadPlotly = () => loadFrom(plotlyUrl);
-const HOVER_MS = 600;
-
-function candidateIds(points) {
-  const ids = new Set();
-  for (const p of points || []) {
-    if (Array.isArray(p.customdata) && p.customdata.length) ids.add(Number(p.customdata[0]));
-  }
-  return [...ids].sort((a, b) => a - b);
-}
+// The Action Space: one SVG that stays mounted across Streamlit reruns and is drawn from
+// `data.space` (ui/action_space.py:space_spec). Each layer (cells, faded dots, glyphs, cluster
+// labels) is rebuilt only when its part of the spec changed, so a decision costs a few DOM
+// updates. Lasso, box and click selections go back as the one-shot trigger "select"
+// ({ids, gesture, seq}); a glyph hovered for HOVER_MS as "hover" ({id, ts}) when data.hover
+// is set. No chart library: Plotly.react redrew the whole figure (70 ms at N = 50, 220 ms at
+// N = 200) where this changes what changed.
 
 const SVG = "http://www.w3.org/2000/svg";
+const HOVER_MS = 600;
 const CLICK_PX = 4; // a drag shorter than this is a click
+const LAYERS = ["cells", "dead", "glyphs", "labels"];
+
+const f1 = (v) => Math.round(v * 10) / 10;
 
 function inside(poly, x, y) {
   let hit = false;
@@ -31,141 +23,286 @@ function inside(poly, x, y) {
   return hit;
 }
 
-function selectedIn(root, poly) {
-  // candidate ids whose marker centre lies inside `poly` (plot-area px), as Plotly's lasso does
-  const full = root._fullLayout;
-  const xa = full && full.xaxis;
-  const ya = full && full.yaxis;
-  if (!xa || !ya) return [];
-  const ids = new Set();
-  for (const trace of root.data || []) {
-    if (trace.name !== "candidates" && trace.name !== "invalid") continue;
-    const xs = trace.x || [];
-    const ys = trace.y || [];
-    const custom = trace.customdata || [];
-    for (let i = 0; i < xs.length; i++) {
-      if (inside(poly, xa.l2p(xs[i]), ya.l2p(ys[i])) && Array.isArray(custom[i])) {
-        ids.add(Number(custom[i][0]));
+function frame(state) {
+  // data square [0, 1]² (y up) → px inside the margins of the current width
+  const { width, space } = state;
+  const m = space.margin;
+  const w = width - 2 * m;
+  const h = space.height - 2 * m;
+  return { px: (x) => m + x * w, py: (y) => m + (1 - y) * h, m, w, h };
+}
+
+function drawCells(space, fr) {
+  return space.cells.map((c) => {
+    let d = "";
+    for (const flat of c.polys) {
+      for (let i = 0; i < flat.length; i += 2) {
+        d += `${i ? "L" : "M"}${f1(fr.px(flat[i]))},${f1(fr.py(flat[i + 1]))}`;
       }
+      d += "Z";
     }
+    const tone = c.red ? "red" : "blue";
+    return `<path class="pq-cell" data-cluster="${c.cluster}" data-tone="${tone}" d="${d}" fill="${c.fill}"/>`;
+  }).join("");
+}
+
+function drawDead(space, fr) {
+  const colour = space.colours.faded;
+  return space.dead.map(([x, y]) =>
+    `<circle cx="${f1(fr.px(x))}" cy="${f1(fr.py(y))}" r="2.5" fill="${colour}"/>`).join("");
+}
+
+function glyphMarkup(g, colours) {
+  if (!g.valid) {
+    return `<path d="M-6,-6L6,6M-6,6L6,-6" stroke="${g.colour}" stroke-width="3"/>`
+      + '<rect class="pq-hit" x="-7" y="-7" width="14" height="14"/>';
   }
-  return [...ids].sort((a, b) => a - b);
+  const { w, h } = g;
+  const header = Math.min(3, h / 2);
+  const hit = Math.max(w, h, 12);
+  let out = `<rect x="${-(w + 2) / 2}" y="${-(h + 2) / 2}" width="${w + 2}" height="${h + 2}" fill="#fff"/>`
+    + `<rect class="pq-body" x="${-w / 2}" y="${-h / 2}" width="${w}" height="${h}" fill="${g.colour}"/>`
+    + `<rect x="${-w / 2}" y="${-h / 2}" width="${w}" height="${header}" fill="${colours.header}"/>`;
+  if (g.new) {
+    const cx = w / 2 + 4;
+    const cy = -h / 2 - 4;
+    const pts = [];
+    for (let k = 0; k < 10; k++) {
+      const r = k % 2 ? 2.2 : 5;
+      const a = -Math.PI / 2 + (k * Math.PI) / 5;
+      pts.push(`${f1(cx + r * Math.cos(a))},${f1(cy + r * Math.sin(a))}`);
+    }
+    out += `<polygon class="pq-new" points="${pts.join(" ")}" fill="${colours.new}"/>`;
+  }
+  return out + `<rect class="pq-hit" x="${-hit / 2}" y="${-hit / 2}" width="${hit}" height="${hit}"/>`;
 }
 
-function ownDrag(Plotly, root, state, ev) {
-  // Lasso and box drawn and tested here, so the selection goes out on mouseup: Plotly's own
-  // selection waits for a 100 ms throttle and restyles every trace before it reports.
-  const drag = ev.target;
-  const mode = root._fullLayout && root._fullLayout.dragmode;
-  if (ev.button !== 0 || !drag.classList || !drag.classList.contains("nsewdrag")
-      || (mode !== "lasso" && mode !== "select")) return;
-  ev.preventDefault();
-  ev.stopPropagation();
-  const hovered = candidateIds(root._hoverdata).slice(0, 1); // what the tooltip shows
-  if (Plotly.Fx && Plotly.Fx.unhover) Plotly.Fx.unhover(root);
-  const rect = drag.getBoundingClientRect();
-  const host = root.getBoundingClientRect();
-  const at = (e) => [Math.min(Math.max(e.clientX - rect.left, 0), rect.width),
-                     Math.min(Math.max(e.clientY - rect.top, 0), rect.height)];
-  const start = at(ev);
-  const path = [start];
-  let moved = 0; // farthest from the start (a closed lasso ends where it began)
+function drawGlyphs(space, fr) {
+  return space.glyphs.map((g) =>
+    `<g class="pq-glyph" data-id="${g.id}" data-cluster="${g.cluster}"`
+    + ` transform="translate(${f1(fr.px(g.x))},${f1(fr.py(g.y))})">${glyphMarkup(g, space.colours)}</g>`,
+  ).join("");
+}
+
+function drawLabels(space, fr) {
+  return space.labels.map((l) =>
+    `<text class="pq-label" x="${f1(fr.px(l.x))}" y="${f1(fr.py(l.y) - 30)}">${l.text}</text>`,
+  ).join("");
+}
+
+const DRAW = { cells: drawCells, dead: drawDead, glyphs: drawGlyphs, labels: drawLabels };
+
+function render(state) {
+  // rebuild each layer whose spec (or the width) changed; true when anything was redrawn
+  const { space, width } = state;
+  if (!space || width <= 0) return false;
+  const fr = frame(state);
+  state.plot.setAttribute("x", fr.m);
+  state.plot.setAttribute("y", fr.m);
+  state.plot.setAttribute("width", Math.max(0, fr.w));
+  state.plot.setAttribute("height", Math.max(0, fr.h));
+  state.svg.setAttribute("height", space.height);
+  let drawn = false;
+  for (const name of LAYERS) {
+    const sig = `${width}|${JSON.stringify(space[name])}`;
+    if (state.sigs[name] === sig) continue;
+    state.sigs[name] = sig;
+    state.layers[name].innerHTML = DRAW[name](space, fr);
+    drawn = true;
+  }
+  state.tips = new Map(space.glyphs.map((g) => [g.id, g]));
+  state.svg.setAttribute("aria-label", `Action Space: ${space.glyphs.length} queries remain`);
+  return drawn;
+}
+
+function glyphAt(target) {
+  const g = target && target.closest ? target.closest(".pq-glyph") : null;
+  return g ? Number(g.dataset.id) : null;
+}
+
+function showTip(state, id) {
+  const g = state.tips.get(id);
+  if (!g) return hideTip(state);
+  const fr = frame(state);
+  state.tip.innerHTML = g.tip;
+  state.tip.hidden = false;
+  const x = fr.px(g.x);
+  const y = fr.py(g.y);
+  const tw = state.tip.offsetWidth;
+  const th = state.tip.offsetHeight;
+  const left = x + 14 + tw > state.width ? Math.max(0, x - 14 - tw) : x + 14;
+  const top = Math.min(Math.max(0, y - th / 2), Math.max(0, state.space.height - th));
+  state.tip.style.left = `${left}px`;
+  state.tip.style.top = `${top}px`;
+}
+
+function hideTip(state) {
+  state.tip.hidden = true;
+  state.hovered = null;
+  clearTimeout(state.hoverTimer);
+}
+
+function hover(state, id) {
+  if (id === state.hovered) return;
+  state.hovered = id;
+  clearTimeout(state.hoverTimer);
+  if (id === null) return hideTip(state);
+  showTip(state, id);
+  if (!state.hover) return;
+  state.hoverTimer = setTimeout(() => {
+    if (state.hovered === id && state.send) state.send("hover", { id, ts: Date.now() });
+  }, HOVER_MS);
+}
+
+function selectedIn(state, poly) {
+  // ids of the glyphs whose centre lies inside `poly` (svg px)
+  const fr = frame(state);
+  return state.space.glyphs.filter((g) => inside(poly, fr.px(g.x), fr.py(g.y)))
+    .map((g) => g.id).sort((a, b) => a - b);
+}
+
+function bindDrag(state) {
+  const { svg } = state;
+  const at = (e) => {
+    const r = svg.getBoundingClientRect();
+    return [e.clientX - r.left, e.clientY - r.top];
+  };
+  svg.addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0 || !state.space) return;
+    ev.preventDefault();
+    const start = at(ev);
+    const clicked = glyphAt(ev.target);
+    const path = [start];
+    let moved = 0;
+    const mode = state.mode;
+    const shape = () => {
+      if (mode === "lasso") return path;
+      const [x0, y0] = start;
+      const [x1, y1] = path[path.length - 1];
+      return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
+    };
+    svg.setPointerCapture(ev.pointerId);
+    hideTip(state);
+    const move = (e) => {
+      const p = at(e);
+      path.push(p);
+      moved = Math.max(moved, Math.hypot(p[0] - start[0], p[1] - start[1]));
+      if (moved >= CLICK_PX) {
+        state.outline.setAttribute("d", `M${shape().map((q) => q.map(f1).join(",")).join("L")}Z`);
+      }
+    };
+    const up = (e) => {
+      svg.removeEventListener("pointermove", move);
+      svg.removeEventListener("pointerup", up);
+      svg.removeEventListener("pointercancel", up);
+      state.outline.setAttribute("d", "");
+      if (e.type === "pointercancel") return;
+      path.push(at(e));
+      const click = moved < CLICK_PX;
+      const ids = click ? (clicked === null ? [] : [clicked]) : selectedIn(state, shape());
+      const gesture = click ? "click" : mode === "lasso" ? "lasso" : "box";
+      if (ids.length && state.send) state.send("select", { ids, gesture, seq: ++state.seq });
+    };
+    svg.addEventListener("pointermove", move);
+    svg.addEventListener("pointerup", up);
+    svg.addEventListener("pointercancel", up);
+  });
+  svg.addEventListener("pointermove", (ev) => {
+    if (ev.buttons) return;
+    hover(state, glyphAt(ev.target));
+  });
+  svg.addEventListener("pointerleave", () => hover(state, null));
+}
+
+function toolbar(state) {
+  const bar = document.createElement("div");
+  bar.className = "pq-tools";
+  bar.setAttribute("role", "toolbar");
+  bar.setAttribute("aria-label", "Selection tool");
+  for (const [mode, label] of [["lasso", "Lasso"], ["select", "Box"]]) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.mode = mode;
+    b.textContent = label;
+    b.title = mode === "lasso" ? "Drag a free-hand lasso around glyphs" : "Drag a box around glyphs";
+    b.addEventListener("click", () => setMode(state, mode));
+    bar.appendChild(b);
+  }
+  return bar;
+}
+
+function setMode(state, mode) {
+  state.mode = mode;
+  for (const b of state.bar.querySelectorAll("button")) {
+    b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
+  }
+}
+
+function mount(parentElement) {
+  const root = document.createElement("div");
+  root.className = "pq-space";
+  root.setAttribute("data-testid", "pq-action-space");
   const svg = document.createElementNS(SVG, "svg");
-  svg.setAttribute("class", "pq-lasso");
-  Object.assign(svg.style, { left: `${rect.left - host.left}px`, top: `${rect.top - host.top}px`,
-                             width: `${rect.width}px`, height: `${rect.height}px` });
-  const line = document.createElementNS(SVG, "path");
-  svg.appendChild(line);
-  root.appendChild(svg);
-  const shape = () => {
-    if (mode === "lasso") return path;
-    const [x0, y0] = start;
-    const [x1, y1] = path[path.length - 1];
-    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
+  svg.setAttribute("class", "pq-svg");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("width", "100%");
+  const plot = document.createElementNS(SVG, "rect");
+  plot.setAttribute("class", "pq-plot");
+  svg.appendChild(plot);
+  const layers = {};
+  for (const name of LAYERS) {
+    layers[name] = document.createElementNS(SVG, "g");
+    layers[name].setAttribute("class", `pq-${name}`);
+    svg.appendChild(layers[name]);
+  }
+  const outline = document.createElementNS(SVG, "path");
+  outline.setAttribute("class", "pq-lasso");
+  svg.appendChild(outline);
+  const tip = document.createElement("div");
+  tip.className = "pq-tip";
+  tip.hidden = true;
+  root.append(svg, tip);
+  parentElement.appendChild(root);
+  const state = { root, svg, plot, layers, outline, tip, sigs: {}, tips: new Map(), seq: 0,
+                  width: 0, space: null, mode: "lasso", draws: 0, hovered: null };
+  state.bar = toolbar(state);
+  root.appendChild(state.bar);
+  bindDrag(state);
+  const redraw = () => {
+    const width = root.clientWidth;
+    if (width === state.width) return;
+    state.width = width;
+    if (render(state)) stamp(state);
   };
-  const move = (e) => {
-    e.stopPropagation();
-    const p = at(e);
-    path.push(p);
-    moved = Math.max(moved, Math.hypot(p[0] - start[0], p[1] - start[1]));
-    line.setAttribute("d", `M${shape().map((p) => p.join(",")).join("L")}Z`);
-  };
-  const up = (e) => {
-    window.removeEventListener("mousemove", move, true);
-    window.removeEventListener("mouseup", up, true);
-    e.stopPropagation();
-    svg.remove();
-    path.push(at(e));
-    const ids = moved < CLICK_PX ? hovered : selectedIn(root, shape());
-    const gesture = moved < CLICK_PX ? "click" : mode === "lasso" ? "lasso" : "box";
-    if (ids.length) state.send("select", { ids, gesture, seq: ++state.seq });
-  };
-  window.addEventListener("mousemove", move, true);
-  window.addEventListener("mouseup", up, true);
+  state.observer = new ResizeObserver(redraw);
+  state.observer.observe(root);
+  root.__pq = state;
+  return state;
 }
 
-function bind(Plotly, root, state) {
-  if (state.bound) return;
-  state.bound = true;
-  const send = (name, value) => state.send && state.send(name, value);
-  const clear = () => Plotly.relayout(root, { selections: [] }).catch(() => {});
-  root.addEventListener("mousedown", (ev) => ownDrag(Plotly, root, state, ev), true);
-  // touch gestures still go through Plotly's own selection
-  root.on("plotly_selected", (ev) => {
-    if (!ev || !(ev.lassoPoints || ev.range)) return; // clicks are handled below
-    const ids = candidateIds(ev.points);
-    clear();
-    if (ids.length) send("select", { ids, gesture: ev.lassoPoints ? "lasso" : "box",
-                                     seq: ++state.seq });
-  });
-  root.on("plotly_click", (ev) => {
-    const ids = candidateIds(ev && ev.points).slice(0, 1);
-    if (ids.length) send("select", { ids, gesture: "click", seq: ++state.seq });
-  });
-  root.on("plotly_hover", (ev) => {
-    const ids = candidateIds(ev && ev.points);
-    clearTimeout(state.hoverTimer);
-    if (!ids.length || !state.hover) return;
-    state.hoverTimer = setTimeout(() => {
-      if (state.lastHover === ids[0]) return;
-      state.lastHover = ids[0];
-      send("hover", { id: ids[0], ts: Date.now() });
-    }, HOVER_MS);
-  });
-  root.on("plotly_unhover", () => {
-    clearTimeout(state.hoverTimer);
-    state.lastHover = null;
-  });
+function stamp(state) {
+  state.draws += 1;
+  state.root.dataset.draws = String(state.draws);
+  state.root.setAttribute("data-revision", state.revision);
 }
 
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
-  plotlyUrl = new URL(data.plotly, import.meta.url).href;
-  let root = parentElement.querySelector(":scope > .pq-space");
-  if (!root) {
-    root = document.createElement("div");
-    root.className = "pq-space";
-    root.setAttribute("data-testid", "pq-action-space");
-    parentElement.appendChild(root);
-  }
-  const state = root.__pq || (root.__pq = { seq: 0, bound: false, queue: Promise.resolve() });
+  const found = parentElement.querySelector(":scope > .pq-space");
+  const state = found && found.__pq ? found.__pq : mount(parentElement);
   state.send = setTriggerValue;
   state.hover = Boolean(data && data.hover);
-  const figure = data && data.figure;
-  if (figure) {
-    // one draw at a time, in order; Plotly.react diffs against the figure on screen
-    state.queue = state.queue.then(() => loadPlotly()).then((Plotly) => {
-      const layout = { ...figure.layout, selections: [] };
-      return Plotly.react(root, figure.data, layout, data.config || {}).then(() => {
-        bind(Plotly, root, state);
-        root.setAttribute("data-revision", String(data.revision ?? ""));
-      });
-    }).catch((err) => {
-      root.textContent = String(err && err.message ? err.message : err);
-    });
+  const space = data && data.space;
+  if (space) {
+    if (!state.space || state.space.task !== space.task) setMode(state, space.dragmode || "lasso");
+    state.space = space;
+    state.revision = String(data.revision ?? "");
+    if (!state.width) state.width = state.root.clientWidth;
+    if (render(state)) stamp(state);
+    else state.root.setAttribute("data-revision", state.revision);
+    if (state.hovered !== null && !state.tips.has(state.hovered)) hideTip(state);
   }
-  // keep the figure between data updates; drop it only once Streamlit has removed the element
   return () => setTimeout(() => {
-    if (!root.isConnected && window.Plotly) window.Plotly.purge(root);
+    if (!state.root.isConnected) state.observer.disconnect();
   }, 0);
 }
