@@ -15,6 +15,7 @@ from core.engine.errors import SessionError, StudioError
 from core.engine.repair import RepairOutcome, recompose, resample
 from core.engine.session import RankedVariable, RepairSession
 from core.planpool.accounting import open_variables
+from ui import speculate
 from ui.state import WorkspaceOptions, WorkspaceState
 
 Log = Callable[[str, dict[str, Any]], None]
@@ -57,6 +58,7 @@ def answer_variable(ws: WorkspaceState, yes: bool, log: Log) -> bool:
     except SessionError as exc:
         ws.flash = str(exc)
         return False
+    speculate.adopt(ws, yes)  # the views computed while the user read the question
     _decided(ws, before, log, "dv.accept" if yes else "dv.reject",
              {"features": list(variable.keys), "implicit": [f.key for f in variable.implicit],
               "gain": round(variable.gain, 6), "rank": ws.browse, "kind": variable.kind})

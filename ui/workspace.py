@@ -23,6 +23,7 @@ from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
 from ui.components import action_space_chart, clause_panel, trigger
 from ui.panels import button, current_variable, decision_space, predicted_output, predicted_query
+from ui.speculate import speculate
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
 
 MODES = ("free", "study")
@@ -181,3 +182,5 @@ def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
         with column:
             draw()
     predicted_output(ws, log, mode, on_submit, options)
+    if options.show_decision_space:  # the Yes and No states, ready before the key press
+        speculate(ws, current_variable(ws), options.show_action_space)

@@ -13,6 +13,7 @@ session then works on an extended copy of the pool, never on the shared one.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -446,6 +447,30 @@ class RepairSession:
         if not chosen:
             raise SessionError("the selection contains no surviving candidate; nothing changed")
         self.decide(Decision("restrict", candidates=chosen, gesture=gesture))
+
+    def fork(self) -> RepairSession:
+        """An independent copy at this state (shared read-only pools, own history and memo).
+
+        For what-if work off the script path, e.g. computing the state a Yes or a No leads to
+        while the user reads the current one; :meth:`adopt` takes the result back.
+        """
+        twin = copy.copy(self)
+        twin.history = list(self.history)
+        twin._pools = list(self._pools)
+        twin._alive = list(self._alive)
+        twin._cache = dict(self._cache)
+        twin._cols = dict(self._cols)
+        return twin
+
+    def adopt(self, twin: RepairSession) -> bool:
+        """Take ``twin``'s derived views of the current state if it reached this very state
+        (same decisions on the same pool); True if it had. Nothing else changes."""
+        if twin.history != self.history or twin.pool is not self.pool:
+            return False
+        for key, value in list(twin._cache.items()):
+            if key[0] == self.step:
+                self._cache.setdefault(key, value)
+        return True
 
     def undo(self) -> Decision | None:
         """Take back the last decision (Back); returns it, or None at the start."""
