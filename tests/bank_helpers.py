@@ -77,6 +77,17 @@ def component_html(at: Any, key: str) -> str:
     return json.loads(_component(at, key).proto.json)["html"]
 
 
+def shown_sql(at: Any) -> list[str]:
+    """The text of every SQL block (:func:`ui.chips.sql_block`) drawn in the last run."""
+    out = []
+    for el in at.get("bidi_component"):
+        data = json.loads(el.proto.json) if el.proto.json else {}
+        if isinstance(data, dict) and data.get("testid") == "pq-sql":
+            pre = re.search(r"<pre>(.*)</pre>", data["html"], re.S).group(1)
+            out.append(html.unescape(re.sub(r"<[^>]+>", "", pre)))
+    return out
+
+
 def clause_buttons(at: Any, key: str) -> dict[tuple[str, bool], bool]:
     """(clause key, yes) -> enabled, for every Yes/No button of the clause panel ``key``."""
     out = {}

@@ -14,7 +14,7 @@ from study import flow
 from study.spec import StudySpecError, parse_study
 from study.store import open_store
 from study.trace import read_events
-from tests.bank_helpers import clause_buttons, fire
+from tests.bank_helpers import clause_buttons, fire, shown_sql
 from tests.study_flow_fixtures import (
     FILM_BANK,
     PRACTICE,
@@ -183,7 +183,7 @@ def test_planpool_chat_asks_until_the_pool_is_empty_then_confirm_submits(studies
         assert turns < 30
     agent = _agent(at, pid)
     assert agent.status_ == CONFIRM and agent.pool_.is_empty
-    assert any(agent.sql == c.value for c in at.code)
+    assert agent.sql in shown_sql(at)
     _click(at, _key("chat.confirm"))
     _click(at, f"pq.next.{STEP}")
     assert store.get_progress(pid)["step"] == "done"
@@ -257,7 +257,7 @@ def test_single_shot_accept_records_a_submit_of_the_prior_mode(studies) -> None:
 def test_single_shot_reject_is_logged_and_ends_the_task(studies) -> None:
     store = studies("{id: single-shot, show_sql: false}")
     at, pid = _to_task(store)
-    assert not at.code
+    assert not shown_sql(at)
     _click(at, _key("single.reject"))
     _click(at, f"pq.next.{STEP}")
     assert store.get_progress(pid)["step"] == "done"

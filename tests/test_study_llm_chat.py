@@ -14,6 +14,7 @@ from core.planpool.llm_chat import LLMChatAgent
 from study.spec import parse_study
 from study.trace import read_events
 from tests.anthropic_tools_server import ToolScriptServer
+from tests.bank_helpers import shown_sql
 from tests.study_flow_fixtures import FILM_BANK, TASK
 from tests.test_study_conditions import STEP, _agent, _click, _key, _open, _to_task, study_text
 from tests.test_study_conditions import studies as studies  # a fixture
@@ -63,7 +64,7 @@ def test_llm_chat_asks_resumes_after_refresh_submits_and_logs(studies, monkeypat
         again.chat_input(key=_key("chat.text")).set_value("I don't know").run()
         done = _agent(again, pid)
         assert done.status_ == CONFIRM and done.sql == sql and done.candidate_ == 0
-        assert any(c.value == sql for c in again.code)
+        assert sql in shown_sql(again)
         _click(again, _key("chat.confirm"))
         _click(again, f"pq.next.{STEP}")
         assert server.bodies[0]["model"] == "claude-test" and len(server.bodies) == 6

@@ -25,7 +25,7 @@ from ui.action_space import (
     selected_ids,
     space_spec,
 )
-from ui.chips import chip, chip_row
+from ui.chips import chip, chip_row, sql_block
 from ui.state import WorkspaceState, workspace_state
 
 
@@ -127,6 +127,20 @@ def test_chip_encoding() -> None:
     assert "&lt;b&gt;" in chip(Feature("WHERE", "<b>"))
     with pytest.raises(ValueError, match="unknown chip role"):
         chip(f, "green")
+
+
+def test_sql_block_escapes_and_bolds_only_keywords_outside_strings() -> None:
+    import html
+    import re
+
+    sql = "SELECT title FROM films WHERE name = 'from <b>' AND x < 3 -- order by"
+    block = sql_block(sql)
+    assert "<b>SELECT</b>" in block and "<b>AND</b>" in block
+    assert "&lt;b&gt;" in block and "<b>from" not in block  # a string stays text
+    assert "<b>order</b>" not in block  # so does a comment
+    pre = re.search(r"<pre>(.*)</pre>", block, re.S).group(1)
+    assert html.unescape(re.sub(r"<[^>]+>", "", pre)) == sql  # the text is the query, exactly
+    assert 'data-copy="pre"' in block and 'data-copy' not in sql_block(sql, copy=False)
 
 
 def test_actions_log_one_event_each_and_replay(pool) -> None:

@@ -8,6 +8,7 @@ likely-but-unconfirmed features in the Predicted Query are bordered.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from html import escape
 
@@ -81,3 +82,31 @@ def legend() -> str:
     return (f'<div class="pq-legend pq-chips">{chip(Feature("KEYWORD", "value"))}'
             f'{chip(Feature("KEYWORD", "decision variable"), "decision")}'
             f'{chip(Feature("KEYWORD", "implicitly included"), "implicit")}</div>')
+
+
+SQL_KEYWORDS = (
+    "SELECT", "DISTINCT", "FROM", "WHERE", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER",
+    "CROSS", "ON", "USING", "GROUP", "BY", "ORDER", "HAVING", "LIMIT", "OFFSET", "AS", "AND",
+    "OR", "NOT", "IN", "IS", "NULL", "LIKE", "BETWEEN", "EXISTS", "CASE", "WHEN", "THEN",
+    "ELSE", "END", "UNION", "ALL", "INTERSECT", "EXCEPT", "WITH", "ASC", "DESC", "COUNT",
+    "SUM", "AVG", "MIN", "MAX", "CAST")
+_SQL_TOKENS = re.compile(
+    r"('(?:[^']|'')*'?)|(\"(?:[^\"]|\"\")*\"?)|(--[^\n]*)|\b(" + "|".join(SQL_KEYWORDS) + r")\b",
+    re.IGNORECASE)
+
+
+def sql_block(sql: str, *, copy: bool = True) -> str:
+    """SQL as escaped ``<pre>`` HTML with keywords bold (strings and comments left alone) and,
+    with ``copy``, a Copy button (clauses.js copies the text). Streamlit's ``st.code`` loads a
+    syntax highlighter whose module took ~0.5 s to evaluate on the first paint of a page."""
+    out, at = [], 0
+    for m in _SQL_TOKENS.finditer(sql):
+        out.append(escape(sql[at:m.start()]))
+        text = escape(m.group(0))
+        out.append(f"<b>{text}</b>" if m.group(4) else
+                   f'<span class="pq-sql-lit">{text}</span>')
+        at = m.end()
+    out.append(escape(sql[at:]))
+    button = ('<button type="button" class="pq-btn pq-secondary pq-copy" data-copy="pre" '
+              'title="Copy the SQL to the clipboard">Copy</button>') if copy else ""
+    return f'<div class="pq-sql">{button}<pre>{"".join(out)}</pre></div>'

@@ -18,7 +18,7 @@ from core.engine.session import Decision, RankedVariable
 from core.generation.keys import has_api_key
 from ui import actions
 from ui.actions import Log, OnSubmit
-from ui.chips import chip, chip_row, legend
+from ui.chips import chip, chip_row, legend, sql_block
 from ui.components import clause_panel, trigger
 from ui.result import unique_columns
 from ui.state import WorkspaceOptions, WorkspaceState
@@ -311,5 +311,6 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                        f"{names}{more}. Answer or dismiss each in the Decision Space.")
     elif chosen is not None:
         with st.expander(f"SQL of the predicted query (#{chosen})"):
-            st.code(session.pool.sqls[chosen], language="sql")
+            clause_panel(sql_block(session.pool.sqls[chosen]), key=ws.widget_key("sql"),
+                         testid="pq-sql", on={})
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import streamlit as st
 
 from core.engine.execute import ExecutionResult
 from core.engine.pool import PreparedPool
+from ui.chips import sql_block
+from ui.components import clause_panel
 
 
 def unique_columns(columns: list[str]) -> list[str]:
@@ -30,7 +34,8 @@ def show_result(pool: PreparedPool, candidate: int | None, *, show_sql: bool = T
 def show_query(sql: str, result: ExecutionResult | None, *, show_sql: bool = True) -> None:
     """The SQL (optional) and the output table (or the error) of any query."""
     if show_sql:
-        st.code(sql, language="sql")
+        clause_panel(sql_block(sql), key=f"pleasqlarify.sql.{hashlib.sha1(sql.encode()).hexdigest()[:12]}",
+                     testid="pq-sql", on={})
     if result is None:
         return
     if not result.ok:

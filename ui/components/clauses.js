@@ -1,7 +1,8 @@
 // A panel of chips and buttons that stays mounted: `data.html` (built from escaped text in
 // Python) replaces the content only when it changed; a click on <button data-event=NAME>
 // sends the one-shot trigger NAME with the button's data-key / data-yes and a sequence
-// number. One Streamlit element instead of one per chip, row and button.
+// number; <button data-copy=SELECTOR> copies the text of its sibling SELECTOR to the
+// clipboard. One Streamlit element instead of one per chip, row and button.
 
 function restoreFocus(root, index) {
   if (index < 0) return;
@@ -24,6 +25,13 @@ export default function (component) {
   if (!state.bound) {
     state.bound = true;
     root.addEventListener("click", (ev) => {
+      const copy = ev.target.closest("button[data-copy]");
+      if (copy && root.contains(copy)) {  // copies in the browser; the server is not involved
+        const source = copy.parentElement.querySelector(copy.dataset.copy);
+        const done = () => { copy.textContent = "Copied"; };
+        if (source && navigator.clipboard) navigator.clipboard.writeText(source.innerText).then(done, () => {});
+        return;
+      }
       const button = ev.target.closest("button[data-event]");
       if (!button || button.disabled || !root.contains(button)) return;
       const value = { seq: ++state.seq };
