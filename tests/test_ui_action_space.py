@@ -25,7 +25,7 @@ from ui.action_space import (
     selected_ids,
     space_spec,
 )
-from ui.chips import chip, chip_row, sql_block
+from ui.chips import chip, chip_row, output_table, sql_block
 from ui.state import WorkspaceState, workspace_state
 
 
@@ -141,6 +141,16 @@ def test_sql_block_escapes_and_bolds_only_keywords_outside_strings() -> None:
     pre = re.search(r"<pre>(.*)</pre>", block, re.S).group(1)
     assert html.unescape(re.sub(r"<[^>]+>", "", pre)) == sql  # the text is the query, exactly
     assert 'data-copy="pre"' in block and 'data-copy' not in sql_block(sql, copy=False)
+
+
+def test_output_table_escapes_marks_null_and_caps_rows() -> None:
+    table = output_table(["title", "title"], [("<i>Pulp</i>", None), ("Jackie", 1994)])
+    assert table.count("<th>title</th>") == 2  # duplicate names are fine in a table
+    assert "&lt;i&gt;Pulp&lt;/i&gt;" in table and '<td class="pq-null">NULL</td>' in table
+    assert "<td>1994</td>" in table and "more rows" not in table
+    many = output_table(["n"], [(i,) for i in range(250)], max_rows=200)
+    assert many.count("<tr>") == 201 and "50 more rows not shown" in many
+    assert "(no rows)" in output_table(["n"], [])
 
 
 def test_actions_log_one_event_each_and_replay(pool) -> None:

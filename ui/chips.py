@@ -110,3 +110,24 @@ def sql_block(sql: str, *, copy: bool = True) -> str:
     button = ('<button type="button" class="pq-btn pq-secondary pq-copy" data-copy="pre" '
               'title="Copy the SQL to the clipboard">Copy</button>') if copy else ""
     return f'<div class="pq-sql">{button}<pre>{"".join(out)}</pre></div>'
+
+
+TABLE_ROWS = 200  # rows drawn in an output table; the rest are counted below it
+
+
+def output_table(columns: list[str], rows: list[tuple], *, max_rows: int = TABLE_ROWS) -> str:
+    """A query output as an escaped, scrollable HTML table (header stays in view; NULL marked).
+
+    Streamlit's ``st.dataframe`` loads a data-grid module (~0.1 s to evaluate on a new session)
+    and converts to Arrow on every rerun; an output here is a few rows to a few hundred.
+    """
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join('<td class="pq-null">NULL</td>' if v is None else
+                         f"<td>{escape(str(v))}</td>" for v in row) + "</tr>"
+        for row in rows[:max_rows])
+    more = (f'<p class="pq-caption">… {len(rows) - max_rows} more rows not shown</p>'
+            if len(rows) > max_rows else "")
+    empty = "" if rows else '<p class="pq-caption">(no rows)</p>'
+    return (f'<div class="pq-table" data-scroll="table"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>{empty}{more}")

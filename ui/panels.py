@@ -11,16 +11,14 @@ import hashlib
 from functools import partial
 from html import escape
 
-import pandas as pd
 import streamlit as st
 
 from core.engine.session import Decision, RankedVariable
 from core.generation.keys import has_api_key
 from ui import actions
 from ui.actions import Log, OnSubmit
-from ui.chips import chip, chip_row, legend, sql_block
+from ui.chips import chip, chip_row, legend, output_table, sql_block
 from ui.components import clause_panel, trigger
-from ui.result import unique_columns
 from ui.state import WorkspaceOptions, WorkspaceState
 from ui.study_cache import secret
 
@@ -289,9 +287,8 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     else:
         st.caption(f"{count} of {n} remaining queries ({share:.0%} of the samples) return "
                    f"this output · {len(result.rows)} rows × {len(result.columns)} columns")
-        frame = pd.DataFrame([list(r) for r in result.rows],
-                             columns=unique_columns(result.columns))
-        st.dataframe(frame, hide_index=True, height=min(38 + 35 * max(1, len(frame)), 300))
+        clause_panel(output_table(result.columns, result.rows), key=ws.widget_key("output"),
+                     testid="pq-output", on={})
     _output_question(ws, log, result is not None,
                      options.repair if options is not None else "recompose")
     chosen = session.best_candidate()

@@ -4,23 +4,12 @@ from __future__ import annotations
 
 import hashlib
 
-import pandas as pd
 import streamlit as st
 
 from core.engine.execute import ExecutionResult
 from core.engine.pool import PreparedPool
-from ui.chips import sql_block
+from ui.chips import output_table, sql_block
 from ui.components import clause_panel
-
-
-def unique_columns(columns: list[str]) -> list[str]:
-    """Column names made unique for a DataFrame ('title', 'title (2)')."""
-    seen: dict[str, int] = {}
-    out = []
-    for c in columns:
-        seen[c] = seen.get(c, 0) + 1
-        out.append(c if seen[c] == 1 else f"{c} ({seen[c]})")
-    return out
 
 
 def show_result(pool: PreparedPool, candidate: int | None, *, show_sql: bool = True) -> None:
@@ -42,5 +31,6 @@ def show_query(sql: str, result: ExecutionResult | None, *, show_sql: bool = Tru
         st.warning(f"This query does not run: {result.error}")
         return
     st.caption(f"Output: {len(result.rows)} rows × {len(result.columns)} columns")
-    frame = pd.DataFrame([list(r) for r in result.rows], columns=unique_columns(result.columns))
-    st.dataframe(frame, hide_index=True, height=min(38 + 35 * max(1, len(frame)), 300))
+    clause_panel(output_table(result.columns, result.rows),
+                 key=f"pleasqlarify.output.{hashlib.sha1(sql.encode()).hexdigest()[:12]}",
+                 testid="pq-output", on={})
