@@ -77,12 +77,13 @@ def component_html(at: Any, key: str) -> str:
     return json.loads(_component(at, key).proto.json)["html"]
 
 
-def shown_sql(at: Any) -> list[str]:
-    """The text of every SQL block (:func:`ui.chips.sql_block`) drawn in the last run."""
+def shown_sql(at: Any, testid: str = "pq-sql") -> list[str]:
+    """The text of every ``<pre>`` block (:func:`ui.chips.sql_block`, ``text_block``) drawn in
+    the last run in a clause panel with ``testid``."""
     out = []
     for el in at.get("bidi_component"):
         data = json.loads(el.proto.json) if el.proto.json else {}
-        if isinstance(data, dict) and data.get("testid") == "pq-sql":
+        if isinstance(data, dict) and data.get("testid") == testid:
             pre = re.search(r"<pre>(.*)</pre>", data["html"], re.S).group(1)
             out.append(html.unescape(re.sub(r"<[^>]+>", "", pre)))
     return out

@@ -11,6 +11,7 @@ from study import flow
 from study.store import open_store
 from study.timing import compute_timers
 from study.trace import read_events
+from tests.bank_helpers import shown_sql
 from tests.study_flow_fixtures import (
     PRACTICE,
     TASK,
@@ -108,7 +109,7 @@ def test_full_flow_with_required_fields_to_the_completion_code(env) -> None:
     _next(at, "questionnaire:end")
     assert _step(env, pid) == "done"
     code = env.completion_code(pid, 0)
-    assert any(c.value == code for c in at.code)
+    assert shown_sql(at, "pq-completion-code") == [code]
     answers = env.answers(pid)
     assert answers[f"task:{TASK}/2a"] == "my answer to 2a"
     assert answers[f"task:{TASK}/3"]["candidate"] >= 0

@@ -107,9 +107,18 @@ def sql_block(sql: str, *, copy: bool = True) -> str:
                    f'<span class="pq-sql-lit">{text}</span>')
         at = m.end()
     out.append(escape(sql[at:]))
-    button = ('<button type="button" class="pq-btn pq-secondary pq-copy" data-copy="pre" '
-              'title="Copy the SQL to the clipboard">Copy</button>') if copy else ""
-    return f'<div class="pq-sql">{button}<pre>{"".join(out)}</pre></div>'
+    return _pre("".join(out), copy, "Copy the SQL to the clipboard")
+
+
+def text_block(text: str, *, copy: bool = True) -> str:
+    """Plain text (e.g. a completion code) as an escaped ``<pre>`` with a Copy button."""
+    return _pre(escape(text), copy, "Copy to the clipboard")
+
+
+def _pre(inner: str, copy: bool, title: str) -> str:
+    button = (f'<button type="button" class="pq-btn pq-secondary pq-copy" data-copy="pre" '
+              f'title="{title}">Copy</button>') if copy else ""
+    return f'<div class="pq-sql">{button}<pre>{inner}</pre></div>'
 
 
 TABLE_ROWS = 200  # rows drawn in an output table; the rest are counted below it

@@ -142,7 +142,10 @@ def done(runner: Runner) -> None:
     st.header("Thank you!")
     st.write("You have completed the study. Please copy your completion code and give it to "
              "the facilitator (or paste it where the study asks for it):")
-    st.code(code, language=None)
+    from ui.chips import text_block  # not at import: consent loads no engine module
+    from ui.components import clause_panel
+
+    clause_panel(text_block(code), key="pq.completion-code", testid="pq-completion-code", on={})
     st.caption("You can close this tab now.")
 
 

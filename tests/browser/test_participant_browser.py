@@ -159,7 +159,7 @@ def test_whole_participant_flow_with_reload(browser, study) -> None:
         _wait(page, "completion code")
         _shot(page, "10-done")
         code = store.completion_code(pid, 0)
-        assert page.get_by_text(code).count() >= 1
+        page.get_by_test_id("pq-completion-code").get_by_text(code).wait_for()
         types = [e.type for e in read_events(store, participant=pid)]
         assert types.count("session.start") == 2 and types.count("submit") == 1
         assert store.participant(pid)["status"] == "completed"

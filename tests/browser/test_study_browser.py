@@ -180,7 +180,7 @@ def _end(page, store, pid: str, name: str) -> str:
     _likert(page, store, pid, "sus7", 10, 4 if name == "a" else 5)
     _wait(page, "completion code")
     code = store.completion_code(pid, 0)
-    assert page.get_by_text(code).count() >= 1
+    page.get_by_test_id("pq-completion-code").get_by_text(code).wait_for()
     _shot(page, f"{name}-13-done")
     return code
 
