@@ -131,6 +131,15 @@ def test_whole_participant_flow_with_reload(browser, study) -> None:
         page.get_by_text("queries remain").wait_for()
         _answer(page, store, pid, "2a", "two clusters: review text vs rating")
         _shot(page, "6-task-2a")
+        glyph = page.locator('[data-testid="pq-action-space"] .pq-glyph').first.bounding_box()
+        x, y = glyph["x"] + glyph["width"] / 2, glyph["y"] + glyph["height"] / 2
+        page.mouse.move(x, y)  # a glyph hovered for 0.6 s is logged with its candidate id
+        hovered = page.evaluate("""([x, y]) => Number(document.elementFromPoint(x, y)
+            .closest('.pq-glyph').dataset.id)""", [x, y])
+        _wait_event(store, pid, "space.hover")
+        event = next(e for e in read_events(store, participant=pid) if e.type == "space.hover")
+        assert event.payload["candidate"] == hovered
+        page.mouse.move(5, 5)
         for state in ("hidden", "visible"):  # the browser reports the tab hidden, then back
             page.evaluate("""s => { Object.defineProperty(document, 'visibilityState',
                 {value: s, configurable: true});
