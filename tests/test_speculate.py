@@ -54,17 +54,74 @@ def test_adopted_views_equal_computed_ones(pool) -> None:
 
 
 @pytest.mark.parametrize("yes", [True, False])
-def test_a_yes_or_no_finds_its_state_computed(pool, yes: bool) -> None:
+def test_a_yes_or_no_finds_its_state_computed(pool, yes: bool, monkeypatch) -> None:
+    from ui import action_space
+
+    action_space._per_pool(pool).clear()  # no spec left over from another test
     ws = workspace_state(pool, store={})
     variable = ws.session.next_variable()
     speculate.speculate(ws, variable, background=False)
-    twin = ws.extra[speculate.KEY]["forks"][yes]
-    assert speculate.speculate(ws, variable, background=False) is None  # once per state
+    entry = ws.extra[speculate.KEY]
+    twin = entry["forks"][yes]
+    speculate.speculate(ws, variable, background=False)
+    assert ws.extra[speculate.KEY] is entry  # once per state: nothing new was started
+    built = []
+    monkeypatch.setattr(action_space, "space_spec", lambda *a, **k: built.append(1) or {})
     assert actions.answer_variable(ws, yes, no_log)
-    assert ws.session.variables() is twin.variables()
-    after = twin.next_variable()
-    assert cached_space(ws.session, after) is cached_space(twin, after)  # the chart's spec too
+    assert ws.session.variables() is twin.variables()  # adopted, not recomputed
     assert np.array_equal(ws.session.alive, twin.alive)
+    after = ws.session.next_variable()
+    assert cached_space(ws.session, after) is cached_space(twin, after)
+    assert not built  # the chart's spec of the new state was built by the speculation
+
+
+def test_a_background_speculation_fills_its_forks_and_a_stale_one_stops(pool,
+                                                                       monkeypatch) -> None:
+    monkeypatch.setattr(speculate, "DELAY_S", 0.0)
+    ws = workspace_state(pool, store={})
+    variable = ws.session.next_variable()
+    thread = speculate.speculate(ws, variable)
+    assert thread is not None
+    thread.join(60)
+    assert set(ws.extra[speculate.KEY]["forks"]) == {True, False}
+    monkeypatch.setattr(speculate, "DELAY_S", 0.2)
+    ws.session.answer(variable.keys, True)
+    thread = speculate.speculate(ws, ws.session.next_variable())
+    forks = ws.extra[speculate.KEY]["forks"]
+    ws.extra[speculate.KEY] = {"for": "a newer state", "forks": {}}  # the user moved on
+    thread.join(60)
+    assert forks == {}  # it stopped instead of competing with the rerun
+
+
+def test_the_shared_spec_cache_survives_concurrent_builders(pool, monkeypatch) -> None:
+    import threading
+
+    from ui import action_space
+
+    monkeypatch.setattr(action_space, "FIGURES_PER_POOL", 3)  # evict all the time
+    action_space._per_pool(pool).clear()  # tooltips and cells are written meanwhile too
+    errors: list[BaseException] = []
+
+    def build(first_yes: bool) -> None:
+        try:
+            for k in range(8):  # up to five states per thread, more than the cap
+                session = RepairSession(pool)
+                for bit in (k & 1, k & 2):
+                    variable = session.next_variable()
+                    if variable is None:
+                        break
+                    session.answer(variable.keys, bool(bit) == first_yes)
+                    cached_space(session, session.next_variable())
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=build, args=(i % 2 == 0,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors
+    kinds = [k[0] for k in action_space._per_pool(pool)]
+    assert kinds.count("space") <= 3 and kinds.count("cells") <= 3
 
 
 def test_nothing_is_speculated_without_a_question(pool) -> None:

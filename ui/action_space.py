@@ -110,12 +110,34 @@ def output_preview(result: ExecutionResult, rows: int = 5, cols: int = 4) -> str
 
 
 def _per_pool(pool: Any) -> dict[Any, Any]:
-    """A cache dict that lives as long as ``pool`` (pools are shared, read-only objects)."""
+    """A cache dict that lives as long as ``pool`` (pools are shared, read-only objects).
+
+    Read and write it only through :func:`_cached` (scripts and speculation threads share it).
+    """
     key = id(pool)
-    if key not in _POOL_CACHES:
-        _POOL_CACHES[key] = {}
-        weakref.finalize(pool, _POOL_CACHES.pop, key, None)
-    return _POOL_CACHES[key]
+    with _LOCK:
+        cache = _POOL_CACHES.get(key)
+        if cache is None:
+            cache = _POOL_CACHES[key] = {}
+            weakref.finalize(pool, _POOL_CACHES.pop, key, None)
+        return cache
+
+
+def _cached(pool: Any, key: tuple, compute: Any, cap: int | None = None) -> Any:
+    """``compute()`` kept in ``pool``'s cache under ``key`` (computed outside the lock; the
+    first result stored wins). With ``cap``, at most that many entries of ``key[0]``'s kind
+    are kept (the oldest go first)."""
+    cache = _per_pool(pool)
+    with _LOCK:
+        if key in cache:
+            return cache[key]
+    value = compute()
+    with _LOCK:
+        if cap is not None and key not in cache:
+            same = [k for k in list(cache) if k[0] == key[0]]
+            for old in same[: max(0, len(same) - cap + 1)]:
+                cache.pop(old, None)
+        return cache.setdefault(key, value)
 
 
 _POOL_CACHES: dict[int, dict[Any, Any]] = {}
@@ -134,10 +156,8 @@ def hover_text(session: RepairSession, i: int, cluster_number: int, max_features
     title = (f"<b>Query #{i}</b> · cluster {cluster_number} · {made}"
              f"<br>{rows} rows × {cols} columns" if res.ok else
              f"<b>Query #{i}</b> · cluster {cluster_number} · <b>invalid</b>")
-    cache = _per_pool(pool)
-    if ("hover", i, max_features) not in cache:
-        cache["hover", i, max_features] = _hover_body(session, i, max_features)
-    return title + cache["hover", i, max_features]
+    return title + _cached(pool, ("hover", i, max_features),
+                           lambda: _hover_body(session, i, max_features))
 
 
 def _hover_body(session: RepairSession, i: int, max_features: int) -> str:
@@ -170,7 +190,8 @@ def space_spec(session: RepairSession, variable: RankedVariable | None = None, *
     and 220 ms at N = 200 here).
     """
     pool = session.pool
-    pos = pool.positions if pool.positions is not None else np.full((pool.n, 2), 0.5)
+    positions = pool.positions  # read once: a provisional layout may be swapped meanwhile
+    pos = positions if positions is not None else np.full((pool.n, 2), 0.5)
     pos = np.round(pos, 6)
     alive = session.alive
     survivors = session.survivors.tolist()
@@ -179,11 +200,9 @@ def space_spec(session: RepairSession, variable: RankedVariable | None = None, *
     red = contains_mask(session, variable)
     valid = pool.valid
 
-    cache = _per_pool(pool)
-    cells_key = ("cells", id(pool.positions), alive.tobytes())
-    if cells_key not in cache:
-        cache[cells_key] = voronoi_cells(pos[survivors]) if survivors else []
-    polys = cache[cells_key]
+    polys = _cached(pool, ("cells", id(positions), alive.tobytes()),
+                    lambda: voronoi_cells(pos[survivors]) if survivors else [],
+                    cap=FIGURES_PER_POOL)
     groups: dict[tuple[int, bool], list[list[float]]] = {}
     for k, cid in enumerate(survivors):
         if polys[k]:
@@ -219,19 +238,11 @@ def cached_space(session: RepairSession, variable: RankedVariable | None = None,
     Shared between browser sessions: it holds only what the pool and the state determine. The
     dict is shared too, so callers must not mutate it.
     """
-    cache = _per_pool(session.pool)
     key = ("space", id(session.pool.positions), session.alive.tobytes(),
            variable.keys if variable else None, height, session.strategy,
            session.max_clusters, session.min_support, session.random_state)
-    with _LOCK:
-        if key in cache:
-            return cache[key]
-    spec = space_spec(session, variable, height=height)
-    with _LOCK:
-        figures = [k for k in cache if k[0] == "space"]
-        for old in figures[: max(0, len(figures) - FIGURES_PER_POOL + 1)]:
-            cache.pop(old, None)
-        return cache.setdefault(key, spec)
+    return _cached(session.pool, key, lambda: space_spec(session, variable, height=height),
+                   cap=FIGURES_PER_POOL)
 
 
 def selected_ids(selection: Any) -> tuple[list[int], str]:

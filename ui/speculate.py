@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from core.engine.session import RankedVariable, RepairSession
     from ui.state import WorkspaceState
 
-KEY = "speculated"  # ws.extra: {"for": (step, survivors, keys), "forks": {yes: session}}
+KEY = "speculated"  # ws.extra: {"for": (pool, step, survivors, keys, colour), "forks": {yes: session}}
 DELAY_S = 0.15  # after the render's messages have gone out; people take longer than that
 
 
@@ -45,7 +45,8 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None,
     session = ws.session
     if variable is None or session.pool is not session.base_pool:
         return None
-    mark = (session.step, session.alive.tobytes(), variable.keys, colour_by_variable)
+    mark = (id(session.pool), session.step, session.alive.tobytes(), variable.keys,
+            colour_by_variable)
     current = ws.extra.get(KEY)
     if isinstance(current, dict) and current.get("for") == mark:
         return None
@@ -53,10 +54,16 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None,
     ws.extra[KEY] = {"for": mark, "forks": forks}
     base = session.fork()  # here, on the script thread: the live session is not shared
 
+    def stale() -> bool:  # the user has moved on: a newer state is being speculated
+        latest = ws.extra.get(KEY)
+        return not isinstance(latest, dict) or latest.get("forks") is not forks
+
     def run() -> None:
         if background:
             time.sleep(DELAY_S)
         for yes in (True, False):
+            if stale():
+                return  # do not compete with the rerun computing that state itself
             twin = base.fork()
             try:
                 twin.answer(variable.keys, yes)

@@ -294,3 +294,18 @@ def test_clause_no_by_keyboard_with_a_visible_focus(page, server: str, pool) -> 
     page.screenshot(path=str(ARTIFACTS / "workspace-clause-no.png"), full_page=True)
     _click(page, _key(pool, "dv-back"))
     _wait_count(page, pool.n)
+
+
+def test_the_sql_of_the_predicted_query_is_shown_and_copied(page, server: str, pool) -> None:
+    """The expander's SQL block is the candidate's SQL as text; Copy puts it on the clipboard."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    _open(page, server)
+    chosen = RepairSession(pool).best_candidate()
+    page.get_by_text(f"SQL of the predicted query (#{chosen})").click()
+    block = page.get_by_test_id("pq-sql")
+    block.locator("pre").wait_for()
+    assert block.locator("pre").inner_text().strip() == pool.sqls[chosen].strip()
+    block.get_by_role("button", name="Copy").click()
+    block.get_by_role("button", name="Copied").wait_for()
+    assert page.evaluate("() => navigator.clipboard.readText()").strip() == \
+        pool.sqls[chosen].strip()

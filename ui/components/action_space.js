@@ -168,8 +168,11 @@ function bindDrag(state) {
     return [e.clientX - r.left, e.clientY - r.top];
   };
   svg.addEventListener("pointerdown", (ev) => {
-    if (ev.button !== 0 || !state.space) return;
+    // one gesture at a time, by its own pointer (a second finger neither starts nor joins one)
+    if (ev.button !== 0 || !state.space || state.dragging || !ev.isPrimary) return;
     ev.preventDefault();
+    state.dragging = true;
+    const id = ev.pointerId;
     const start = at(ev);
     const clicked = glyphAt(ev.target);
     const path = [start];
@@ -184,6 +187,7 @@ function bindDrag(state) {
     svg.setPointerCapture(ev.pointerId);
     hideTip(state);
     const move = (e) => {
+      if (e.pointerId !== id) return;
       const p = at(e);
       path.push(p);
       moved = Math.max(moved, Math.hypot(p[0] - start[0], p[1] - start[1]));
@@ -192,11 +196,14 @@ function bindDrag(state) {
       }
     };
     const up = (e) => {
+      if (e.pointerId !== id) return;
       svg.removeEventListener("pointermove", move);
       svg.removeEventListener("pointerup", up);
       svg.removeEventListener("pointercancel", up);
+      svg.removeEventListener("lostpointercapture", up);
+      state.dragging = false;
       state.outline.setAttribute("d", "");
-      if (e.type === "pointercancel") return;
+      if (e.type !== "pointerup") return; // cancelled, or capture lost: no selection
       path.push(at(e));
       const click = moved < CLICK_PX;
       const ids = click ? (clicked === null ? [] : [clicked]) : selectedIn(state, shape());
@@ -206,6 +213,7 @@ function bindDrag(state) {
     svg.addEventListener("pointermove", move);
     svg.addEventListener("pointerup", up);
     svg.addEventListener("pointercancel", up);
+    svg.addEventListener("lostpointercapture", up);
   });
   svg.addEventListener("pointermove", (ev) => {
     if (ev.buttons) return;
@@ -264,7 +272,8 @@ function mount(parentElement) {
   root.append(svg, tip);
   parentElement.appendChild(root);
   const state = { root, svg, plot, layers, outline, tip, sigs: {}, tips: new Map(), seq: 0,
-                  width: 0, space: null, mode: "lasso", draws: 0, hovered: null };
+                  width: 0, space: null, mode: "lasso", draws: 0, hovered: null,
+                  dragging: false };
   state.bar = toolbar(state);
   root.appendChild(state.bar);
   bindDrag(state);
@@ -299,10 +308,17 @@ export default function (component) {
     state.revision = String(data.revision ?? "");
     if (!state.width) state.width = state.root.clientWidth;
     if (render(state)) stamp(state);
-    else state.root.setAttribute("data-revision", state.revision);
-    if (state.hovered !== null && !state.tips.has(state.hovered)) hideTip(state);
+    else if (state.width > 0) state.root.setAttribute("data-revision", state.revision);
+    // (width 0: not laid out yet; the ResizeObserver draws and stamps it once it is)
+    if (state.hovered !== null) {  // the tooltip shows this state (cluster numbers change)
+      if (state.tips.has(state.hovered)) showTip(state, state.hovered);
+      else hideTip(state);
+    }
   }
   return () => setTimeout(() => {
-    if (!state.root.isConnected) state.observer.disconnect();
+    if (!state.root.isConnected) {
+      state.observer.disconnect();
+      clearTimeout(state.hoverTimer);
+    }
   }, 0);
 }

@@ -11,6 +11,30 @@ function restoreFocus(root, index) {
   if (next) next.focus({ preventScroll: true });
 }
 
+function copyText(source, button) {
+  // the Clipboard API needs a secure context (https or localhost); a lab machine on a plain-http
+  // LAN address falls back to selecting the text and the old copy command
+  const said = (text) => {
+    button.textContent = text;
+    setTimeout(() => { button.textContent = "Copy"; }, 1500);
+  };
+  const fallback = () => {
+    const range = document.createRange();
+    range.selectNodeContents(source);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    let ok = false;
+    try { ok = document.execCommand("copy"); } catch (_err) { ok = false; }
+    said(ok ? "Copied" : "Selected: press Ctrl+C");
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(source.innerText).then(() => said("Copied"), fallback);
+  } else {
+    fallback();
+  }
+}
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   let root = parentElement.querySelector(":scope > .pq-panel");
@@ -28,8 +52,7 @@ export default function (component) {
       const copy = ev.target.closest("button[data-copy]");
       if (copy && root.contains(copy)) {  // copies in the browser; the server is not involved
         const source = copy.parentElement.querySelector(copy.dataset.copy);
-        const done = () => { copy.textContent = "Copied"; };
-        if (source && navigator.clipboard) navigator.clipboard.writeText(source.innerText).then(done, () => {});
+        if (source) copyText(source, copy);
         return;
       }
       const button = ev.target.closest("button[data-event]");
