@@ -130,3 +130,13 @@ def test_nothing_is_speculated_without_a_question(pool) -> None:
     assert speculate.KEY not in ws.extra
     assert not speculate.adopt(ws, True)
     assert np.all(ws.session.alive)
+
+
+def test_without_the_action_space_no_chart_spec_is_built(pool, monkeypatch) -> None:
+    from ui import action_space
+
+    built = []
+    monkeypatch.setattr(action_space, "space_spec", lambda *a, **k: built.append(1) or {})
+    ws = workspace_state(pool, store={})
+    speculate.speculate(ws, ws.session.next_variable(), chart=False, background=False)
+    assert set(ws.extra[speculate.KEY]["forks"]) == {True, False} and not built

@@ -22,9 +22,9 @@ def show_result(pool: PreparedPool, candidate: int | None, *, show_sql: bool = T
 
 def show_query(sql: str, result: ExecutionResult | None, *, show_sql: bool = True) -> None:
     """The SQL (optional) and the output table (or the error) of any query."""
+    tag = hashlib.sha1(sql.encode()).hexdigest()[:12]  # panel keys: one query per page
     if show_sql:
-        clause_panel(sql_block(sql), key=f"pleasqlarify.sql.{hashlib.sha1(sql.encode()).hexdigest()[:12]}",
-                     testid="pq-sql", on={})
+        clause_panel(sql_block(sql), key=f"pleasqlarify.sql.{tag}", testid="pq-sql", on={})
     if result is None:
         return
     if not result.ok:
@@ -32,5 +32,5 @@ def show_query(sql: str, result: ExecutionResult | None, *, show_sql: bool = Tru
         return
     st.caption(f"Output: {len(result.rows)} rows × {len(result.columns)} columns")
     clause_panel(output_table(result.columns, result.rows),
-                 key=f"pleasqlarify.output.{hashlib.sha1(sql.encode()).hexdigest()[:12]}",
+                 key=f"pleasqlarify.output.{tag}",
                  testid="pq-output", on={})

@@ -21,21 +21,23 @@ if TYPE_CHECKING:
     from core.engine.session import RankedVariable, RepairSession
     from ui.state import WorkspaceState
 
-KEY = "speculated"  # ws.extra: {"for": (pool, step, survivors, keys, colour), "forks": {yes: session}}
+KEY = "speculated"  # ws.extra: {"for": (pool, step, survivors, keys, chart), "forks": {yes: session}}
 DELAY_S = 0.15  # after the render's messages have gone out; people take longer than that
 
 
-def _warm(twin: RepairSession, colour_by_variable: bool) -> None:
-    """Everything a render of ``twin``'s state computes (the first ranked variable shown)."""
+def _warm(twin: RepairSession, chart: bool) -> None:
+    """Everything a render of ``twin``'s state computes (the first ranked variable shown, and
+    with ``chart`` the Action Space coloured by it)."""
     twin.cluster_of()
     ranked = twin.variables()
     twin.predicted_query()
     twin.predicted_output()
-    cached_space(twin, ranked[0] if ranked and colour_by_variable else None)
+    if chart:
+        cached_space(twin, ranked[0] if ranked else None)
 
 
-def speculate(ws: WorkspaceState, variable: RankedVariable | None,
-              colour_by_variable: bool = True, *, background: bool = True
+def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool = True, *,
+              background: bool = True
               ) -> threading.Thread | None:
     """Start computing the states a Yes and a No to ``variable`` lead to (once per state).
 
@@ -45,8 +47,7 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None,
     session = ws.session
     if variable is None or session.pool is not session.base_pool:
         return None
-    mark = (id(session.pool), session.step, session.alive.tobytes(), variable.keys,
-            colour_by_variable)
+    mark = (id(session.pool), session.step, session.alive.tobytes(), variable.keys, chart)
     current = ws.extra.get(KEY)
     if isinstance(current, dict) and current.get("for") == mark:
         return None
@@ -67,7 +68,7 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None,
             twin = base.fork()
             try:
                 twin.answer(variable.keys, yes)
-                _warm(twin, colour_by_variable)
+                _warm(twin, chart)
             except Exception:  # noqa: BLE001 - the rerun then computes (and reports) it itself
                 continue
             forks[yes] = twin

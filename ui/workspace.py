@@ -183,4 +183,4 @@ def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
             draw()
     predicted_output(ws, log, mode, on_submit, options)
     if options.show_decision_space:  # the Yes and No states, ready before the key press
-        speculate(ws, current_variable(ws), options.show_action_space)
+        speculate(ws, current_variable(ws), chart=options.show_action_space)
