@@ -3,7 +3,9 @@
 ``AppTest`` cannot run the Action Space component's JavaScript, so :func:`select_points` sends
 the one-shot ``select`` trigger exactly as the component does after a lasso, box or click
 (``{"ids": [...], "gesture": ...}``) through the component's trigger widget; :func:`fire` sends
-any trigger (a clause panel's Yes/No), :func:`clause_buttons` reads a clause panel's buttons.
+any trigger (a clause panel's Yes/No), :func:`clause_buttons` reads a clause panel's buttons,
+:func:`answer` presses the Decision Space's Yes or No as the browser sends it (with the keys
+of the variable shown) and :func:`survivors` reads the line over the Action Space.
 """
 
 from __future__ import annotations
@@ -72,9 +74,45 @@ def fire(at: Any, key: str, event: str, value: Any) -> Any:
     return at._run(states)
 
 
+def component_data(at: Any, key: str) -> dict[str, Any]:
+    """The data the component ``key`` got in the last run."""
+    return json.loads(_component(at, key).proto.json)
+
+
+def answer(at: Any, prefix: str, yes: bool, seq: int = 1) -> Any:
+    """Rerun ``at`` as if Yes (or No) of the Decision Space ``prefix + "dv.chips"`` was pressed:
+    the trigger carries the keys of the variable its buttons show."""
+    key = f"{prefix}dv.chips"
+    tag = re.search(rf'<button [^>]*data-event="answer"[^>]*data-yes="{int(yes)}"[^>]*>',
+                    component_html(at, key))
+    if tag is None or " disabled" in tag.group(0):
+        raise AssertionError(f"the Decision Space's {'Yes' if yes else 'No'} is not enabled")
+    keys = html.unescape(re.search(r'data-key="([^"]*)"', tag.group(0)).group(1))
+    return fire(at, key, "answer", {"key": keys, "yes": yes, "seq": seq})
+
+
+def answer_enabled(at: Any, prefix: str) -> bool:
+    """Whether the Decision Space's Yes button is enabled in the last run."""
+    tag = re.search(r'<button [^>]*data-event="answer"[^>]*data-yes="1"[^>]*>',
+                    component_html(at, f"{prefix}dv.chips"))
+    return tag is not None and " disabled" not in tag.group(0)
+
+
+def survivors(at: Any, prefix: str | None = None) -> str:
+    """The summary line over the Action Space ``prefix + "space"`` (HTML) in the last run (the
+    first Action Space drawn, without ``prefix``)."""
+    if prefix is not None:
+        return component_data(at, f"{prefix}space")["summary"]
+    for el in at.get("bidi_component"):
+        data = json.loads(el.proto.json) if el.proto.json else {}
+        if isinstance(data, dict) and "summary" in data:
+            return data["summary"]
+    raise LookupError("no Action Space was drawn in the last run")
+
+
 def component_html(at: Any, key: str) -> str:
     """The HTML a clause panel (:func:`ui.components.clause_panel`) drew in the last run."""
-    return json.loads(_component(at, key).proto.json)["html"]
+    return component_data(at, key)["html"]
 
 
 def shown_sql(at: Any, testid: str = "pq-sql") -> list[str]:

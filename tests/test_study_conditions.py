@@ -14,7 +14,7 @@ from study import flow
 from study.spec import StudySpecError, parse_study
 from study.store import open_store
 from study.trace import read_events
-from tests.bank_helpers import clause_buttons, fire, shown_sql
+from tests.bank_helpers import answer, clause_buttons, fire, shown_sql
 from tests.study_flow_fixtures import (
     FILM_BANK,
     PRACTICE,
@@ -118,7 +118,7 @@ def test_atomic_only_has_no_decision_space_and_submits_via_clauses(studies) -> N
     at, pid = _to_task(store)
     heads = {s.value for s in at.subheader}
     assert "Decision Space" not in heads and {"Action Space", "Predicted Query"} <= heads
-    assert not [b for b in at.button if b.key and b.key.endswith(".dv.yes")]
+    assert not [c for c in at.get("bidi_component") if c.key and c.key.endswith(".dv.chips")]
     clause = next(k for (k, yes), enabled in clause_buttons(at, _key("pq")).items()
                   if yes and enabled)
     fire(at, _key("pq"), "clause", {"key": clause, "yes": True, "seq": 1})
@@ -152,7 +152,7 @@ def test_pool_accounting_blocks_submit_until_answered_or_dismissed(studies) -> N
     while again.button(key=_key("submit")).disabled:
         rest = [v for v in ws2.session.variables() if v.gain > 0.1 and v.keys not in ws2.dismissed]
         if rounds % 2:  # alternate: answer the shown variable, dismiss the next open one
-            _click(again, _key("dv.yes"))
+            answer(again, _key(""), True)
         else:
             _click(again, _key(dismiss_key(rest[0].keys)))
         rounds += 1

@@ -11,7 +11,7 @@ from study import flow
 from study.store import open_store
 from study.timing import compute_timers
 from study.trace import read_events
-from tests.bank_helpers import shown_sql
+from tests.bank_helpers import answer, shown_sql
 from tests.study_flow_fixtures import (
     PRACTICE,
     TASK,
@@ -88,7 +88,7 @@ def test_full_flow_with_required_fields_to_the_completion_code(env) -> None:
     assert any("Welcome to the mini study" in m.value for m in at.markdown)
     _next(at, "onboarding")
     assert _step(env, pid) == "practice"
-    at.button(key=f"pleasqlarify.{PRACTICE}.dv.yes").click().run()
+    answer(at, f"pleasqlarify.{PRACTICE}.", True)
     _next(at, "practice")
     for sub in ("1", "2a", "2b"):
         step = flow.task_step_id(TASK, sub)
@@ -101,7 +101,7 @@ def test_full_flow_with_required_fields_to_the_completion_code(env) -> None:
     assert _step(env, pid) == step3
     _next(at, step3)  # not submitted yet: blocked
     assert _step(env, pid) == step3 and "Submit a query" in _errors(at)[0]
-    at.button(key=f"pleasqlarify.{TASK}.dv.yes").click().run()
+    answer(at, f"pleasqlarify.{TASK}.", True)
     at.button(key=f"pleasqlarify.{TASK}.submit").click().run()
     _next(at, step3)
     assert _step(env, pid) == "questionnaire:end"
@@ -133,7 +133,7 @@ def test_refresh_resumes_at_the_same_step_with_answers_and_decisions(env) -> Non
     _next(at, "practice")
     _text(at, pid, "1", "the review text")
     _next(at, flow.task_step_id(TASK, "1"))
-    at.button(key=f"pleasqlarify.{TASK}.dv.yes").click().run()
+    answer(at, f"pleasqlarify.{TASK}.", True)
     _text(at, pid, "2a", "half-written answ")
     key = f"pleasqlarify.workspace.study-{pid}.{TASK}"
     before = [d.to_dict() for d in at.session_state[key].session.history]

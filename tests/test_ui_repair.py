@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.bank_helpers import component_html, make_bank, task_ids
+from tests.bank_helpers import answer, component_html, make_bank, task_ids
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_trace_of_a_repair_replays_to_the_same_workspace(bank: Path) -> None:
     ws = _ws(at, task)
     v = ws.session.next_variable()
     if v is not None:
-        at.button(key=_key(task, "dv.no")).click().run()
+        answer(at, _key(task, ""), False)
     at.button(key=_key(task, "po.none")).click().run()
     assert not at.exception, at.exception
     events = [SimpleNamespace(type=t, payload=p, event_id=str(i))

@@ -10,12 +10,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.bank_helpers import (
+    answer,
+    answer_enabled,
     clause_buttons,
     component_html,
     fire,
     make_bank,
     select_points,
     selection_value,
+    survivors,
     task_ids,
 )
 
@@ -55,19 +58,19 @@ def _key(task: str, name: str) -> str:
     return f"pleasqlarify.{task}.{name}"
 
 
-def _survivor_text(at: AppTest) -> str:
-    return next(m.value for m in at.markdown if "queries remain" in m.value)
+def _survivor_text(at: AppTest, task: str) -> str:
+    return survivors(at, _key(task, ""))
 
 
 def test_yes_keeps_the_queries_with_the_variable_and_logs_dv_accept(bank: Path) -> None:
     at, task = _start(bank)
     ws = _ws(at, task)
     variable = ws.session.next_variable()
-    at.button(key=_key(task, "dv.yes")).click().run()
+    answer(at, _key(task, ""), True)
     assert not at.exception
     assert ws.session.step == 1
     assert len(ws.session.survivors) == variable.yes_count
-    assert f"<b>{variable.yes_count}</b> of" in _survivor_text(at)
+    assert f"<b>{variable.yes_count}</b> of" in _survivor_text(at, task)
     kind, payload = at.session_state["events"][-1]
     assert kind == "dv.accept"
     assert payload["features"] == list(variable.keys)
@@ -80,7 +83,7 @@ def test_no_then_back_restores_every_candidate(bank: Path) -> None:
     ws = _ws(at, task)
     n = ws.session.pool.n
     variable = ws.session.next_variable()
-    at.button(key=_key(task, "dv.no")).click().run()
+    answer(at, _key(task, ""), False)
     assert len(ws.session.survivors) == variable.no_count
     assert at.session_state["events"][-1][0] == "dv.reject"
     at.button(key=_key(task, "dv.back")).click().run()
@@ -99,7 +102,7 @@ def test_browse_down_and_up_changes_the_shown_variable_without_deciding(bank: Pa
     assert ws.browse == 1 and ws.session.step == 0
     assert at.session_state["events"][-1] == ("dv.browse", at.session_state["events"][-1][1])
     assert at.session_state["events"][-1][1]["features"] == list(ranked[1].keys)
-    at.button(key=_key(task, "dv.yes")).click().run()  # answers the browsed-to variable
+    answer(at, _key(task, ""), True)  # answers the browsed-to variable
     assert at.session_state["events"][-1][1]["features"] == list(ranked[1].keys)
     assert len(ws.session.survivors) == ranked[1].yes_count
     assert ws.browse == 0
@@ -180,7 +183,7 @@ def test_injected_plotly_selection_restricts_once(bank: Path, gesture: str) -> N
     events = len(at.session_state["events"])
     at.run()  # a plain rerun must not re-apply the selection
     assert ws.session.step == 1 and len(at.session_state["events"]) == events
-    assert f"<b>{len(chosen)}</b> of" in _survivor_text(at)
+    assert f"<b>{len(chosen)}</b> of" in _survivor_text(at, task)
 
 
 def test_study_mode_fixes_the_question_and_submit_records_the_query(bank: Path) -> None:
@@ -188,7 +191,7 @@ def test_study_mode_fixes_the_question_and_submit_records_the_query(bank: Path) 
     ws = _ws(at, task, "study")
     assert not at.text_input  # the question is not editable in a study task
     assert any(ws.session.pool.question in m.value for m in at.markdown)
-    at.button(key=_key(task, "dv.yes")).click().run()
+    answer(at, _key(task, ""), True)
     at.button(key=_key(task, "submit")).click().run()
     chosen = ws.session.best_candidate()
     assert at.session_state["submitted"] == [(chosen, ws.session.pool.sqls[chosen])]
@@ -210,13 +213,14 @@ def test_done_banner_when_survivors_agree(bank: Path) -> None:
     for _ in range(12):
         if ws.session.is_done or ws.session.next_variable() is None:
             break
-        at.button(key=_key(task, "dv.yes")).click().run()
+        answer(at, _key(task, ""), True)
     if not ws.session.is_done:  # stuck: select one glyph, which is always functionally one
         select_points(at, _key(task, "space"), selection_value([ws.session.survivors[0]],
                                                                "click"))
     assert ws.session.is_done
     assert any("Done" in s.value for s in at.success)
-    assert at.button(key=_key(task, "dv.yes")).disabled
+    assert "<b>Done.</b>" in component_html(at, _key(task, "dv.chips"))
+    assert not answer_enabled(at, _key(task, ""))
 
 
 def test_app_router_home_lists_tasks_and_opens_the_workspace(bank: Path,
@@ -234,13 +238,13 @@ def test_app_router_home_lists_tasks_and_opens_the_workspace(bank: Path,
     at.switch_page("pages/workspace.py").run()  # AppTest does not follow st.switch_page
     assert not at.exception, at.exception
     assert at.selectbox(key="workspace.task").value == tasks[1]
-    assert any("queries remain" in m.value for m in at.markdown)
+    assert "queries remain" in survivors(at, f"pleasqlarify.{tasks[1]}.")
 
 
 def test_only_the_likeliest_open_clauses_get_rows_until_show_all(bank: Path,
                                                                  monkeypatch: pytest.MonkeyPatch
                                                                  ) -> None:
-    monkeypatch.setattr("ui.panels.CLAUSE_ROWS", 3)
+    monkeypatch.setattr("ui.views.CLAUSE_ROWS", 3)
     at, task = _start(bank)
     ws = _ws(at, task)
     open_beliefs = [b for b in ws.session.predicted_query() if not b.determined]

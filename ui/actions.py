@@ -47,9 +47,18 @@ def _decided(ws: WorkspaceState, before: int, log: Log, event_type: str,
     log(event_type, payload)
 
 
-def answer_variable(ws: WorkspaceState, yes: bool, log: Log) -> bool:
-    """Yes/No on the decision variable shown in the Decision Space."""
+def answer_variable(ws: WorkspaceState, yes: bool, log: Log,
+                    keys: tuple[str, ...] | None = None) -> bool:
+    """Yes/No on the decision variable shown in the Decision Space (or, given ``keys``, on
+    that variable: the one the user saw when they answered)."""
     variable = _current(ws)
+    if keys is not None and (variable is None or variable.keys != keys):
+        ranked = {v.keys: (i, v) for i, v in enumerate(ws.session.variables())}
+        if keys not in ranked:
+            ws.flash = ("That question was no longer open when your answer arrived (the "
+                        "queries had changed); answer the one shown now.")
+            return False
+        ws.browse, variable = ranked[keys]
     if variable is None:
         return False
     before = len(ws.session.survivors)

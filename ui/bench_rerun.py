@@ -5,7 +5,9 @@
 film task (they share one database), prepares them in a temporary folder (or DIR, reused) with
 a one-task study, starts ``streamlit run app.py`` and a trivial one-button app, and prints
 median and p95 (ms) of: key press → re-rendered (trivial app, workspace at N = 50 and 200: the
-survivors line and the chart both show the new state), lasso → survivors updated, first paint
+survivors line and the chart both show the new state, painted; measured in the page from the
+key event), key press → the server's rerun done (the workspace shows the speculated state
+before it, :mod:`ui.optimistic`), lasso → survivors updated, first paint
 of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
 HTTP cache, see ui/bench_paint.py), participant Continue → next part, and a fresh process's
 first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
@@ -138,16 +140,50 @@ def _settle(page) -> None:
     page.wait_for_timeout(250)
 
 
-def keypress(page, reps: int, back: str | None, warm_up: bool = False) -> list[float]:
-    """Key press (y/n, or y on the trivial app) → the counter re-rendered, ``reps`` times."""
-    times = []
+# Armed before a key press (or a lasso's release): the event's time, then the time after the frame that first
+# shows the new state was painted (rAF, then a task), then the same once the server has
+# confirmed it (the carrier's ack changed, nothing running). Measured in the page, so neither
+# includes Playwright's polling.
+ARM_JS = f"""b => {{
+  const w = window.__pqKey = {{ t0: null, shown: null, confirmed: null }};
+  const ack = () => {{ const c = document.querySelector('[data-testid="pq-next"]');
+                      return c ? c.dataset.ack : null; }};
+  const ack0 = ack();
+  const painted = (k) => requestAnimationFrame(() => setTimeout(() => {{
+    if (w[k] === null) w[k] = performance.now(); }}, 0));
+  for (const type of ["keydown", "pointerup"]) {{
+    document.addEventListener(type, (e) => {{ if (w.t0 === null) w.t0 = e.timeStamp; }},
+                              {{ capture: true, once: true }});
+  }}
+  let seen = false, done = false;
+  const check = () => {{
+    const [n, r] = ({STATE_JS})();
+    if (!seen && n !== b[0] && (b[1] === null || r !== b[1])) {{ seen = true; painted("shown"); }}
+    if (seen && !done && (ack0 === null || ack() !== ack0)
+        && !document.querySelector('[data-testid="stStatusWidget"]')) {{
+      done = true; painted("confirmed"); obs.disconnect(); }}
+  }};
+  const obs = new MutationObserver(check);
+  obs.observe(document.body, {{ subtree: true, childList: true, attributes: true,
+                               characterData: true }});
+}}"""
+
+
+def keypress(page, reps: int, back: str | None, warm_up: bool = False
+             ) -> tuple[list[float], list[float]]:
+    """Key press (y/n, or y on the trivial app) → the new state painted, and → confirmed by the
+    server (the same on an app without speculation), ``reps`` times each."""
+    shown, confirmed = [], []
     split = Split(None if warm_up else page)
     for i in range(reps):
         before = page.evaluate(STATE_JS)
+        page.evaluate(ARM_JS, before)
         split.start()
-        times.append(_timed(lambda i=i: page.keyboard.press("y" if i % 2 == 0 else "n")
-                            if back else page.keyboard.press("y"),
-                            lambda b=before: _changed(page, b)))
+        page.keyboard.press("y" if i % 2 == 0 or not back else "n")
+        page.wait_for_function("() => window.__pqKey.confirmed !== null", timeout=TIMEOUT_MS)
+        t = page.evaluate("() => window.__pqKey")
+        shown.append(t["shown"] - t["t0"])
+        confirmed.append(t["confirmed"] - t["t0"])
         _settle(page)
         split.stop()
         if back:
@@ -156,7 +192,7 @@ def keypress(page, reps: int, back: str | None, warm_up: bool = False) -> list[f
             page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before[0])
             _settle(page)
     split.report()
-    return times
+    return shown, confirmed
 
 
 def open_task(page, url: str, task_id: str) -> None:
@@ -184,8 +220,12 @@ def lasso(page, reps: int, back: str) -> list[float]:
         for (ax, ay), (bx, by) in zip(px, px[1:], strict=False):
             for t in (0.25, 0.5, 0.75, 1.0):
                 page.mouse.move(ax + t * (bx - ax), ay + t * (by - ay))
+        page.evaluate(ARM_JS, before)
         split.start()
-        times.append(_timed(page.mouse.up, lambda b=before: _changed(page, b)))
+        page.mouse.up()
+        page.wait_for_function("() => window.__pqKey.shown !== null", timeout=TIMEOUT_MS)
+        t = page.evaluate("() => window.__pqKey")
+        times.append(t["shown"] - t["t0"])
         _settle(page)
         split.stop()
         page.locator(f"{back} >> visible=true").first.click()
@@ -293,7 +333,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
             page.goto(srv.url)
             page.get_by_text("0 of 1").wait_for(timeout=60_000)
             keypress(page, 2, None, warm_up=True)
-            rows.add("trivial app: key → rendered", lambda: keypress(page, reps, None))
+            rows.add("trivial app: key → rendered", lambda: keypress(page, reps, None)[0])
             page.context.close()
             paint_rows(rows, browser, "trivial app", srv.url,
                        lambda pg: pg.get_by_text("0 of 1").wait_for(), reps, network)
@@ -312,8 +352,15 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                 open_task(page, url, task_id)
                 back = f".st-key-pleasqlarify-{task_id}-dv-back button"
                 keypress(page, 2, back, warm_up=True)
-                rows.add(f"workspace N={n}: key → rendered",
-                         lambda page=page, back=back: keypress(page, reps, back))
+                keys: dict[str, tuple[list[float], list[float]]] = {}
+
+                def key_times(i: int, page=page, back=back, keys=keys) -> list[float]:
+                    if "all" not in keys:  # both rows come from one set of presses
+                        keys["all"] = keypress(page, reps, back)
+                    return keys["all"][i]
+                rows.add(f"workspace N={n}: key → new state painted", lambda k=key_times: k(0))
+                rows.add(f"workspace N={n}: key → server's rerun done",
+                         lambda k=key_times: k(1))
                 if n == 50:
                     rows.add(f"workspace N={n}: lasso → survivors updated",
                              lambda page=page, back=back: lasso(page, reps, back))
@@ -351,16 +398,27 @@ def paint_rows(rows: Rows, browser, what: str, address: str, ready: Callable, re
 
 def apptest_ms(bank: Path, task_id: str, reps: int) -> list[float]:
     """Server-side only: an AppTest rerun after Yes or No (then Back, untimed)."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
     from streamlit.testing.v1 import AppTest
+
+    from ui.views import KEYS_SEP
 
     at = AppTest.from_function(_app, args=(str(bank), task_id), default_timeout=120)
     at.run()
     key = f"pleasqlarify.{task_id}"
     times = []
     for i in range(reps):
-        at.button(key=f"{key}.{'dv.yes' if i % 2 == 0 else 'dv.no'}").click()
+        panel = next(el for el in at.get("bidi_component") if el.key == f"{key}.dv.chips")
+        ws = at.session_state[f"pleasqlarify.workspace.free.{task_id}"]
+        states = at._tree.get_widget_states()  # what the Decision Space sends on Yes / No
+        state = WidgetState(id=_make_trigger_id(panel.proto.id, "events"))
+        state.json_trigger_value = json.dumps([{"event": "answer", "value": {
+            "key": KEYS_SEP.join(ws.session.variables()[ws.browse].keys), "yes": i % 2 == 0,
+            "seq": i + 1}}])
+        states.widgets.append(state)
         start = time.perf_counter()
-        at.run()
+        at._run(states)
         times.append((time.perf_counter() - start) * 1000)
         at.button(key=f"{key}.dv.back").click().run()
     return times

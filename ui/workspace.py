@@ -18,13 +18,15 @@ import streamlit as st
 
 from core.engine.pool import PreparedPool
 from ui import actions
-from ui.action_space import cached_space, clusters, selected_ids, shade
+from ui.action_space import clusters, selected_ids
 from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
 from ui.components import action_space_chart, clause_panel, trigger
-from ui.panels import button, current_variable, decision_space, predicted_output, predicted_query
-from ui.speculate import speculate
+from ui.optimistic import CSS as CARRIER_CSS
+from ui.optimistic import carrier
+from ui.panels import decision_space, predicted_output, predicted_query
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
+from ui.views import space_data, space_footer
 
 MODES = ("free", "study")
 APP_RERUN = "rerun_app"  # ws.extra flag: a fragment callback changed what the page shows
@@ -47,41 +49,15 @@ def _on_hover(ws: WorkspaceState, log: Log, key: str) -> None:
 
 def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) -> None:
     """The Action Space: glyph scatter with Voronoi cells, lasso/box/click, keep-a-cluster."""
-    session = ws.session
-    pool = session.pool
-    n, total = len(session.survivors), pool.n
     st.subheader("Action Space", anchor=False)
-    infos = clusters(session)
-    st.markdown(f'<span data-testid="pq-survivors"><b>{n}</b> of {total} queries remain</span>'
-                f" · {len(infos)} cluster{'s' if len(infos) != 1 else ''} · "
-                f"{session.n_classes} distinct output{'s' if session.n_classes != 1 else ''}",
-                unsafe_allow_html=True)
     key = ws.widget_key("space")
-    variable = current_variable(ws) if colour_by_variable else None
-    action_space_chart(cached_space(session, variable), key=key,
-                       revision=f"{session.step}:{n}:{ws.browse}",
+    action_space_chart(space_data(ws, colour_by_variable, hover=log is not no_log), key=key,
                        on_select=partial(_on_select, ws, log, key),
                        on_hover=None if log is no_log else partial(_on_hover, ws, log, key))
-    footer = key + ".footer"
-    clause_panel(_space_footer(infos, colour_by_variable), key=footer, testid="pq-space-footer",
-                 on={"cluster": partial(_on_cluster, ws, log, footer, infos)})
-
-
-def _space_footer(infos: list, colour_by_variable: bool) -> str:
-    """Caption and Keep-cluster buttons under the chart, as one clause panel's HTML."""
-    caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
-               "keep only those queries." + (" Red: contains the decision variable; blue: does "
-                                             "not." if colour_by_variable else ""))
-    html = f'<p class="pq-caption">{caption}</p>'
-    if len(infos) > 1:
-        html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(
-            button(f"Cluster {c.number} ({len(c.members)})", "cluster",
-                   f"Keep only the {len(c.members)} queries of cluster {c.number}",
-                   key=str(c.number), extra=" pq-secondary") for c in infos) + "</div>")
-    elif infos:
-        html += (f"<p><small style='color:{shade(1, False)}'>All remaining queries form one "
-                 "cluster.</small></p>")
-    return html
+    footer = space_footer(ws, colour_by_variable)
+    clause_panel(footer["html"], key=footer["panel"], testid=footer["testid"], panel=True,
+                 on={"cluster": partial(_on_cluster, ws, log, footer["panel"],
+                                        clusters(ws.session))})
 
 
 def _on_cluster(ws: WorkspaceState, log: Log, footer: str, infos: list) -> None:
@@ -125,7 +101,7 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
     if options.pool_accounting and not options.show_decision_space:
         raise ValueError("pool accounting needs the Decision Space (dismissing happens there)")
     ws = workspace_state(pool, namespace or mode)
-    st.html(CSS)
+    st.html(CSS + CARRIER_CSS)
     if options.show_question:
         question(ws, mode, on_new_question)
     if _provisional_layout(pool):
@@ -182,5 +158,5 @@ def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
         with column:
             draw()
     predicted_output(ws, log, mode, on_submit, options)
-    if options.show_decision_space:  # the Yes and No states, ready before the key press
-        speculate(ws, current_variable(ws), chart=options.show_action_space)
+    if options.show_decision_space:  # the Yes and No states, shown at the key press
+        carrier(ws, options, hover=log is not no_log)

@@ -40,29 +40,31 @@ def _register(component: str = "action_space") -> Any:
     return mount
 
 
-def action_space_chart(space: dict[str, Any], *, key: str, revision: str,
-                       on_select: Callable[[], None], on_hover: Callable[[], None] | None = None
-                       ) -> Any:
-    """Mount (or update) the chart drawing ``space`` (:func:`ui.action_space.space_spec`).
+def action_space_chart(data: dict[str, Any], *, key: str, on_select: Callable[[], None],
+                       on_hover: Callable[[], None] | None = None) -> Any:
+    """Mount (or update) the chart drawing ``data`` (:func:`ui.views.space_data`: the spec,
+    the summary line over it, the revision the browser stamps on it for tests).
 
-    ``on_select``/``on_hover`` run when the browser reports one; ``revision`` names the state
-    drawn (the browser stamps it on the chart for tests); hovers are only sampled when
-    ``on_hover`` is given.
+    ``on_select``/``on_hover`` run when the browser reports one; hovers are only sampled when
+    ``data["hover"]`` is set.
     """
-    return _register()(key=key, data={"space": space, "revision": revision,
-                                      "hover": on_hover is not None},
-                       on_select_change=on_select, on_hover_change=on_hover or (lambda: None))
+    return _register()(key=key, data=data, on_select_change=on_select,
+                       on_hover_change=on_hover or (lambda: None))
 
 
 def clause_panel(html: str, *, key: str, testid: str,
-                 on: dict[str, Callable[[], None]]) -> Any:
+                 on: dict[str, Callable[[], None]], panel: bool = False,
+                 extra: dict[str, Any] | None = None) -> Any:
     """Mount (or update) an HTML panel whose ``<button data-event=NAME>`` send trigger NAME.
 
     One Streamlit element instead of one per chip and button (the clause list was ~140); a
     button's ``data-key``/``data-yes`` come back in the trigger value (see :func:`trigger`).
     ``html`` must be built from escaped text (:mod:`ui.chips`): it is not sanitised again.
+    With ``panel`` the browser registers it under ``key`` so a speculated state can be shown in
+    it before the rerun (:mod:`ui.optimistic`); ``extra`` is more data for the script.
     """
-    return _register("clauses")(key=key, data={"html": html, "testid": testid},
+    data = {"html": html, "testid": testid, **({"panel": key} if panel else {}), **(extra or {})}
+    return _register("clauses")(key=key, data=data,
                                 **{f"on_{event}_change": cb for event, cb in on.items()})
 
 

@@ -4,7 +4,9 @@
 // updates. Lasso, box and click selections go back as the one-shot trigger "select"
 // ({ids, gesture, seq}); a glyph hovered for HOVER_MS as "hover" ({id, ts}) when data.hover
 // is set. No chart library: Plotly.react redrew the whole figure (70 ms at N = 50, 220 ms at
-// N = 200) where this changes what changed.
+// N = 200) where this changes what changed. `data.summary` is the line over the chart. With
+// `data.panel` it registers in the page-wide hub of clauses.js, which shows a speculated state
+// in it on a Yes/No before the rerun (ui/optimistic.py).
 
 const SVG = "http://www.w3.org/2000/svg";
 const HOVER_MS = 600;
@@ -246,10 +248,17 @@ function setMode(state, mode) {
   }
 }
 
+function hub() {  // the same object clauses.js makes (whichever module runs first)
+  return window.__pqHub || (window.__pqHub = {
+    panels: new Map(), next: null, pending: null, queue: [], seq: 0, keys: false });
+}
+
 function mount(parentElement) {
   const root = document.createElement("div");
   root.className = "pq-space";
   root.setAttribute("data-testid", "pq-action-space");
+  const summary = document.createElement("div");  // over the chart, outside its frame
+  summary.className = "pq-summary";
   const svg = document.createElementNS(SVG, "svg");
   svg.setAttribute("class", "pq-svg");
   svg.setAttribute("role", "img");
@@ -270,8 +279,8 @@ function mount(parentElement) {
   tip.className = "pq-tip";
   tip.hidden = true;
   root.append(svg, tip);
-  parentElement.appendChild(root);
-  const state = { root, svg, plot, layers, outline, tip, sigs: {}, tips: new Map(), seq: 0,
+  parentElement.append(summary, root);
+  const state = { root, summary, svg, plot, layers, outline, tip, sigs: {}, tips: new Map(), seq: 0,
                   width: 0, space: null, mode: "lasso", draws: 0, hovered: null,
                   dragging: false };
   state.bar = toolbar(state);
@@ -295,26 +304,48 @@ function stamp(state) {
   state.root.setAttribute("data-revision", state.revision);
 }
 
+function show(state, data) {
+  // draw the state `data` describes (a server render or a speculated one)
+  const space = data && data.space;
+  if (!space) return;
+  const summary = String(data.summary ?? "");
+  if (summary !== state.summaryHtml) {
+    state.summary.innerHTML = summary;
+    state.summaryHtml = summary;
+  }
+  if (!state.space || state.space.task !== space.task) setMode(state, space.dragmode || "lasso");
+  state.space = space;
+  state.revision = String(data.revision ?? "");
+  if (!state.width) state.width = state.root.clientWidth;
+  if (render(state)) stamp(state);
+  else if (state.width > 0) state.root.setAttribute("data-revision", state.revision);
+  // (width 0: not laid out yet; the ResizeObserver draws and stamps it once it is)
+  if (state.hovered !== null) {  // the tooltip shows this state (cluster numbers change)
+    if (state.tips.has(state.hovered)) showTip(state, state.hovered);
+    else hideTip(state);
+  }
+}
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   const found = parentElement.querySelector(":scope > .pq-space");
   const state = found && found.__pq ? found.__pq : mount(parentElement);
   state.send = setTriggerValue;
   state.hover = Boolean(data && data.hover);
-  const space = data && data.space;
-  if (space) {
-    if (!state.space || state.space.task !== space.task) setMode(state, space.dragmode || "lasso");
-    state.space = space;
-    state.revision = String(data.revision ?? "");
-    if (!state.width) state.width = state.root.clientWidth;
-    if (render(state)) stamp(state);
-    else if (state.width > 0) state.root.setAttribute("data-revision", state.revision);
-    // (width 0: not laid out yet; the ResizeObserver draws and stamps it once it is)
-    if (state.hovered !== null) {  // the tooltip shows this state (cluster numbers change)
-      if (state.tips.has(state.hovered)) showTip(state, state.hovered);
-      else hideTip(state);
+  const h = hub();
+  let held = false;
+  if (data && data.panel) {
+    const entry = h.panels.get(data.panel);
+    if (!entry || entry.root !== state.root) {
+      const root = state.root;
+      h.panels.set(data.panel, { root, latest: data, alive: () => root.isConnected,
+                                 show: (d) => show(state, d) });
+    } else {
+      entry.latest = data;
     }
+    held = Boolean(h.pending);  // a speculated state is on the screen until the answer is taken
   }
+  if (!held) show(state, data);
   return () => setTimeout(() => {
     if (!state.root.isConnected) {
       state.observer.disconnect();

@@ -1,0 +1,256 @@
+"""What the workspace's decision-dependent panels show, as data (no Streamlit here).
+
+The Action Space (chart and its footer), the Decision Space variable, the Predicted Query and
+the Predicted Output are mounted components (:mod:`ui.components`); each one's data is built
+here from a :class:`ui.state.WorkspaceState`. The render uses these builders, and so does the
+speculation (:mod:`ui.optimistic`) for the states a Yes and a No lead to, so the browser can
+show the next state the moment a key is pressed and the rerun that follows changes nothing.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from core.engine.session import Decision, RankedVariable, RepairSession
+from ui.action_space import ClusterInfo, cached_space, clusters, shade
+from ui.chips import chip, chip_row, output_table
+from ui.state import WorkspaceState
+
+LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
+CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all"
+ALL_CLAUSES = "pq_all_clauses"  # ws.extra flag: draw every open clause, not the likeliest
+KEYS_SEP = "\x1f"  # joins a variable's feature keys in its Yes/No buttons' data-key
+
+
+def current_variable(ws: WorkspaceState) -> RankedVariable | None:
+    """The decision variable the Decision Space shows (browse index clamped to the ranking)."""
+    ranked = ws.session.variables()
+    if not ranked:
+        return None
+    ws.browse = min(max(ws.browse, 0), len(ranked) - 1)
+    return ranked[ws.browse]
+
+
+def button(label: str, event: str, title: str, *, key: str | None = None,
+           yes: bool | None = None, disabled: bool = False, extra: str = "",
+           shortcut: str | None = None) -> str:
+    """A real ``<button>`` of a clause panel; the panel sends ``event`` with its key/yes."""
+    data = (f' data-key="{escape(key)}"' if key is not None else "") + (
+        f' data-yes="{int(yes)}"' if yes is not None else "") + (
+        f' aria-keyshortcuts="{shortcut}"' if shortcut else "")
+    hint = f" (key {shortcut})" if shortcut else ""
+    kbd = f' <kbd class="pq-kbd">{escape(shortcut)}</kbd>' if shortcut else ""
+    return (f'<button type="button" class="pq-btn{extra}" data-event="{event}"{data}'
+            f' title="{escape(title + hint)}" aria-label="{escape(label)}: {escape(title)}"'
+            f'{" disabled" if disabled else ""}>{escape(label)}{kbd}</button>')
+
+
+def panel(ws: WorkspaceState, name: str, html: str, testid: str) -> dict[str, Any]:
+    """The data of the clause panel ``name`` (its widget key is ``panel``: the browser finds it
+    again when it shows a speculated state)."""
+    return {"html": html, "testid": testid, "panel": ws.widget_key(name)}
+
+
+# --- Action Space ------------------------------------------------------------------------
+
+def space_summary(session: RepairSession, infos: list[ClusterInfo]) -> str:
+    """The line over the chart: survivors of the pool, clusters, distinct outputs."""
+    n, total = len(session.survivors), session.pool.n
+    return (f'<span data-testid="pq-survivors"><b>{n}</b> of {total} queries remain</span>'
+            f" · {len(infos)} cluster{'s' if len(infos) != 1 else ''} · "
+            f"{session.n_classes} distinct output{'s' if session.n_classes != 1 else ''}")
+
+
+def space_data(ws: WorkspaceState, colour_by_variable: bool, hover: bool) -> dict[str, Any]:
+    """The chart component's data: the spec, the summary line and the state's revision."""
+    session = ws.session
+    variable = current_variable(ws) if colour_by_variable else None
+    return {"space": cached_space(session, variable), "summary": space_summary(
+        session, clusters(session)), "revision": f"{session.step}:{len(session.survivors)}:"
+        f"{ws.browse}", "hover": hover, "panel": ws.widget_key("space")}
+
+
+def space_footer(ws: WorkspaceState, colour_by_variable: bool) -> dict[str, Any]:
+    """Caption and Keep-cluster buttons under the chart."""
+    infos = clusters(ws.session)
+    caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
+               "keep only those queries." + (" Red: contains the decision variable; blue: does "
+                                             "not." if colour_by_variable else ""))
+    html = f'<p class="pq-caption">{caption}</p>'
+    if len(infos) > 1:
+        html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(
+            button(f"Cluster {c.number} ({len(c.members)})", "cluster",
+                   f"Keep only the {len(c.members)} queries of cluster {c.number}",
+                   key=str(c.number), extra=" pq-secondary") for c in infos) + "</div>")
+    elif infos:
+        html += (f"<p><small style='color:{shade(1, False)}'>All remaining queries form one "
+                 "cluster.</small></p>")
+    return panel(ws, "space.footer", html, "pq-space-footer")
+
+
+# --- Decision Space ----------------------------------------------------------------------
+
+def decision_html(ws: WorkspaceState) -> str:
+    """The shown variable (gain, chips, example query) with Yes and No, or why there is none."""
+    session = ws.session
+    variable = current_variable(ws)
+    if session.is_done and session.predicted_output()[0] is None:
+        body = ('<div class="pq-note pq-warn"><b>None of the remaining queries runs.</b> Go Back'
+                " and keep other queries.</div>")
+    elif session.is_done:
+        body = ('<div class="pq-note pq-ok"><b>Done.</b> Every remaining query returns the same '
+                "output — see the Predicted Output below.</div>")
+    elif variable is None:
+        body = ('<div class="pq-note pq-warn"><b>No clause separates the remaining queries.</b> '
+                "Select the queries you mean in the Action Space, or go Back.</div>")
+    else:
+        n = len(session.survivors)
+        ranked = session.variables()
+        ahead = "" if variable.expected_turns is None else \
+            f" · about <b>{variable.expected_turns:.1f}</b> more questions expected"
+        pool = session.pool
+        feats = [pool.vocabulary[j] for j in pool.x[variable.example].nonzero()[0]]
+        body = (f"<p>Variable <b>{ws.browse + 1}</b> of {len(ranked)} · information gain "
+                f"<b>{variable.gain:.2f} bits</b>{ahead}</p>"
+                + chip_row(variable.features, decision=variable.keys)
+                + f'<p class="pq-caption">Contained in {variable.yes_count} of {n} remaining '
+                "queries. Should your query contain it?</p>"
+                f"<p><small>Example query #{variable.example} containing it:</small></p>"
+                + chip_row(feats, decision=variable.keys,
+                           implicit=[f.key for f in variable.implicit]))
+    keys = KEYS_SEP.join(variable.keys) if variable is not None else None
+    answers = ('<div class="pq-row pq-answers">'
+               + button("Yes", "answer", "Keep only the queries that contain the red clause(s)",
+                        key=keys, yes=True, disabled=variable is None,
+                        extra=" pq-secondary pq-primary", shortcut="Y")
+               + button("No", "answer", "Keep only the queries that do not contain the red "
+                        "clause(s)", key=keys, yes=False, disabled=variable is None,
+                        extra=" pq-secondary", shortcut="N") + "</div>")
+    return body + answers
+
+
+def decision_data(ws: WorkspaceState) -> dict[str, Any]:
+    return panel(ws, "dv.chips", decision_html(ws), "pq-decision-variable")
+
+
+# --- Predicted Query ---------------------------------------------------------------------
+
+def _describe(decision: Decision) -> str:
+    if decision.kind == "reject":
+        n = len(decision.outputs)
+        return f"No to {'that output' if n == 1 else f'{n} outputs'}"
+    if decision.kind == "repair":
+        n = len(decision.sqls)
+        return f"Repair ({decision.gesture}): added {n} quer{'y' if n == 1 else 'ies'}"
+    if decision.kind == "restrict":
+        n = len(decision.candidates)
+        what = {"lasso": "Lasso", "box": "Box", "click": "Click", "cluster": "Cluster"}.get(
+            decision.gesture, decision.gesture.title())
+        return f"{what}: kept {n} quer{'y' if n == 1 else 'ies'}"
+    answer = "Yes" if decision.answer else "No"
+    return f"{answer} to"
+
+
+def _feature(session: RepairSession, key: str):
+    for f in session.pool.vocabulary:
+        if f.key == key:
+            return f
+    raise KeyError(key)
+
+
+def decisions_html(session: RepairSession) -> str:
+    """The numbered decisions with the survivors left after each (bottom of the panel)."""
+    if not session.history:
+        return ('<p><b>Decisions</b></p><p class="pq-caption">None yet. Answer in the Decision '
+                "Space, say Yes/No to a clause above, or select queries in the Action Space.</p>")
+    counts = session.survivors_per_step()
+    lines = []
+    for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
+        chips = "" if d.kind in ("restrict", "reject", "repair") else chip_row(
+            [_feature(session, k) for k in d.features], inline=True,
+            confirmed=d.features if d.answer else ())
+        lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d))}</small> {chips}'
+                     f'<small>→ <b>{n}</b> left</small></div>')
+    return f'<p><b>Decisions</b></p><div>{"".join(lines)}</div>'
+
+
+def shown_clauses(ws: WorkspaceState, open_beliefs: list) -> list:
+    """The open clauses drawn as rows: the CLAUSE_ROWS likeliest (in display order) or all.
+
+    At N = 200 there are ~200 open clauses, and their rows were most of a rerun's time.
+    """
+    if ws.extra.get(ALL_CLAUSES) or len(open_beliefs) <= CLAUSE_ROWS:
+        return open_beliefs
+    keep = {id(b) for b in sorted(open_beliefs, key=lambda b: -b.probability)[:CLAUSE_ROWS]}
+    return [b for b in open_beliefs if id(b) in keep]
+
+
+def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
+    """The Predicted Query's chips and open-clause rows (with Yes/No) as one panel's HTML."""
+    parts = []
+    if not beliefs:
+        parts.append('<div class="pq-note pq-info">No valid query remains.</div>')
+    fixed = [b for b in beliefs if b.determined]
+    if fixed:
+        parts.append("<p><small>Determined (in every remaining query):</small></p>" + chip_row(
+            [b.feature for b in fixed], confirmed=[b.feature.key for b in fixed if b.confirmed],
+            bordered=[b.feature.key for b in fixed if not b.confirmed]))
+    open_beliefs = [] if ws.session.is_done else [b for b in beliefs if not b.determined]
+    if not open_beliefs:
+        return "".join(parts)
+    shown = shown_clauses(ws, open_beliefs)
+    rows = []
+    for b in shown:
+        k = b.feature.key
+        shown_chip = chip(b.feature, "confirmed" if b.confirmed else "plain",
+                          bordered=not b.confirmed and b.probability >= LIKELY,
+                          badge=f"{b.probability:.0%}")
+        rows.append(f"<div>{shown_chip}</div>"
+                    + button("Yes", "clause", f"Keep queries with {k}", key=k, yes=True,
+                             disabled=b.confirmed)
+                    + button("No", "clause", f"Remove queries with {k}", key=k, yes=False,
+                             disabled=b.confirmed))
+    parts.append("<p><small>Still open (bordered: likely). Answer any clause:</small></p>"
+                 f'<div class="pq-box" data-scroll="open"><div class="pq-rows">{"".join(rows)}'
+                 "</div></div>")
+    if len(shown) < len(open_beliefs) or ws.extra.get(ALL_CLAUSES):
+        more = len(open_beliefs) - len(shown)
+        label = (f"Show all {len(open_beliefs)} open clauses ({more} less likely hidden)"
+                 if more else "Show only the most likely clauses")
+        parts.append(button(label, "all", "Show every open clause" if more else
+                            "Show only the most likely open clauses", extra=" pq-more"))
+    return "".join(parts)
+
+
+def query_data(ws: WorkspaceState) -> dict[str, Any]:
+    html = clauses_html(ws, ws.session.predicted_query()) + decisions_html(ws.session)
+    return panel(ws, "pq", html, "pq-clauses")
+
+
+# --- Predicted Output --------------------------------------------------------------------
+
+def output_data(ws: WorkspaceState) -> dict[str, Any]:
+    """The predicted output: its share of the samples and the table (or why there is none)."""
+    session = ws.session
+    result, share, count = session.predicted_output()
+    if result is None:
+        html = ('<div class="pq-note pq-info">None of the remaining queries runs without an '
+                "error.</div>")
+    else:
+        html = (f'<p class="pq-caption">{count} of {len(session.survivors)} remaining queries '
+                f"({share:.0%} of the samples) return this output · {len(result.rows)} rows × "
+                f"{len(result.columns)} columns</p>" + output_table(result.columns, result.rows))
+    return panel(ws, "output", html, "pq-output")
+
+
+def panel_views(ws: WorkspaceState, *, show_action_space: bool, show_decision_space: bool,
+                hover: bool) -> dict[str, dict[str, Any]]:
+    """Every optimistic panel's data for ``ws``'s state, by panel key (see :mod:`ui.optimistic`)."""
+    views = [query_data(ws), output_data(ws)]
+    if show_decision_space:
+        views.append(decision_data(ws))
+    if show_action_space:
+        views += [space_data(ws, show_decision_space, hover),
+                  space_footer(ws, show_decision_space)]
+    return {v["panel"]: v for v in views}
