@@ -29,6 +29,10 @@ def pool():
 
 
 def _key(pool, name: str) -> str:
+    """A Streamlit button of the workspace; "dv-yes" / "dv-no" are the Decision Space panel's."""
+    if name in ("dv-yes", "dv-no"):
+        return ('[data-testid="pq-decision-variable"] button[data-event="answer"]'
+                f'[data-yes="{int(name == "dv-yes")}"]')
     return f".st-key-pleasqlarify-{pool.task_id}-{name} button"
 
 
@@ -38,7 +42,7 @@ def _click(page, selector: str) -> None:
 
 
 def _press(page, pool, key: str, button: str) -> None:
-    """Press a shortcut once its button has re-rendered enabled (the count renders earlier)."""
+    """Press a shortcut once its button has re-rendered enabled (the count can show earlier)."""
     from playwright.sync_api import expect
 
     expect(page.locator(f"{_key(pool, button)} >> visible=true").first).to_be_enabled()
@@ -313,3 +317,72 @@ def test_the_sql_of_the_predicted_query_is_shown_and_copied(page, server: str, p
     block.get_by_role("button", name="Copied").wait_for()
     assert page.evaluate("() => navigator.clipboard.readText()").strip() == \
         pool.sqls[chosen].strip()
+
+
+PANELS_JS = """() => {
+    const html = (id) => { const e = document.querySelector(`[data-testid="${id}"]`);
+                           return e ? e.innerHTML : null; };
+    const chart = document.querySelector('[data-testid="pq-action-space"]');
+    return { dv: html("pq-decision-variable"), pq: html("pq-clauses"), out: html("pq-output"),
+             summary: html("pq-survivors"), draws: Number(chart.dataset.draws || 0),
+             revision: chart.dataset.revision,
+             ack: document.querySelector('[data-testid="pq-next"]').dataset.ack }; }"""
+
+
+def _confirmed(page, ack: str) -> None:
+    """Wait until the server has taken the answer after ``ack`` and its rerun is over."""
+    page.wait_for_function(
+        """a => document.querySelector('[data-testid="pq-next"]').dataset.ack !== a
+               && !document.querySelector('[data-testid="stStatusWidget"]')""", arg=ack)
+    page.wait_for_timeout(300)
+
+
+def test_a_yes_shows_the_speculated_state_at_once_and_its_rerun_redraws_nothing(
+        page, server: str, pool) -> None:
+    """The first frame after the press already shows the Yes state in every panel (before the
+    server has answered); the rerun that follows draws the same, so the chart is drawn once."""
+    first = RepairSession(pool).next_variable()
+    _open(page, server)
+    page.locator('[data-testid="pq-next"]').wait_for(state="attached")
+    before = page.evaluate(PANELS_JS)
+    page.evaluate("""p => { const obs = new MutationObserver(() => {
+        const s = document.querySelector('[data-testid="pq-survivors"]');
+        if (s && s.innerHTML !== p.summary) { obs.disconnect(); window.__pqFirst = (PANELS)(); }
+      }); obs.observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
+                  .replace("PANELS", PANELS_JS), before)
+    _click(page, _key(pool, "dv-yes"))
+    _confirmed(page, before["ack"])
+    early, after = page.evaluate("() => window.__pqFirst"), page.evaluate(PANELS_JS)
+    assert early["ack"] == before["ack"], "the new state was not shown before the server's answer"
+    assert f"<b>{first.yes_count}</b> of" in early["summary"]
+    for part in ("dv", "pq", "out", "summary", "revision"):
+        assert early[part] == after[part], f"the rerun changed the speculated {part}"
+    assert early["dv"] != before["dv"] and early["pq"] != before["pq"]
+    assert after["draws"] == before["draws"] + 1  # the speculated state, then nothing more
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+
+def test_quick_answers_are_applied_one_after_the_other(page, server: str, pool) -> None:
+    """y, n, y pressed faster than the server answers: each counts for the variable shown after
+    the one before, as if pressed slowly."""
+    session = RepairSession(pool)
+    for yes in (True, False, True):
+        assert session.next_variable() is not None
+        session.answer(session.next_variable().keys, yes)
+    _open(page, server)
+    page.locator('[data-testid="pq-next"]').wait_for(state="attached")
+    page.locator("h3", has_text="Decision Space").click()  # focus the page, not an input
+    for key in "yny":
+        page.keyboard.press(key)
+    _wait_count(page, len(session.survivors))
+    clauses = page.get_by_test_id("pq-clauses")
+    clauses.get_by_text(re.compile(r"^3\. Yes to")).wait_for()
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+    page.wait_for_timeout(500)
+    assert _count(page) == len(session.survivors)
+    assert clauses.get_by_text(re.compile(r"^4\.")).count() == 0
+    for _ in range(3):
+        _click(page, _key(pool, "dv-back"))
+        page.wait_for_timeout(200)
+    _wait_count(page, pool.n)

@@ -1,0 +1,92 @@
+"""AppTest: the speculated Yes and No states the browser shows at once are exactly what the
+rerun then draws, and an answer counts only for the variable the user saw."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.bank_helpers import answer, component_data, fire, make_bank, task_ids
+from ui.views import KEYS_SEP
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two AMBROSIA tasks (12 and 30 candidates) with precomputed pools."""
+    return make_bank(tmp_path_factory.mktemp("bank"), lines=(0, 8))
+
+
+def _app(bank: str, task_id: str, mode: str) -> None:
+    import streamlit as st
+
+    from ui.bank_cache import task_pool
+    from ui.state import WorkspaceOptions
+    from ui.workspace import render_workspace
+
+    events = st.session_state.setdefault("events", [])
+    render_workspace(task_pool(bank, task_id), mode=mode, log=lambda t, p: events.append((t, p)),
+                     options=WorkspaceOptions(pool_accounting=mode == "study"))
+
+
+def _start(bank: Path, index: int, mode: str = "free") -> tuple[AppTest, str]:
+    task = task_ids(bank)[index]
+    at = AppTest.from_function(_app, args=(str(bank), task, mode), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at, f"pleasqlarify.{task}."
+
+
+def _next(at: AppTest, prefix: str) -> dict:
+    return component_data(at, f"{prefix}next_views")
+
+
+def _shown(at: AppTest, views: dict) -> dict:
+    """Each speculated panel's data as the last run drew it."""
+    return {key: component_data(at, key) for key in views}
+
+
+@pytest.mark.parametrize(("index", "mode"), [(0, "free"), (1, "free"), (1, "study")])
+def test_the_speculated_yes_and_no_states_are_what_the_rerun_draws(bank: Path, index: int,
+                                                                   mode: str) -> None:
+    at, prefix = _start(bank, index, mode)
+    for step, yes in enumerate((True, False, True, False), 1):
+        carried = _next(at, prefix)
+        if carried["next"] is None:
+            break  # done: nothing left to ask
+        views = carried["next"]["y" if yes else "n"]
+        assert {k.removeprefix(prefix) for k in views} == {
+            "space", "space.footer", "dv.chips", "pq", "output"}
+        answer(at, prefix, yes, seq=step)
+        assert not at.exception, at.exception
+        assert _shown(at, views) == views  # the browser showed this already: nothing changes
+        assert _next(at, prefix)["ack"] == step
+    assert step > 1
+
+
+def test_an_answer_for_a_variable_that_is_no_longer_open_changes_nothing(bank: Path) -> None:
+    at, prefix = _start(bank, 1)
+    ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
+    first = ws.session.next_variable()
+    answer(at, prefix, True, seq=1)
+    assert ws.session.step == 1
+    stale = fire(at, f"{prefix}dv.chips", "answer",
+                 {"key": KEYS_SEP.join(first.keys), "yes": False, "seq": 2})
+    assert not stale.exception
+    assert ws.session.step == 1  # the press crossed the rerun: reported, not misapplied
+    assert any("no longer open" in w.value for w in stale.warning)
+    assert _next(stale, prefix)["ack"] == 2  # taken (and refused): the browser stops waiting
+    assert [t for t, _ in stale.session_state["events"]].count("dv.accept") == 1
+
+
+def test_an_answer_to_a_browsed_to_variable_counts_for_that_variable(bank: Path) -> None:
+    at, prefix = _start(bank, 1)
+    ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
+    second = ws.session.variables()[1]
+    fire(at, f"{prefix}dv.chips", "answer",
+         {"key": KEYS_SEP.join(second.keys), "yes": True, "seq": 1})
+    assert ws.session.step == 1 and len(ws.session.survivors) == second.yes_count
+    kind, payload = at.session_state["events"][-1]
+    assert kind == "dv.accept" and payload["features"] == list(second.keys)
+    assert payload["rank"] == 1  # it was the second variable when it was answered
