@@ -60,10 +60,10 @@ def test_a_yes_or_no_finds_its_state_computed(pool, yes: bool, monkeypatch) -> N
     action_space._per_pool(pool).clear()  # no spec left over from another test
     ws = workspace_state(pool, store={})
     variable = ws.session.next_variable()
-    speculate.speculate(ws, variable, background=False)
+    speculate.speculate(ws, variable)
     entry = ws.extra[speculate.KEY]
     twin = entry["forks"][yes]
-    speculate.speculate(ws, variable, background=False)
+    speculate.speculate(ws, variable)
     assert ws.extra[speculate.KEY] is entry  # once per state: nothing new was started
     built = []
     monkeypatch.setattr(action_space, "space_spec", lambda *a, **k: built.append(1) or {})
@@ -73,24 +73,6 @@ def test_a_yes_or_no_finds_its_state_computed(pool, yes: bool, monkeypatch) -> N
     after = ws.session.next_variable()
     assert cached_space(ws.session, after) is cached_space(twin, after)
     assert not built  # the chart's spec of the new state was built by the speculation
-
-
-def test_a_background_speculation_fills_its_forks_and_a_stale_one_stops(pool,
-                                                                       monkeypatch) -> None:
-    monkeypatch.setattr(speculate, "DELAY_S", 0.0)
-    ws = workspace_state(pool, store={})
-    variable = ws.session.next_variable()
-    thread = speculate.speculate(ws, variable)
-    assert thread is not None
-    thread.join(60)
-    assert set(ws.extra[speculate.KEY]["forks"]) == {True, False}
-    monkeypatch.setattr(speculate, "DELAY_S", 0.2)
-    ws.session.answer(variable.keys, True)
-    thread = speculate.speculate(ws, ws.session.next_variable())
-    forks = ws.extra[speculate.KEY]["forks"]
-    ws.extra[speculate.KEY] = {"for": "a newer state", "forks": {}}  # the user moved on
-    thread.join(60)
-    assert forks == {}  # it stopped instead of competing with the rerun
 
 
 def test_the_shared_spec_cache_survives_concurrent_builders(pool, monkeypatch) -> None:
@@ -126,7 +108,7 @@ def test_the_shared_spec_cache_survives_concurrent_builders(pool, monkeypatch) -
 
 def test_nothing_is_speculated_without_a_question(pool) -> None:
     ws = workspace_state(pool, store={})
-    assert speculate.speculate(ws, None, background=False) is None
+    assert speculate.speculate(ws, None) == {}
     assert speculate.KEY not in ws.extra
     assert not speculate.adopt(ws, True)
     assert np.all(ws.session.alive)
@@ -138,5 +120,5 @@ def test_without_the_action_space_no_chart_spec_is_built(pool, monkeypatch) -> N
     built = []
     monkeypatch.setattr(action_space, "space_spec", lambda *a, **k: built.append(1) or {})
     ws = workspace_state(pool, store={})
-    speculate.speculate(ws, ws.session.next_variable(), chart=False, background=False)
+    speculate.speculate(ws, ws.session.next_variable(), chart=False)
     assert set(ws.extra[speculate.KEY]["forks"]) == {True, False} and not built

@@ -32,10 +32,9 @@ def next_views(ws: WorkspaceState, options: WorkspaceOptions, hover: bool
     variable = current_variable(ws)
     if variable is None:
         return None
-    speculate(ws, variable, chart=options.show_action_space, background=False)
-    current = ws.extra.get(KEY)
-    if not isinstance(current, dict) or not current.get("forks"):
+    if not speculate(ws, variable, chart=options.show_action_space):
         return None
+    current = ws.extra[KEY]
     flags = (bool(ws.extra.get(ALL_CLAUSES)), hover, options.show_action_space)
     cache = current.setdefault("views", {})
     if flags not in cache:

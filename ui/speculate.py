@@ -1,18 +1,17 @@
-"""The next state, computed before the key press: after each workspace render, a background
-thread answers the shown decision variable Yes and No on two forks of the session and builds
-what the workspace will need then (clusters, ranking, clause beliefs, predicted output, the
-Action Space spec). A Yes or No then adopts the fork's views instead of computing them on the
-click path (at N = 50 that was ~30 ms of the rerun's ~45 ms in the server).
+"""The next state, computed before the key press: at the end of each workspace render the shown
+decision variable is answered Yes and No on two forks of the session, and what the workspace
+needs then (clusters, ranking, clause beliefs, predicted output, the Action Space spec) is
+built on them. :mod:`ui.optimistic` sends their panels to the browser, which shows one the
+moment Yes or No is pressed; the rerun that follows adopts the fork's views instead of computing
+them on the click path (at N = 50 that was ~30 ms of the rerun's ~45 ms in the server).
 
-The thread waits :data:`DELAY_S` first, so it never competes for the GIL with sending the
-render that just finished; nothing here touches Streamlit, and a fork never changes the live
-session (:meth:`core.engine.session.RepairSession.adopt` copies only views of an equal state).
+It runs on the script thread after every visible element of the render has been queued, so the
+browser draws the render while this is computed. A fork never changes the live session
+(:meth:`core.engine.session.RepairSession.adopt` copies only views of an equal state).
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import TYPE_CHECKING
 
 from ui.action_space import cached_space
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
     from ui.state import WorkspaceState
 
 KEY = "speculated"  # ws.extra: {"for": (pool, step, survivors, keys, chart), "forks": {yes: session}}
-DELAY_S = 0.15  # after the render's messages have gone out; people take longer than that
 
 
 def _warm(twin: RepairSession, chart: bool) -> None:
@@ -36,48 +34,32 @@ def _warm(twin: RepairSession, chart: bool) -> None:
         cached_space(twin, ranked[0] if ranked else None)
 
 
-def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool = True, *,
-              background: bool = True
-              ) -> threading.Thread | None:
-    """Start computing the states a Yes and a No to ``variable`` lead to (once per state).
+def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool = True
+              ) -> dict[bool, RepairSession]:
+    """The states a Yes and a No to ``variable`` lead to, computed once per state.
 
-    Only on the prepared pool (a repaired pool is this user's own and changes under repair).
-    Returns the thread (None if there is nothing new to compute, or when run in place).
+    Only on the prepared pool (a repaired pool is this user's own and changes under repair);
+    returns the forks by answer (empty when there is nothing to speculate).
     """
     session = ws.session
     if variable is None or session.pool is not session.base_pool:
-        return None
+        return {}
     mark = (id(session.pool), session.step, session.alive.tobytes(), variable.keys, chart)
     current = ws.extra.get(KEY)
     if isinstance(current, dict) and current.get("for") == mark:
-        return None
+        return current["forks"]
     forks: dict[bool, RepairSession] = {}
     ws.extra[KEY] = {"for": mark, "forks": forks}
-    base = session.fork()  # here, on the script thread: the live session is not shared
-
-    def stale() -> bool:  # the user has moved on: a newer state is being speculated
-        latest = ws.extra.get(KEY)
-        return not isinstance(latest, dict) or latest.get("forks") is not forks
-
-    def run() -> None:
-        if background:
-            time.sleep(DELAY_S)
-        for yes in (True, False):
-            if stale():
-                return  # do not compete with the rerun computing that state itself
-            twin = base.fork()
-            try:
-                twin.answer(variable.keys, yes)
-                _warm(twin, chart)
-            except Exception:  # noqa: BLE001 - the rerun then computes (and reports) it itself
-                continue
-            forks[yes] = twin
-    if not background:
-        run()
-        return None
-    thread = threading.Thread(target=run, name="pleasqlarify-speculate", daemon=True)
-    thread.start()
-    return thread
+    base = session.fork()
+    for yes in (True, False):
+        twin = base.fork()
+        try:
+            twin.answer(variable.keys, yes)
+            _warm(twin, chart)
+        except Exception:  # noqa: BLE001 - the rerun then computes (and reports) it itself
+            continue
+        forks[yes] = twin
+    return forks
 
 
 def adopt(ws: WorkspaceState, yes: bool) -> bool:
