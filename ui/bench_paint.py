@@ -9,7 +9,8 @@ from the Chrome DevTools Protocol.
 
 ``python -m ui.bench_paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]``
 prints, for the workspace with its chart drawn, median and p95 (ms) of the first paint and of
-the chart's first drawing (since navigation), cold and warm.
+the chart's first drawing (since navigation), cold and warm, on servers whose start-up work
+(the free page's UMAP warm-up) is over.
 ``--compare`` also serves another checkout's app.py (e.g. ``git worktree add /tmp/base main``)
 and interleaves its repetitions with this one's, so both are measured under the same load.
 """
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from study.serve import CHROMIUM, CHROMIUM_ARGS, running
     from ui.bench_rerun import ROOT, build_bank
+    from ui.bench_split import wait_quiet
 
     parser = argparse.ArgumentParser(prog="python -m ui.bench_paint", description=__doc__)
     parser.add_argument("--reps", type=int, default=5)
@@ -189,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             page.context.close()
             if args.network:
                 timeline(browser, f"{srv.url}/workspace", workspace_ready, label)
+        for label, srv in servers.items():  # the free page's UMAP warm-up is ~30-60 s of CPU
+            waited = wait_quiet(srv.proc.pid)
+            print(f"(waited {waited:.0f} s for {label.split(' ')[0]}'s warm-up)", file=sys.stderr)
         results = {(label, warm): ([], []) for label in servers for warm in (False, True)}
         for rep in range(args.reps):
             for (label, warm), (times, probes) in results.items():
