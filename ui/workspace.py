@@ -6,7 +6,9 @@ and switches on pool accounting (Submit waits for informative variables to be se
 Gestures become :mod:`ui.actions` calls in widget callbacks (which run before the script), so
 all four views show the same state in one rerun; every gesture is one trace event through the
 injected ``log``. The panels are one ``st.fragment``: a decision reruns them, not the page, and
-the Action Space chart (:mod:`ui.components`) stays mounted and only redraws what changed.
+the Action Space chart (:mod:`ui.components`) stays mounted and only redraws what changed. What
+the mounted panels show is built in :mod:`ui.views`; the fragment ends with the speculated Yes
+and No states (:mod:`ui.optimistic`), which the browser shows the moment one is pressed.
 """
 
 from __future__ import annotations
