@@ -3,6 +3,7 @@ rerun then draws, and an answer counts only for the variable the user saw."""
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,10 @@ def _next(at: AppTest, prefix: str) -> dict:
     return component_data(at, f"{prefix}next_views")
 
 
+def _ack(at: AppTest, prefix: str) -> int | None:
+    return (component_data(at, f"{prefix}answer_ack")["ack"] or {}).get("seq")
+
+
 def _shown(at: AppTest, views: dict) -> dict:
     """Each speculated panel's data as the last run drew it."""
     return {key: component_data(at, key) for key in views}
@@ -55,13 +60,16 @@ def test_the_speculated_yes_and_no_states_are_what_the_rerun_draws(bank: Path, i
         carried = _next(at, prefix)
         if carried["next"] is None:
             break  # done: nothing left to ask
+        shown = component_data(at, f"{prefix}dv.chips")
+        assert carried["next"]["for"] == shown["state"]  # speculated from the state on screen
+        assert f'data-key="{escape(carried["next"]["key"])}"' in shown["html"]
         views = carried["next"]["y" if yes else "n"]
         assert {k.removeprefix(prefix) for k in views} == {
             "space", "space.footer", "dv.chips", "pq", "output"}
         answer(at, prefix, yes, seq=step)
         assert not at.exception, at.exception
         assert _shown(at, views) == views  # the browser showed this already: nothing changes
-        assert _next(at, prefix)["ack"] == step
+        assert _ack(at, prefix) == step
     assert step > 1
 
 
@@ -76,7 +84,8 @@ def test_an_answer_for_a_variable_that_is_no_longer_open_changes_nothing(bank: P
     assert not stale.exception
     assert ws.session.step == 1  # the press crossed the rerun: reported, not misapplied
     assert any("no longer open" in w.value for w in stale.warning)
-    assert _next(stale, prefix)["ack"] == 2  # taken (and refused): the browser stops waiting
+    assert _ack(stale, prefix) == 2  # taken (and refused): the browser stops waiting
+    assert component_data(stale, f"{prefix}answer_ack")["ack"]["ok"] is False
     assert [t for t, _ in stale.session_state["events"]].count("dv.accept") == 1
 
 
@@ -90,3 +99,32 @@ def test_an_answer_to_a_browsed_to_variable_counts_for_that_variable(bank: Path)
     kind, payload = at.session_state["events"][-1]
     assert kind == "dv.accept" and payload["features"] == list(second.keys)
     assert payload["rank"] == 1  # it was the second variable when it was answered
+
+
+def test_speculated_states_with_every_clause_shown_and_from_a_browsed_to_variable(
+        bank: Path) -> None:
+    """The clause-list flag and the browse index are part of the state speculated from."""
+    at, prefix = _start(bank, 1)
+    before = _next(at, prefix)["next"]["for"]
+    fire(at, f"{prefix}pq", "all", {"seq": 1})  # show every open clause
+    at.button(key=f"{prefix}dv.down").click().run()  # the second variable
+    carried = _next(at, prefix)["next"]
+    assert carried["for"] != before and carried["for"] == component_data(
+        at, f"{prefix}dv.chips")["state"]
+    views = carried["n"]
+    assert "Show only the most likely clauses" in views[f"{prefix}pq"]["html"]
+    answer(at, prefix, False)
+    assert _shown(at, views) == views
+
+
+def test_a_failing_speculation_costs_only_the_speculation(bank: Path, monkeypatch) -> None:
+    at, prefix = _start(bank, 1)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("speculation broke")
+    monkeypatch.setattr("ui.optimistic.panel_views", broken)
+    answer(at, prefix, True)
+    assert not at.exception, at.exception
+    assert _next(at, prefix)["next"] is None and _ack(at, prefix) == 1
+    ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
+    assert ws.session.step == 1

@@ -146,7 +146,7 @@ def _settle(page) -> None:
 # includes Playwright's polling.
 ARM_JS = f"""b => {{
   const w = window.__pqKey = {{ t0: null, shown: null, confirmed: null }};
-  const ack = () => {{ const c = document.querySelector('[data-testid="pq-next"]');
+  const ack = () => {{ const c = document.querySelector('[data-testid="pq-ack"]');
                       return c ? c.dataset.ack : null; }};
   const ack0 = ack();
   const painted = (k) => requestAnimationFrame(() => setTimeout(() => {{

@@ -5,13 +5,16 @@ are computed on forks of the session (:mod:`ui.speculate`), and every mounted pa
 them (:func:`ui.views.panel_views`) goes to the browser in one hidden carrier element. On a Yes
 or No (button or key) the browser shows the speculated panels at once and sends the answer with
 the variable's keys; the rerun then adopts the fork and sends the same data, so nothing is
-redrawn. Until the server acknowledges the answer (its ``seq``) the panels keep the speculated
-state and only remember what the server sent; then they show the server's state (normally
-identical), so a refused or lost answer never leaves a wrong state on the screen.
+redrawn. Until the server acknowledges the answer (its ``seq``, in a second hidden element drawn
+right after the panels) the panels keep the speculated state and only remember what the server
+sent; then they show the server's state (normally identical), so a refused or lost answer never
+leaves a wrong state on the screen. Speculated views are used only from the state they were
+computed for (:func:`ui.views.state_token`).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Any
 
@@ -19,10 +22,12 @@ from ui.components import clause_panel
 from ui.panels import ACK
 from ui.speculate import KEY, speculate
 from ui.state import WorkspaceOptions, WorkspaceState
-from ui.views import ALL_CLAUSES, KEYS_SEP, current_variable, panel_views
+from ui.views import ALL_CLAUSES, KEYS_SEP, current_variable, panel_views, state_token
 
-CARRIER = "next_views"  # widget-key suffix of the hidden element (CSS hides it by this name)
-CSS = '<style>div[class*="-next_views"] {display: none;}</style>'
+CARRIER = "next_views"  # widget-key suffixes of the hidden elements (CSS hides them by these)
+ACKNOWLEDGE = "answer_ack"
+CSS = ('<style>div[class*="-next_views"], div[class*="-answer_ack"] {display: none;}</style>')
+LOG = logging.getLogger(__name__)
 
 
 def next_views(ws: WorkspaceState, options: WorkspaceOptions, hover: bool
@@ -38,7 +43,7 @@ def next_views(ws: WorkspaceState, options: WorkspaceOptions, hover: bool
     flags = (bool(ws.extra.get(ALL_CLAUSES)), hover, options.show_action_space)
     cache = current.setdefault("views", {})
     if flags not in cache:
-        out: dict[str, Any] = {"key": KEYS_SEP.join(variable.keys)}
+        out: dict[str, Any] = {"key": KEYS_SEP.join(variable.keys), "for": state_token(ws)}
         for yes, twin in current["forks"].items():
             fork = replace(ws, session=twin, browse=0, flash=None)
             out["y" if yes else "n"] = panel_views(
@@ -49,8 +54,20 @@ def next_views(ws: WorkspaceState, options: WorkspaceOptions, hover: bool
     return cache[flags]
 
 
+def acknowledge(ws: WorkspaceState) -> None:
+    """The hidden element with the seq of the last answer the server took, drawn right after
+    the visible panels: the browser then shows the server's state instead of its speculation."""
+    clause_panel("", key=ws.widget_key(ACKNOWLEDGE), testid="pq-ack", on={},
+                 extra={"ack": ws.extra.get(ACK)})
+
+
 def carrier(ws: WorkspaceState, options: WorkspaceOptions, hover: bool) -> None:
-    """The hidden element with the next states and the last acknowledged answer (drawn last:
-    the visible panels are on their way to the browser while this is computed)."""
+    """The hidden element with the next states (drawn last: the visible panels are on their way
+    to the browser while this is computed). A failure here costs only the speculation."""
+    try:
+        views = next_views(ws, options, hover)
+    except Exception:  # noqa: BLE001 - the answer is then drawn by its rerun, as without
+        LOG.exception("speculating the next workspace states failed")
+        views = None
     clause_panel("", key=ws.widget_key(CARRIER), testid="pq-next", on={},
-                 extra={"next": next_views(ws, options, hover), "ack": ws.extra.get(ACK)})
+                 extra={"next": views})

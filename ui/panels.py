@@ -57,7 +57,8 @@ def decision_space(ws: WorkspaceState, log: Log,
     st.subheader("Decision Space", anchor=False)
     data = decision_data(ws)
     clause_panel(data["html"], key=data["panel"], testid=data["testid"],
-                 on={"answer": partial(on_answer, ws, log, data["panel"])}, panel=True)
+                 on={"answer": partial(on_answer, ws, log, data["panel"])}, panel=True,
+                 extra={"state": data["state"]})
     has_var = variable is not None
     row = st.container(horizontal=True, gap="small")
     row.button("Back", key=key("dv.back"), shortcut="B", icon=":material/undo:",
@@ -120,12 +121,12 @@ def on_answer(ws: WorkspaceState, log: Log, panel: str) -> None:
     value = trigger(panel, "answer")
     if not isinstance(value, dict) or not isinstance(value.get("key"), str):
         return
-    actions.answer_variable(ws, bool(value.get("yes")), log,
-                            keys=tuple(value["key"].split(KEYS_SEP)))
-    ws.extra[ACK] = value.get("seq")
+    applied = actions.answer_variable(ws, bool(value.get("yes")), log,
+                                      keys=tuple(value["key"].split(KEYS_SEP)))
+    ws.extra[ACK] = {"seq": value.get("seq"), "ok": applied}
 
 
-ACK = "answer_ack"  # ws.extra: the seq of the last answer the server took (ui.optimistic)
+ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
 
 
 def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from core.engine.session import RankedVariable, RepairSession
     from ui.state import WorkspaceState
 
-KEY = "speculated"  # ws.extra: {"for": (pool, step, survivors, keys, chart), "forks": {yes: session}}
+KEY = "speculated"  # ws.extra: {"for": (pool, step, survivors, history, keys, chart), "forks": ...}
 
 
 def _warm(twin: RepairSession, chart: bool) -> None:
@@ -44,7 +44,8 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool =
     session = ws.session
     if variable is None or session.pool is not session.base_pool:
         return {}
-    mark = (id(session.pool), session.step, session.alive.tobytes(), variable.keys, chart)
+    mark = (id(session.pool), session.step, session.alive.tobytes(),
+            tuple(repr(d) for d in session.history), variable.keys, chart)
     current = ws.extra.get(KEY)
     if isinstance(current, dict) and current.get("for") == mark:
         return current["forks"]

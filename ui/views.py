@@ -9,6 +9,7 @@ show the next state the moment a key is pressed and the rerun that follows chang
 
 from __future__ import annotations
 
+import hashlib
 from html import escape
 from typing import Any
 
@@ -130,8 +131,19 @@ def decision_html(ws: WorkspaceState) -> str:
     return body + answers
 
 
+def state_token(ws: WorkspaceState) -> str:
+    """Names the state the panels show (decisions, survivors, browse index, clause-list flag):
+    the browser uses speculated views only from the state on its screen (a fork that reached
+    the same state has the same token)."""
+    s = ws.session
+    parts = (s.pool.task_id, s.step, s.alive.tobytes(), tuple(repr(d) for d in s.history), ws.browse,
+             bool(ws.extra.get(ALL_CLAUSES)))
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
+
+
 def decision_data(ws: WorkspaceState) -> dict[str, Any]:
-    return panel(ws, "dv.chips", decision_html(ws), "pq-decision-variable")
+    return {**panel(ws, "dv.chips", decision_html(ws), "pq-decision-variable"),
+            "state": state_token(ws)}
 
 
 # --- Predicted Query ---------------------------------------------------------------------

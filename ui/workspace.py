@@ -25,7 +25,7 @@ from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
 from ui.components import action_space_chart, clause_panel, trigger
 from ui.optimistic import CSS as CARRIER_CSS
-from ui.optimistic import carrier
+from ui.optimistic import acknowledge, carrier
 from ui.panels import decision_space, predicted_output, predicted_query
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
 from ui.views import space_data, space_footer
@@ -161,4 +161,5 @@ def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
             draw()
     predicted_output(ws, log, mode, on_submit, options)
     if options.show_decision_space:  # the Yes and No states, shown at the key press
+        acknowledge(ws)
         carrier(ws, options, hover=log is not no_log)

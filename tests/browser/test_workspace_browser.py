@@ -326,63 +326,116 @@ PANELS_JS = """() => {
     return { dv: html("pq-decision-variable"), pq: html("pq-clauses"), out: html("pq-output"),
              summary: html("pq-survivors"), draws: Number(chart.dataset.draws || 0),
              revision: chart.dataset.revision,
-             ack: document.querySelector('[data-testid="pq-next"]').dataset.ack }; }"""
+             ack: document.querySelector('[data-testid="pq-ack"]').dataset.ack,
+             pending: window.__pqHub && window.__pqHub.pending ? window.__pqHub.pending.seq
+                      : null }; }"""
 
 
 def _confirmed(page, ack: str) -> None:
     """Wait until the server has taken the answer after ``ack`` and its rerun is over."""
     page.wait_for_function(
-        """a => document.querySelector('[data-testid="pq-next"]').dataset.ack !== a
+        """a => document.querySelector('[data-testid="pq-ack"]').dataset.ack !== a
                && !document.querySelector('[data-testid="stStatusWidget"]')""", arg=ack)
     page.wait_for_timeout(300)
 
 
-def test_a_yes_shows_the_speculated_state_at_once_and_its_rerun_redraws_nothing(
+def _hold_server_messages(page) -> dict:
+    """Route the app's WebSocket through the test: while ``held["on"]``, what the server sends
+    waits in ``held["queue"]`` (``release`` sends it on)."""
+    held: dict = {"on": False, "queue": [], "ws": None}
+
+    def route(ws) -> None:
+        server = ws.connect_to_server()
+        held["ws"] = ws
+
+        def down(message) -> None:
+            if held["on"]:
+                held["queue"].append(message)
+            else:
+                ws.send(message)
+        server.on_message(down)
+        ws.on_message(lambda message: server.send(message))
+    page.route_web_socket(re.compile(r".*/_stcore/stream$"), route)
+
+    def release() -> None:
+        held["on"] = False
+        while held["queue"]:
+            held["ws"].send(held["queue"].pop(0))
+    held["release"] = release
+    return held
+
+
+def test_a_yes_is_drawn_while_the_server_says_nothing_and_its_rerun_redraws_nothing(
         page, server: str, pool) -> None:
-    """The first frame after the press already shows the Yes state in every panel (before the
-    server has answered); the rerun that follows draws the same, so the chart is drawn once."""
+    """With every server message held back, a Yes already shows its state in every panel; once
+    they arrive the answer is acknowledged (not timed out) and nothing changes or redraws."""
     first = RepairSession(pool).next_variable()
+    held = _hold_server_messages(page)
     _open(page, server)
     page.locator('[data-testid="pq-next"]').wait_for(state="attached")
+    page.wait_for_timeout(500)
     before = page.evaluate(PANELS_JS)
-    page.evaluate("""p => { const obs = new MutationObserver(() => {
-        const s = document.querySelector('[data-testid="pq-survivors"]');
-        if (s && s.innerHTML !== p.summary) { obs.disconnect(); window.__pqFirst = (PANELS)(); }
-      }); obs.observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
-                  .replace("PANELS", PANELS_JS), before)
+    held["on"] = True
     _click(page, _key(pool, "dv-yes"))
-    _confirmed(page, before["ack"])
-    early, after = page.evaluate("() => window.__pqFirst"), page.evaluate(PANELS_JS)
-    assert early["ack"] == before["ack"], "the new state was not shown before the server's answer"
-    assert f"<b>{first.yes_count}</b> of" in early["summary"]
-    for part in ("dv", "pq", "out", "summary", "revision"):
-        assert early[part] == after[part], f"the rerun changed the speculated {part}"
+    _wait_count(page, first.yes_count)  # drawn with no word from the server
+    early = page.evaluate(PANELS_JS)
+    assert early["pending"] is not None and early["ack"] == before["ack"]
     assert early["dv"] != before["dv"] and early["pq"] != before["pq"]
-    assert after["draws"] == before["draws"] + 1  # the speculated state, then nothing more
+    assert early["draws"] == before["draws"] + 1
+    held["release"]()
+    _confirmed(page, before["ack"])
+    after = page.evaluate(PANELS_JS)
+    assert after["pending"] is None  # settled by the server's acknowledgement
+    for part in ("dv", "pq", "out", "summary", "revision", "draws"):
+        assert early[part] == after[part], f"the rerun changed the speculated {part}"
     _click(page, _key(pool, "dv-back"))
     _wait_count(page, pool.n)
 
 
-def test_quick_answers_are_applied_one_after_the_other(page, server: str, pool) -> None:
-    """y, n, y pressed faster than the server answers: each counts for the variable shown after
-    the one before, as if pressed slowly."""
-    session = RepairSession(pool)
-    for yes in (True, False, True):
-        assert session.next_variable() is not None
-        session.answer(session.next_variable().keys, yes)
+def _pressed_quickly(page, server: str, keys: str) -> None:
+    """Open the workspace and press ``keys`` faster than any server round (messages held)."""
+    held = _hold_server_messages(page)
     _open(page, server)
     page.locator('[data-testid="pq-next"]').wait_for(state="attached")
+    page.wait_for_timeout(500)
     page.locator("h3", has_text="Decision Space").click()  # focus the page, not an input
-    for key in "yny":
+    held["on"] = True
+    for key in keys:
         page.keyboard.press(key)
-    _wait_count(page, len(session.survivors))
+    held["release"]()
+
+
+def test_quick_answers_are_applied_one_after_the_other(page, server: str, pool) -> None:
+    """y, n, y pressed before the server has answered any: each counts for the variable shown
+    after the one before, as if pressed slowly."""
+    session = RepairSession(pool)
+    for yes in (True, False, True):
+        session.answer(session.next_variable().keys, yes)
+    _pressed_quickly(page, server, "yny")
     clauses = page.get_by_test_id("pq-clauses")
     clauses.get_by_text(re.compile(r"^3\. Yes to")).wait_for()
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
-    page.wait_for_timeout(500)
+    _confirmed(page, "")
+    page.wait_for_function("() => !window.__pqHub.pending && !window.__pqHub.queue.length")
     assert _count(page) == len(session.survivors)
     assert clauses.get_by_text(re.compile(r"^4\.")).count() == 0
     for _ in range(3):
         _click(page, _key(pool, "dv-back"))
-        page.wait_for_timeout(200)
+        page.wait_for_timeout(300)
+    _wait_count(page, pool.n)
+
+
+def test_a_quick_back_is_kept_in_order_behind_the_answers(page, server: str, pool) -> None:
+    """y, n, b before the server has answered: Back takes back the No, not something else."""
+    session = RepairSession(pool)
+    session.answer(session.next_variable().keys, True)
+    after_yes = len(session.survivors)
+    _pressed_quickly(page, server, "ynb")
+    page.wait_for_function("() => !window.__pqHub.pending && !window.__pqHub.queue.length"
+                           " && !window.__pqHub.busy")
+    _confirmed(page, "")
+    _wait_count(page, after_yes)
+    clauses = page.get_by_test_id("pq-clauses")
+    clauses.get_by_text(re.compile(r"^1\. Yes to")).wait_for()
+    assert clauses.get_by_text(re.compile(r"^2\.")).count() == 0
+    _click(page, _key(pool, "dv-back"))
     _wait_count(page, pool.n)

@@ -210,7 +210,12 @@ function bindDrag(state) {
       const click = moved < CLICK_PX;
       const ids = click ? (clicked === null ? [] : [clicked]) : selectedIn(state, shape());
       const gesture = click ? "click" : mode === "lasso" ? "lasso" : "box";
-      if (ids.length && state.send) state.send("select", { ids, gesture, seq: ++state.seq });
+      if (ids.length && state.send) {
+        const h = hub();  // another gesture: presses queued behind an answer no longer apply
+        h.queue.length = 0;
+        h.next = null;
+        state.send("select", { ids, gesture, seq: ++state.seq });
+      }
     };
     svg.addEventListener("pointermove", move);
     svg.addEventListener("pointerup", up);

@@ -5,51 +5,94 @@
 // clipboard. One Streamlit element instead of one per chip, row and button.
 //
 // Optimistic answers (ui/optimistic.py): panels with `data.panel` register in a page-wide hub.
-// The hidden carrier (`data.next`, `data.ack`) holds every panel's data for the Yes and the No
-// state of the shown variable. A Yes/No (button "answer", or key y/n) shows that state at once
-// and sends the answer; until the server acknowledges its seq, panels only remember the data
-// the server sends, then show it (normally what they already show, so nothing is redrawn).
+// The hidden carrier (`data.next`) holds every panel's data for the Yes and the No state of the
+// shown variable, for the state `next.for` (the Decision Space's `data.state`). A Yes/No (button
+// "answer", or key y/n) sends the answer and shows that state at once; until the server
+// acknowledges its seq (`data.ack` of the ack element, drawn right after the panels), panels only
+// remember the data the server sends, then show it (normally what they already show). Presses
+// and the shortcuts of Back / Previous / Next that come while an answer is on its way are queued
+// and replayed in order once the next state's speculation has arrived.
 
-const PENDING_MS = 4000; // an answer never acknowledged (lost, refused) stops waiting then
+const PENDING_MS = 15000; // an answer never acknowledged (lost) stops waiting then
+const SHORTCUTS = { b: "dv-back", arrowup: "dv-up", arrowdown: "dv-down" }; // Streamlit buttons
 
 function hub() {
   return window.__pqHub || (window.__pqHub = {
-    panels: new Map(), next: null, pending: null, queue: [], seq: 0, keys: false });
+    panels: new Map(), next: null, pending: null, queue: [], seq: 0, keys: false, busy: null,
+    shown: null });
+}
+
+function dvButton(yes) {
+  return document.querySelector(
+    `[data-testid="pq-decision-variable"] button[data-event="answer"][data-yes="${yes ? 1 : 0}"]`);
 }
 
 function settle(h) {
-  // the server has taken the answer (or never will): show what it sent last, then the next press
+  // the server has taken the answer (or never will): show what it sent last
   if (h.pending) clearTimeout(h.pending.timer);
   h.pending = null;
   for (const [key, entry] of h.panels) {
     if (!entry.alive()) h.panels.delete(key);
     else if (entry.latest) entry.show(entry.latest);
   }
-  if (h.queue.length) answer(h, h.queue.shift());
 }
 
-function answer(h, yes) {
-  if (h.pending) {
-    if (h.queue.length < 4) h.queue.push(yes);
-    return;
+function idle(h) {
+  return !h.pending && !h.busy && !h.queue.length;
+}
+
+function drain(h) {
+  // replay what was pressed while an answer was on its way, one server round at a time
+  while (!h.pending && !h.busy && h.queue.length) {
+    const item = h.queue.shift();
+    if (item.button) {
+      const found = [...document.querySelectorAll(`[class*="-${item.button}"] button`)]
+        .find((b) => b.offsetParent !== null && !b.disabled);
+      if (!found) continue;
+      h.busy = setTimeout(() => { h.busy = null; drain(h); }, PENDING_MS);
+      h.next = null; // that rerun changes the state: its carrier brings the next ones
+      found.click();
+    } else {  // the question on the screen now: the one shown after the press before
+      const button = dvButton(item.yes);
+      if (button && !button.disabled) send(h, item.yes, button.dataset.key);
+    }
   }
-  const button = document.querySelector(
-    `[data-testid="pq-decision-variable"] button[data-event="answer"][data-yes="${yes ? 1 : 0}"]`);
-  const root = button && button.closest(".pq-panel");
-  if (!button || button.disabled || !root || !root.__pq.send) return;
-  const key = button.dataset.key;
-  const seq = ++h.seq;
-  const views = h.next && h.next.key === key ? h.next[yes ? "y" : "n"] : null;
+}
+
+function forget(h) {
+  // another gesture (lasso, clause, cluster, a Streamlit widget): what was queued no longer
+  // follows what is on the screen, and the speculated states are about to be stale
+  h.queue.length = 0;
   h.next = null;
-  root.__pq.send("answer", { key, yes, seq });
+}
+
+function send(h, yes, key) {
+  const panel = document.querySelector('[data-testid="pq-decision-variable"]');
+  if (!panel || !panel.__pq || !panel.__pq.send) return;
+  const seq = ++h.seq;
+  const views = h.next && h.next.for === h.shown && h.next.key === key
+    ? h.next[yes ? "y" : "n"] : null;
+  h.next = null;
+  panel.__pq.send("answer", { key, yes, seq });
+  h.pending = { seq, timer: setTimeout(() => { settle(h); forget(h); }, PENDING_MS) };
   if (!views) return; // not speculated (e.g. a repaired pool): the rerun draws it
-  h.pending = { seq, timer: setTimeout(() => settle(h), PENDING_MS) };
   setTimeout(() => {  // after Streamlit has sent the answer (it sends from a task too)
+    if (!h.pending || h.pending.seq !== seq) return;
     for (const [name, data] of Object.entries(views)) {
       const entry = h.panels.get(name);
       if (entry && entry.alive()) entry.show(data);
     }
   }, 0);
+}
+
+function answer(h, yes) {
+  // a Yes/No press on what is on the screen (possibly a speculated state); while an answer is
+  // on its way it is queued, and then counts for the question shown after that answer
+  const button = dvButton(yes);
+  if (!button || button.disabled) return false;
+  if (idle(h)) send(h, yes, button.dataset.key);
+  else if (h.queue.length < 8) h.queue.push({ yes });
+  return true;
 }
 
 function typing(target) {
@@ -59,19 +102,33 @@ function typing(target) {
 function bindKeys(h) {
   if (h.keys) return;
   h.keys = true;
-  document.addEventListener("keydown", (ev) => {
-    if (ev.defaultPrevented || ev.repeat || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    const k = ev.key.toLowerCase();
-    if ((k !== "y" && k !== "n") || typing(ev.target)) return;
+  // capture phase on window: before Streamlit's shortcut handler (hotkeys-js, on document)
+  window.addEventListener("keydown", (ev) => {
+    if (ev.defaultPrevented || ev.repeat || ev.isComposing || ev.ctrlKey || ev.metaKey
+        || ev.altKey || typing(ev.target)) return;
     if (!document.querySelector('[data-testid="pq-decision-variable"]')) return;
-    ev.preventDefault();
-    answer(h, k === "y");
-  });
+    const k = (ev.key || "").toLowerCase();
+    if (k === "y" || k === "n") {
+      if (answer(h, k === "y")) ev.preventDefault();
+    } else if (SHORTCUTS[k] && !idle(h)) { // keep Back / Previous / Next in order behind it
+      ev.preventDefault();
+      ev.stopImmediatePropagation();
+      if (h.queue.length < 8) h.queue.push({ button: SHORTCUTS[k] });
+    }
+  }, true);
+  // a click on any other workspace control goes to the server now: drop what was queued
+  window.addEventListener("click", (ev) => {
+    const b = ev.target.closest && ev.target.closest("button");
+    if (b && ev.isTrusted && !b.matches('[data-event="answer"], [data-copy], .pq-tools button')) {
+      forget(h);
+    }
+  }, true);
 }
 
 // what a clause panel registered under `data.panel` does with a state: replace its HTML
 function show(root, state, data) {
   if (data && data.testid) root.setAttribute("data-testid", data.testid);
+  if (data && data.state !== undefined) hub().shown = data.state; // the Decision Space's state
   const html = String((data && data.html) || "");
   if (html === state.html) return;
   const active = document.activeElement;
@@ -92,7 +149,12 @@ function restoreFocus(root, index) {
   if (index < 0) return;
   const buttons = [...root.querySelectorAll("button:not(:disabled)")];
   const next = buttons[Math.min(index, buttons.length - 1)];
-  if (next) next.focus({ preventScroll: true });
+  if (next) {
+    next.focus({ preventScroll: true });
+  } else {  // e.g. a Yes that finished the task disabled both: keep the focus in the panel
+    root.tabIndex = -1;
+    root.focus({ preventScroll: true });
+  }
 }
 
 function copyText(source, button) {
@@ -145,18 +207,32 @@ export default function (component) {
         answer(h, button.dataset.yes === "1");
         return;
       }
+      forget(h);
       const value = { seq: ++state.seq };
       if (button.dataset.key !== undefined) value.key = button.dataset.key;
       if (button.dataset.yes !== undefined) value.yes = button.dataset.yes === "1";
       state.send(button.dataset.event, value);
     });
   }
-  if (data && "next" in data) {  // the carrier: the next states, and the last answer taken
+  if (data && "ack" in data) {  // drawn right after the panels: the server took that answer
+    root.setAttribute("data-testid", data.testid || "pq-ack");
+    const ack = data.ack || {};
+    root.dataset.ack = String(ack.seq ?? "");
+    if (h.pending && ack.seq === h.pending.seq) {
+      settle(h);
+      if (!ack.ok) forget(h); // refused (the question had changed): what followed it goes too
+    }
+    return;
+  }
+  if (data && "next" in data) {  // drawn last: the next states, then what was queued
     bindKeys(h);
     root.setAttribute("data-testid", data.testid || "pq-next");
-    root.dataset.ack = String(data.ack ?? "");
     h.next = data.next;
-    if (h.pending && data.ack === h.pending.seq) settle(h);
+    if (h.busy) {
+      clearTimeout(h.busy);
+      h.busy = null;
+    }
+    drain(h);
     return;
   }
   if (data && data.panel) {
