@@ -127,13 +127,6 @@ def _timed(action: Callable[[], None], until: Callable[[], None]) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def _changed(page, before: list) -> None:
-    """Wait until the survivors line and (when there is one) the chart show a new state."""
-    page.wait_for_function(f"b => {{ const [n, r] = ({STATE_JS})();"
-                           " return n !== b[0] && (b[1] === null || r !== b[1]); }",
-                           arg=before, timeout=TIMEOUT_MS)
-
-
 def _settle(page) -> None:
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
                            timeout=TIMEOUT_MS)

@@ -17,10 +17,12 @@ from core.generation.keys import has_api_key
 from ui import actions
 from ui.actions import Log, OnSubmit
 from ui.chips import chip_row, legend, sql_block
-from ui.components import clause_panel, trigger
+from ui.components import clause_panel, trigger, view_panel
 from ui.state import WorkspaceOptions, WorkspaceState
 from ui.study_cache import secret
 from ui.views import ALL_CLAUSES, KEYS_SEP, current_variable, decision_data, output_data, query_data
+
+ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
 
 
 def dismiss_key(keys: tuple[str, ...]) -> str:
@@ -56,9 +58,7 @@ def decision_space(ws: WorkspaceState, log: Log,
     variable = current_variable(ws)
     st.subheader("Decision Space", anchor=False)
     data = decision_data(ws)
-    clause_panel(data["html"], key=data["panel"], testid=data["testid"],
-                 on={"answer": partial(on_answer, ws, log, data["panel"])}, panel=True,
-                 extra={"state": data["state"]})
+    view_panel(data, on={"answer": partial(on_answer, ws, log, data["panel"])})
     has_var = variable is not None
     row = st.container(horizontal=True, gap="small")
     row.button("Back", key=key("dv.back"), shortcut="B", icon=":material/undo:",
@@ -81,9 +81,8 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     """Atomic features of the survivors with probabilities and Yes/No, then the decisions."""
     st.subheader("Predicted Query", anchor=False)
     data = query_data(ws)
-    clause_panel(data["html"], key=data["panel"], testid=data["testid"],
-                 on={"clause": partial(_on_clause, ws, log, data["panel"]),
-                     "all": partial(_toggle_all_clauses, ws)}, panel=True)
+    view_panel(data, on={"clause": partial(_on_clause, ws, log, data["panel"]),
+                         "all": partial(_toggle_all_clauses, ws)})
 
 
 def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str) -> None:
@@ -126,8 +125,6 @@ def on_answer(ws: WorkspaceState, log: Log, panel: str) -> None:
     ws.extra[ACK] = {"seq": value.get("seq"), "ok": applied}
 
 
-ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
-
 
 def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
     """Clause panel callback: Yes/No on the clause whose button was pressed."""
@@ -159,8 +156,7 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     elif session.is_stuck:
         st.warning("No clause separates the remaining queries: pick the queries you mean in "
                    "the Action Space.")
-    data = output_data(ws)
-    clause_panel(data["html"], key=data["panel"], testid=data["testid"], on={}, panel=True)
+    view_panel(output_data(ws), on={})
     _output_question(ws, log, result is not None,
                      options.repair if options is not None else "recompose")
     chosen = session.best_candidate()

@@ -23,7 +23,7 @@ from ui import actions
 from ui.action_space import clusters, selected_ids
 from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
-from ui.components import action_space_chart, clause_panel, trigger
+from ui.components import action_space_chart, trigger, view_panel
 from ui.optimistic import CSS as CARRIER_CSS
 from ui.optimistic import acknowledge, carrier
 from ui.panels import decision_space, predicted_output, predicted_query
@@ -57,9 +57,8 @@ def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) 
                        on_select=partial(_on_select, ws, log, key),
                        on_hover=None if log is no_log else partial(_on_hover, ws, log, key))
     footer = space_footer(ws, colour_by_variable)
-    clause_panel(footer["html"], key=footer["panel"], testid=footer["testid"], panel=True,
-                 on={"cluster": partial(_on_cluster, ws, log, footer["panel"],
-                                        clusters(ws.session))})
+    view_panel(footer, on={"cluster": partial(_on_cluster, ws, log, footer["panel"],
+                                              clusters(ws.session))})
 
 
 def _on_cluster(ws: WorkspaceState, log: Log, footer: str, infos: list) -> None:

@@ -392,8 +392,9 @@ def test_a_yes_is_drawn_while_the_server_says_nothing_and_its_rerun_redraws_noth
     _wait_count(page, pool.n)
 
 
-def _pressed_quickly(page, server: str, keys: str) -> None:
-    """Open the workspace and press ``keys`` faster than any server round (messages held)."""
+def _pressed_quickly(page, server: str, keys: str, release: bool = True) -> dict:
+    """Open the workspace and press ``keys`` faster than any server round (messages held;
+    still held after, without ``release``)."""
     held = _hold_server_messages(page)
     _open(page, server)
     page.locator('[data-testid="pq-next"]').wait_for(state="attached")
@@ -402,7 +403,9 @@ def _pressed_quickly(page, server: str, keys: str) -> None:
     held["on"] = True
     for key in keys:
         page.keyboard.press(key)
-    held["release"]()
+    if release:
+        held["release"]()
+    return held
 
 
 def test_quick_answers_are_applied_one_after_the_other(page, server: str, pool) -> None:
@@ -437,5 +440,42 @@ def test_a_quick_back_is_kept_in_order_behind_the_answers(page, server: str, poo
     clauses = page.get_by_test_id("pq-clauses")
     clauses.get_by_text(re.compile(r"^1\. Yes to")).wait_for()
     assert clauses.get_by_text(re.compile(r"^2\.")).count() == 0
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+
+def test_a_click_elsewhere_drops_the_queued_presses_and_typing_answers_nothing(
+        page, server: str, pool) -> None:
+    """y, then n while the Yes is on its way, then a clause's Yes clicked: the n is dropped
+    (it no longer follows what was on the screen) and the clause counts; a y typed into the
+    question answers nothing."""
+    held = _pressed_quickly(page, server, "yn", release=False)
+    clause = page.locator('[data-testid="pq-clauses"] button[data-event="clause"]'
+                          '[data-yes="1"]:not(:disabled)').first
+    key = clause.get_attribute("data-key")
+    clause.click()
+    assert page.evaluate("() => window.__pqHub.queue.length") == 0  # the n is dropped
+    held["release"]()
+    page.wait_for_function("() => !window.__pqHub.pending && !window.__pqHub.queue.length")
+    _confirmed(page, "")
+    session = RepairSession(pool)
+    session.answer(session.next_variable().keys, True)
+    session.answer((key,), True)
+    _wait_count(page, len(session.survivors))
+    clauses = page.get_by_test_id("pq-clauses")
+    clauses.get_by_text(re.compile(r"^2\. Yes to")).wait_for()
+    assert clauses.get_by_text(re.compile(r"^3\.")).count() == 0
+    assert clauses.get_by_text(re.compile(r"No to")).count() == 0
+    seq = page.evaluate("() => window.__pqHub.seq")
+    page.get_by_label("Question").click()
+    page.keyboard.press("y")
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => window.__pqHub.seq") == seq
+    assert _count(page) == len(session.survivors)
+    page.keyboard.press("Backspace")  # the question as it was, so leaving it changes nothing
+    page.locator("h3", has_text="Decision Space").click()
+    session.undo()
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, len(session.survivors))
     _click(page, _key(pool, "dv-back"))
     _wait_count(page, pool.n)

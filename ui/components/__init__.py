@@ -68,6 +68,14 @@ def clause_panel(html: str, *, key: str, testid: str,
                                 **{f"on_{event}_change": cb for event, cb in on.items()})
 
 
+def view_panel(view: dict[str, Any], *, on: dict[str, Callable[[], None]]) -> Any:
+    """Mount the panel a :mod:`ui.views` builder described, registered under its ``panel`` key
+    and given exactly that data (what a speculated state of it shows is then the same dict)."""
+    extra = {k: v for k, v in view.items() if k not in ("html", "testid", "panel")}
+    return clause_panel(view["html"], key=view["panel"], testid=view["testid"], on=on,
+                        panel=True, extra=extra)
+
+
 def trigger(key: str, name: str) -> Any:
     """The value of trigger ``name`` of the component ``key`` in this run (None if not fired)."""
     value = st.session_state.get(key)
