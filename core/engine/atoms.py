@@ -13,9 +13,11 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
+from core.engine.errors import UnsafeQueryError
 from core.engine.features import _deref
 from core.engine.predicates import _canonical, _conjuncts, _meaning
 from core.engine.scope import _normalise_tree, _scope_of
+from core.engine.sqlguard import parse_one_bounded
 
 
 @dataclass(frozen=True)
@@ -79,12 +81,19 @@ class Compound:
 _SETOPS = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
 
 
+def _parse(sql: str, dialect: str) -> exp.Expression | None:
+    """A pool candidate's tree within the check's bounds, or None (a donor is only skipped)."""
+    try:
+        return parse_one_bounded(sql, dialect)
+    except (UnsafeQueryError, sqlglot.errors.SqlglotError):
+        return None
+
+
 def decompose_query(sql: str, dialect: str, schema: dict[str, list[str]]
                     ) -> Parts | Compound | None:
     """:func:`decompose`, and a set operation of two plain SELECTs as a :class:`Compound`."""
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.SqlglotError:
+    tree = _parse(sql, dialect)
+    if tree is None:
         return None
     if isinstance(tree, exp.SetOperation) and type(tree) in _SETOPS and not any(
             tree.args.get(k) for k in ("order", "limit", "with", "with_")):
@@ -102,9 +111,8 @@ def decompose_query(sql: str, dialect: str, schema: dict[str, list[str]]
 def decompose(sql: str, dialect: str, schema: dict[str, list[str]]) -> Parts | None:
     """Clause atoms of ``sql``, or None when it is not one plain SELECT over base tables
     (set operations, CTEs, FROM-subqueries and self-joins are left alone)."""
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.SqlglotError:
+    tree = _parse(sql, dialect)
+    if tree is None:
         return None
     return _decompose_tree(tree, dialect, schema)
 
@@ -168,9 +176,8 @@ def nested_parts(sql: str, dialect: str, schema: dict[str, list[str]]) -> list[P
     """Clause atoms of the plain SELECTs nested in ``sql`` as ``x IN (SELECT …)`` or as a
     derived table: their GROUP BY / HAVING, WHERE and join atoms are donors too (a relational
     division is often spelled as an IN-subquery that groups, and meant as a grouped join)."""
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.SqlglotError:
+    tree = _parse(sql, dialect)
+    if tree is None:
         return []
     out: list[Parts] = []
     for node in tree.find_all(exp.Select):

@@ -232,6 +232,10 @@ class TaskDatabase:
                 todo.append(i)
             except UnsafeQueryError as exc:
                 results[i] = ExecutionResult(error=str(exc), elapsed_ms=_ms(start))
+            except Exception as exc:  # noqa: BLE001 - one candidate's failure is its own error
+                results[i] = ExecutionResult(
+                    error=f"the statement check failed on this candidate: "
+                          f"{type(exc).__name__}: {str(exc)[:200]}", elapsed_ms=_ms(start))
         if todo:
             start = time.perf_counter()
             try:

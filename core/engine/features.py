@@ -30,9 +30,11 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
+from core.engine.errors import UnsafeQueryError
 from core.engine.joins import _inner_join_features, _pred_tree
 from core.engine.predicates import _RENDER, _and_all, _conjuncts, _meaning
 from core.engine.scope import Columns, _normalise_tree, _Scope, _scope_of, _table_name
+from core.engine.sqlguard import parse_one_bounded
 
 # Feature keywords in display order (the Predicted Query lists features in this order).
 KEYWORD_ORDER = (
@@ -320,9 +322,17 @@ def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[s
     double-quoted SQLite strings be read as literals; ``not_null`` and ``unique`` (from
     :func:`schema_constraints`) allow the rewrites that depend on them (COUNT, IN-subqueries).
     ``conjuncts`` adds each top-level AND part of WHERE as its own ``WHERE …`` feature besides
-    the whole predicate. Raises ``sqlglot.errors.ParseError`` for text that does not parse.
+    the whole predicate. Raises ``sqlglot.errors.ParseError`` for text that does not parse,
+    is over the check's size, token or nesting bounds, or nests too deeply for a rewrite (one
+    hostile candidate of a bank or an LLM sample then has no features; the pool goes on).
     """
-    tree = sqlglot.parse_one(sql, read=dialect)
-    feats = set(_query_features(tree, {k.lower(): v for k, v in (schema or {}).items()},
-                                dialect, conjuncts, set(), (not_null or {}, unique or {})))
+    try:
+        tree = parse_one_bounded(sql, dialect)
+        feats = set(_query_features(tree, {k.lower(): v for k, v in (schema or {}).items()},
+                                    dialect, conjuncts, set(), (not_null or {}, unique or {})))
+    except UnsafeQueryError as exc:
+        raise sqlglot.errors.ParseError(str(exc)) from None
+    except RecursionError:
+        raise sqlglot.errors.ParseError(
+            "the query nests too deeply to read its features") from None
     return sorted(feats, key=Feature.sort_key)

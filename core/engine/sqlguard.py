@@ -10,6 +10,11 @@ the few typed classes in ``_TYPED_DENIED`` (file readers, sequences, AI/ML calls
 does not know (``exp.Anonymous``) must be named in ``PURE_FUNCTIONS``. A schema-qualified call
 (``pg_catalog.upper(x)``) is refused, and a text scan refuses the server-side name prefixes in
 ``_DENIED_PREFIXES`` wherever ``name(`` appears in the text, whatever node it parses to.
+
+The check runs in the app process, so it is bounded before any regex or parser sees the text
+(:func:`parse_bounded`): at most ``MAX_SQL_CHARS`` characters, ``MAX_SQL_TOKENS`` tokens and
+``MAX_NESTING`` levels of parentheses / CASE, regexes that cannot backtrack, and a
+``RecursionError`` inside sqlglot becomes an :class:`UnsafeQueryError` like any other refusal.
 """
 
 from __future__ import annotations
@@ -67,15 +72,23 @@ int2 int4 int8 float4 float8 numeric text varchar bool
 """
 PURE_FUNCTIONS = frozenset(_PURE_TEXT.split())
 
-_CALL = re.compile(r"""([A-Za-z_][\w$]*)["`\]]?\s*\(""")
+# Only at the start of a word, with possessive quantifiers: linear in the text (the former
+# pattern tried every start inside a long word and backtracked quadratically: 14 s on 20 K "x").
+_CALL = re.compile(r"""(?<![\w$])([A-Za-z_][\w$]*+)["`\]]?\s*+\(""")
 # Server-side families refused wherever they appear as ``name(``, even if sqlglot types them.
 _DENIED_PREFIXES = re.compile(
     r"^(pg_|lo_|dblink|load_extension|fts3|set_config|current_setting|nextval|setval|currval|"
     r"lastval|txid_|query_to_xml|table_to_xml|cursor_to_xml|readfile|writefile|edit$)", re.I)
 
 
+MAX_SQL_CHARS = 50_000  # candidate SQL is a few hundred characters; the worker's cap is 1 MB
+MAX_SQL_TOKENS = 5_000  # sqlglot's AST costs ~680 MB per MB of token-dense SQL
+MAX_NESTING = 30  # parentheses / CASE inside each other; sqlglot recurses per level
+
 _MAX_FORMAT_WIDTH = 10_000
-_FORMAT_SPEC = re.compile(r"%[-+ #0,!]*(\*|\d*)(?:\.(\*|\d*))?")
+_FORMAT_SPEC = re.compile(r"%[-+ #0,!]*+(\*|\d*+)(?:\.(\*|\d*+))?")
+_OPEN = frozenset({"L_PAREN", "CASE"})
+_CLOSE = frozenset({"R_PAREN", "END"})
 
 
 def _check_printf(node: exp.Func, dialect: str) -> None:
@@ -87,7 +100,7 @@ def _check_printf(node: exp.Func, dialect: str) -> None:
         raise UnsafeQueryError(f"{_call_name(node)}() needs a literal format string here")
     for width, precision in _FORMAT_SPEC.findall(fmt.this):
         for part in (width, precision):
-            if part == "*" or (part and int(part) > _MAX_FORMAT_WIDTH):
+            if part == "*" or (part and (len(part) > 6 or int(part) > _MAX_FORMAT_WIDTH)):
                 raise UnsafeQueryError(
                     f"{_call_name(node)}() widths and precisions must be numbers up to "
                     f"{_MAX_FORMAT_WIDTH} written in the format (not '*')")
@@ -131,21 +144,63 @@ def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
                 "functions candidate SQL may call")
 
 
+def parse_bounded(sql: str, dialect: str = "sqlite") -> list[exp.Expression]:
+    """Parse untrusted SQL within the size, token and nesting bounds (module docstring).
+
+    Every refusal and every parser failure, a ``RecursionError`` included, is raised as
+    :class:`UnsafeQueryError` naming the bound; the length is checked before anything reads
+    the text, the tokens before the parser builds a tree.
+    """
+    if not isinstance(sql, str) or not sql.strip():
+        raise UnsafeQueryError("empty SQL: write one SELECT statement")
+    if len(sql) > MAX_SQL_CHARS:
+        raise UnsafeQueryError(
+            f"the SQL is {len(sql):,} characters long; at most {MAX_SQL_CHARS:,} are checked")
+    try:
+        engine = sqlglot.Dialect.get_or_raise(dialect)
+        tokens = engine.tokenize(sql)
+        if len(tokens) > MAX_SQL_TOKENS:
+            raise UnsafeQueryError(
+                f"the SQL has {len(tokens):,} tokens; at most {MAX_SQL_TOKENS:,} are parsed")
+        depth = deepest = 0
+        for token in tokens:
+            kind = token.token_type.name
+            if kind in _OPEN:
+                depth += 1
+                deepest = max(deepest, depth)
+            elif kind in _CLOSE:
+                depth -= 1
+        if deepest > MAX_NESTING:
+            raise UnsafeQueryError(
+                f"the SQL nests parentheses or CASE {deepest} deep; at most {MAX_NESTING} levels "
+                "are parsed")
+        return [s for s in engine.parser().parse(tokens, sql) if s is not None]
+    except sqlglot.errors.ParseError as exc:
+        first = exc.errors[0]["description"] if exc.errors else str(exc)
+        raise UnsafeQueryError(f"SQL does not parse ({first})") from None
+    except sqlglot.errors.TokenError as exc:
+        raise UnsafeQueryError(f"SQL does not parse ({exc})") from None
+    except RecursionError:
+        raise UnsafeQueryError(
+            "the SQL nests too deeply for the parser; write it with fewer levels") from None
+
+
+def parse_one_bounded(sql: str, dialect: str = "sqlite") -> exp.Expression:
+    """The single statement of ``sql`` parsed by :func:`parse_bounded` (features, atoms)."""
+    statements = parse_bounded(sql, dialect)
+    if len(statements) != 1:
+        raise UnsafeQueryError(
+            f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")
+    return statements[0]
+
+
 def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
     """Parse ``sql`` and return its AST if it is exactly one read-only query of pure functions.
 
     Raises :class:`UnsafeQueryError` naming what was refused (PRAGMA, ATTACH, DDL, DML, several
     statements, a function outside the allow-list, or unparsable text).
     """
-    if not sql or not sql.strip():
-        raise UnsafeQueryError("empty SQL: write one SELECT statement")
-    try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except sqlglot.errors.ParseError as exc:
-        first = exc.errors[0]["description"] if exc.errors else str(exc)
-        raise UnsafeQueryError(f"SQL does not parse ({first})") from None
-    except sqlglot.errors.TokenError as exc:
-        raise UnsafeQueryError(f"SQL does not parse ({exc})") from None
+    statements = parse_bounded(sql, dialect)
     if len(statements) != 1:
         raise UnsafeQueryError(
             f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")

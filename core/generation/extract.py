@@ -19,6 +19,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from core.engine.errors import UnsafeQueryError
 from core.engine.execute import check_query
+from core.engine.sqlguard import parse_one_bounded
 from core.engine.taskbank import Candidate
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
@@ -107,10 +108,9 @@ def extract_sql(reply: str, dialect: str = "sqlite") -> Extraction:
 def normalise_sql(sql: str, dialect: str = "sqlite") -> str:
     """The dedupe key of a query: canonical sqlglot text (falls back to collapsed whitespace)."""
     try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-        tree = normalize_identifiers(tree, dialect=dialect)
+        tree = normalize_identifiers(parse_one_bounded(sql, dialect), dialect=dialect)
         return tree.sql(dialect=dialect, normalize_functions="upper", pretty=False)
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+    except (UnsafeQueryError, sqlglot.errors.SqlglotError, ValueError, RecursionError):
         return " ".join(sql.split()).rstrip(";").strip()
 
 

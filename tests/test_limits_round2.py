@@ -1,0 +1,125 @@
+"""Issue #22, observations 1 and 2: the statement check is bounded before it reads the text, and
+one hostile candidate fails alone (never its batch, its pool or the chat page)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import sqlglot
+
+from core.engine.atoms import decompose, nested_parts
+from core.engine.errors import UnsafeQueryError
+from core.engine.execute import execute_candidates, open_database
+from core.engine.features import extract_features
+from core.engine.sqlguard import MAX_NESTING, MAX_SQL_CHARS, MAX_SQL_TOKENS, check_query
+from core.engine.taskbank import DatabaseSpec
+from core.generation.extract import normalise_sql
+from core.planpool.llm_tools import datasource
+from tests.conftest_core import FILM_DUMP
+
+# A hang detector, not a speed target (bench_limits prints the figures): b320bc6 needed ~14 s
+# for the 20 K literal and ~47 s and 1.3 GB for the 2 MB of tokens.
+HANG_S = 5.0
+
+LITERAL_20K = "SELECT '" + "x" * 20_000 + "'"
+DENSE_2MB = "SELECT 1" + "+1" * 1_000_000
+NESTED_50 = "SELECT " + "(" * 50 + "1" + ")" * 50
+
+
+def _finishes(fn: Callable[[], Any]) -> Any:
+    """``fn()``'s result or exception, failing the test if it runs past ``HANG_S``."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(HANG_S)
+    assert not thread.is_alive(), f"still running after {HANG_S} s"
+    return box
+
+
+@pytest.fixture(scope="module")
+def film_db():
+    db = open_database(DatabaseSpec("dump", FILM_DUMP))
+    yield db
+    db.close()
+
+
+def test_long_literal_is_checked_without_backtracking():
+    """Observation 1: the function-name scan is linear; a 20 K literal passes at once."""
+    box = _finishes(lambda: check_query(LITERAL_20K))
+    assert "error" not in box, box.get("error")
+    words = "SELECT '" + "ab" * 9_000 + "' AS " + "w" * 9_000
+    assert "error" not in _finishes(lambda: check_query(words))
+
+
+def test_oversized_sql_is_refused_by_length_first():
+    """Observation 1: 2 MB of tokens is refused before parsing, the number in the error."""
+    box = _finishes(lambda: check_query(DENSE_2MB))
+    assert isinstance(box.get("error"), UnsafeQueryError), box
+    assert f"{MAX_SQL_CHARS:,}" in str(box["error"]) and "2,000,008" in str(box["error"])
+
+
+def test_token_dense_sql_under_the_length_is_refused_by_token_count():
+    """Observation 1: under the length limit, a token count bounds the parser's tree."""
+    sql = "SELECT 1" + "+1" * (MAX_SQL_CHARS // 2 - 10)
+    box = _finishes(lambda: check_query(sql))
+    assert isinstance(box.get("error"), UnsafeQueryError), box
+    assert f"{MAX_SQL_TOKENS:,}" in str(box["error"])
+
+
+@pytest.mark.parametrize("sql", [
+    NESTED_50,
+    "SELECT " + "CASE WHEN 1 THEN " * 50 + "1" + " END" * 50,
+    "SELECT " + "NOT " * 900 + "1",  # no brackets: sqlglot's own recursion is caught
+    "SELECT printf('%" + "9" * 5000 + "c', 'x')",  # int() of 5000 digits raised ValueError
+], ids=["parentheses", "case", "not-chain", "printf-digits"])
+def test_deep_or_odd_sql_is_a_refusal_not_an_exception(sql: str):
+    """Observation 2: RecursionError (and ValueError) inside the check become refusals."""
+    box = _finishes(lambda: check_query(sql))
+    assert isinstance(box.get("error"), UnsafeQueryError), box
+
+
+def test_nesting_error_names_the_bound():
+    with pytest.raises(UnsafeQueryError, match=f"50 deep; at most {MAX_NESTING}"):
+        check_query(NESTED_50)
+    check_query("SELECT " + "(" * MAX_NESTING + "1" + ")" * MAX_NESTING)
+
+
+def test_one_deep_candidate_fails_alone_in_its_batch(film_db):
+    """Observation 2: execute_candidates gives the nested one its error, the others run."""
+    results = execute_candidates(film_db, ["SELECT 1", NESTED_50, "SELECT 2", DENSE_2MB,
+                                           LITERAL_20K])
+    assert [r.ok for r in results] == [True, False, True, False, True]
+    assert results[0].rows == [(1,)] and results[2].rows == [(2,)]
+    assert "deep" in results[1].error and "characters" in results[3].error
+    assert results[4].rows == [("x" * 20_000,)]
+
+
+def test_chat_tool_call_with_deep_sql_is_a_tool_error(film_db):
+    """Observation 2: the LLM chat's run_sql returns the refusal as the tool's text (the chat
+    condition showed ``EXCEPTION RecursionError``)."""
+    text = datasource("run_sql", {"sql": NESTED_50}, film_db)
+    assert text.startswith("error:") and "deep" in text
+    text = datasource("run_sql", {"sql": "SELECT '" + "x" * 30_000 + "'"}, film_db)
+    assert text.startswith("columns:")
+
+
+@pytest.mark.parametrize("sql", [NESTED_50, DENSE_2MB, "SELECT " + "NOT " * 900 + "1"],
+                         ids=["nested", "dense", "not-chain"])
+def test_feature_and_atom_readers_skip_a_hostile_candidate(sql: str):
+    """Observation 2: the readers that parse pool candidates (features, clause atoms, the
+    sampler's dedupe key) treat a hostile one as unreadable instead of raising."""
+    box = _finishes(lambda: extract_features(sql))
+    assert isinstance(box.get("error"), sqlglot.errors.ParseError), box
+    assert _finishes(lambda: decompose(sql, "sqlite", {})) == {"value": None}
+    assert _finishes(lambda: nested_parts(sql, "sqlite", {})) == {"value": []}
+    assert isinstance(_finishes(lambda: normalise_sql(sql)).get("value"), str)
