@@ -25,6 +25,7 @@ from sqlalchemy import select
 from study import flow
 from study import schema as S
 from study.assignment import Assignment, Override, assign_participant, load_assignment
+from study.limits import answer_problem
 from study.spec import StudySpec
 from study.store import Store
 from study.timing import TimerSummary, compute_timers
@@ -186,7 +187,10 @@ class Runner:
         return status in (None, "withdrawn")
 
     def answer(self, item: str, value: Any) -> bool:
-        """Upsert one answer and log it; False (nothing written) when it is unchanged."""
+        """Upsert one answer and log it; False (nothing written) when it is unchanged or over
+        the participant input bounds (:func:`study.limits.answer_problem`: the page shows why)."""
+        if answer_problem(value):
+            return False
         with self.store.write():
             if self.withdrawn() or self.answers().get(item, object()) == value:
                 return False

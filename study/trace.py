@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.engine.errors import StudioError
+from study.limits import payload_problem
 from study.store import Store
 
 EVENT_TYPES: dict[str, str] = {
@@ -143,10 +144,13 @@ def log_event(store: Store, *, session_id: str, participant: str, type: str,
         raise TraceError(f"payload of '{type}' must be a dict (JSON object), "
                          f"got {payload.__class__.__name__}")
     try:
-        json.dumps(payload)
+        too_big = payload_problem(payload)
     except (TypeError, ValueError) as exc:
         raise TraceError(f"payload of '{type}' is not JSON-serialisable ({exc}); convert "
                          "values to str/int/float/bool/list/dict first") from None
+    if too_big:
+        raise TraceError(f"'{type}' not stored: {too_big} (bound what the browser sends with "
+                         "study.limits first)")
     if not session_id or not participant:
         raise TraceError("session_id and participant are required for every event")
     if event_id is None:

@@ -22,6 +22,7 @@ import numpy as np
 from core.engine.execute import ExecutionResult
 from core.engine.layout import voronoi_cells
 from core.engine.session import RankedVariable, RepairSession
+from study import limits
 
 REDS = ("#cb181d", "#ef6548", "#a50f15", "#fb6a4a", "#d7301f", "#fc9272", "#7f0000", "#e34a33")
 BLUES = ("#2171b5", "#6baed6", "#08519c", "#4292c6", "#3182bd", "#9ecae1", "#08306b", "#1f78b4")
@@ -245,28 +246,34 @@ def cached_space(session: RepairSession, variable: RankedVariable | None = None,
                    cap=FIGURES_PER_POOL)
 
 
-def selected_ids(selection: Any) -> tuple[list[int], str]:
-    """Candidate ids and gesture ('lasso', 'box' or 'click') from a chart selection.
+def _first(data: Any) -> Any:
+    """The candidate id a plotly point carries first in its customdata (None without one)."""
+    return data[0] if isinstance(data, list | tuple) and data else None
+
+
+def selected_ids(selection: Any, n: int = limits.MAX_SELECTION) -> tuple[list[int], str]:
+    """Candidate ids of a pool of ``n`` and gesture ('lasso', 'box' or 'click') from a chart
+    selection, bounded by :func:`study.limits.selection` (malformed ids are dropped).
 
     Reads the component's ``{"ids", "gesture"}`` and st.plotly_chart's ``{"points", "lasso",
     "box"}`` forms alike.
     """
-    if not selection:
+    if not isinstance(selection, dict):
         return [], ""
     sel = selection.get("selection", selection)
+    if not isinstance(sel, dict):
+        return [], ""
     if "ids" in sel:
-        ids = sorted({int(i) for i in sel.get("ids") or []})
+        ids = limits.selection(sel.get("ids") or [], n)
         gesture = str(sel.get("gesture") or "")
         return (ids, gesture) if ids and gesture in GESTURES else ([], "")
-    ids: list[int] = []
-    for point in sel.get("points", []) or []:
-        data = point.get("customdata")
-        if isinstance(data, list | tuple) and data:
-            ids.append(int(data[0]))
+    points = sel.get("points") or []
+    ids = limits.selection([_first(p.get("customdata") if isinstance(p, dict) else None)
+                            for p in points] if isinstance(points, list) else points, n)
     if sel.get("lasso"):
         gesture = "lasso"
     elif sel.get("box"):
         gesture = "box"
     else:
         gesture = "click"
-    return sorted(set(ids)), gesture if ids else ""
+    return ids, gesture if ids else ""

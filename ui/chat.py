@@ -34,6 +34,7 @@ from core.planpool.chat_agent import (
 from core.planpool.llm_agent import LLMAgent
 from core.planpool.llm_chat import LLMChatAgent
 from core.planpool.pool import ANSWERED, ASKED, DROPPED
+from study.limits import MAX_ANSWER_CHARS, answer_problem
 from ui.actions import Log, OnSubmit
 from ui.result import show_query, show_result
 from ui.state import PREFIX
@@ -94,6 +95,11 @@ def _typed(agent: ChatAgent, log: Log, save: Save, key: str) -> None:
     text = (st.session_state.get(key) or "").strip()
     if not text or agent.status_ != ASKING:
         return
+    problem = answer_problem(text)
+    if problem:  # over the bound: nothing reaches the agent or the trace; the chat says why
+        st.session_state[f"{key}.problem"] = problem
+        return
+    st.session_state.pop(f"{key}.problem", None)
     answer = parse_reply(text)
     if answer is None and not agent.free_answers:
         step(agent, log, save, partial(agent.not_understood, text))
@@ -175,7 +181,10 @@ def _controls(agent: ChatAgent, log: Log, save: Save, key: Callable[[str], str],
                        on_click=partial(step, agent, log, save,
                                         partial(agent.reply, answer)))
         if options.free_text:
-            st.chat_input("Or type your answer", key=key("chat.text"),
+            problem = st.session_state.get(f"{key('chat.text')}.problem")
+            if problem:
+                st.error(problem, icon=":material/error:")
+            st.chat_input("Or type your answer", key=key("chat.text"), max_chars=MAX_ANSWER_CHARS,
                           on_submit=partial(_typed, agent, log, save, key("chat.text")))
         return
     with st.chat_message("assistant"):

@@ -18,6 +18,7 @@ import streamlit as st
 
 from study import flow
 from study.audio import audio_root, save_recording
+from study.limits import MAX_ANSWER_CHARS, answer_problem
 from study.questionnaires import Item, Questionnaire
 from study.runner import Runner, decline, join
 from study.spec import STAGES, StudySpec
@@ -69,12 +70,16 @@ def _leave(runner: Runner, step: flow.Step, questionnaire: Questionnaire | None 
     The widgets' own callbacks have usually saved every value already: one read of the
     answers finds the few that are pending, instead of a write transaction per item.
     """
+    too_long: dict[str, str] = {}
     for item, key in (collect or {}).items():
         value = st.session_state.get(key)
-        if value is not None:
+        problem = answer_problem(value)
+        if problem:
+            too_long[item.rpartition("/")[2] if questionnaire else item] = problem
+        elif value is not None:
             runner.answer(item, value)
     problems = flow.step_problems(step, runner.answers(), questionnaire,
-                                  submitted=runner.finished(step.task))
+                                  submitted=runner.finished(step.task)) | too_long
     st.session_state[ERRORS] = problems
     if not problems:
         runner.advance(step.id)
@@ -83,7 +88,10 @@ def _leave(runner: Runner, step: flow.Step, questionnaire: Questionnaire | None 
 def _save(runner: Runner, item: str, key: str) -> None:
     """Widget callback: upsert the answer as it is given."""
     value = st.session_state.get(key)
-    if value is not None:
+    problem = answer_problem(value)
+    if problem:  # over the bound: nothing is stored, the item says why
+        _errors()[item.rpartition("/")[2] if "/" in item and ":" not in item else item] = problem
+    elif value is not None:
         runner.answer(item, value)
         _errors().pop(item.rpartition("/")[2], None)
         _errors().pop(item, None)
@@ -170,7 +178,8 @@ def _item_widget(runner: Runner, q: Questionnaire, it: Item, value: Any) -> str:
         st.number_input(label, value=value, min_value=it.minimum, max_value=it.maximum,
                         step=1, key=key, on_change=save)
     else:
-        st.text_area(label, value=value or "", key=key, on_change=save, height=90)
+        st.text_area(label, value=value or "", key=key, on_change=save, height=90,
+                     max_chars=MAX_ANSWER_CHARS)
     _show_error(it.id)
     return key
 
@@ -279,7 +288,7 @@ def task(runner: Runner, step: flow.Step) -> None:
         label = ("Your interpretation: what would the answer (output table) look like?"
                  if step.subtask == "1" else "Your answer")
         st.text_area(label, value=runner.answers().get(item) or "", key=key, height=110,
-                     on_change=partial(_save, runner, item, key))
+                     on_change=partial(_save, runner, item, key), max_chars=MAX_ANSWER_CHARS)
         keys[item] = key
     _show_error(item)
     _audio(runner, step)
@@ -289,7 +298,7 @@ def task(runner: Runner, step: flow.Step) -> None:
 
 def visibility(runner: Runner) -> None:
     """Log tab hidden/visible transitions the browser reports (once each)."""
-    def log(kind: str, seq: int, client_ts: int) -> None:
+    def log(kind: str, seq: int, client_ts: int | None) -> None:
         if seq <= st.session_state.get(TAB_SEQ, 0):
             return
         runner.log(kind, {"seq": seq}, client_ts=client_ts,

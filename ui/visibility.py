@@ -13,6 +13,8 @@ from typing import Any
 
 import streamlit as st
 
+from study.limits import tab_events
+
 JS = """
 export default function(component) {
   const { setStateValue } = component;
@@ -40,10 +42,9 @@ def _mount() -> Any:
     return _component
 
 
-def tab_visibility(log: Callable[[str, int, int], None], key: str = "pq_tab") -> None:
-    """Mount the listener; call ``log(type, seq, client_ts)`` for every reported transition."""
+def tab_visibility(log: Callable[[str, int, int | None], None], key: str = "pq_tab") -> None:
+    """Mount the listener; call ``log(type, seq, client_ts)`` for every reported transition
+    (at most :data:`study.limits.MAX_EVENTS_PER_MESSAGE` per message, malformed ones dropped)."""
     result = _mount()(key=key, on_tab_change=lambda: None)
-    state = getattr(result, "tab", None) or {}
-    for ev in state.get("events", []):
-        kind = "tab.hidden" if ev.get("state") == "hidden" else "tab.visible"
-        log(kind, int(ev["seq"]), int(ev["ts"]))
+    for kind, seq, client_ts in tab_events(getattr(result, "tab", None)):
+        log(kind, seq, client_ts)

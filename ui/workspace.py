@@ -19,6 +19,7 @@ from functools import partial
 import streamlit as st
 
 from core.engine.pool import PreparedPool
+from study import limits
 from ui import actions
 from ui.action_space import clusters, selected_ids
 from ui.actions import Log, OnSubmit, no_log
@@ -36,7 +37,7 @@ APP_RERUN = "rerun_app"  # ws.extra flag: a fragment callback changed what the p
 
 def _on_select(ws: WorkspaceState, log: Log, key: str) -> None:
     """Chart callback: restrict to the selected glyphs (the trigger fires once per gesture)."""
-    ids, gesture = selected_ids(trigger(key, "select"))
+    ids, gesture = selected_ids(trigger(key, "select"), ws.session.pool.n)
     if ids:
         actions.restrict(ws, ids, gesture, log)
 
@@ -44,8 +45,9 @@ def _on_select(ws: WorkspaceState, log: Log, key: str) -> None:
 def _on_hover(ws: WorkspaceState, log: Log, key: str) -> None:
     """Chart callback: a glyph was hovered long enough to count (sampled, no state change)."""
     value = trigger(key, "hover")
-    if isinstance(value, dict) and "id" in value:
-        log("space.hover", {"candidate": int(value["id"]), "client_ts": value.get("ts"),
+    report = limits.hover(value, ws.session.pool.n) if value is not None else None
+    if report is not None:
+        log("space.hover", {"candidate": report[0], "client_ts": report[1],
                             "step": ws.session.step})
 
 
