@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,6 +72,7 @@ def _sqlite_setup(engine: Engine, synchronous: str) -> None:
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute(f"PRAGMA synchronous = {synchronous}")
         cur.execute("PRAGMA foreign_keys = ON")
+        cur.execute("PRAGMA secure_delete = ON")  # deleted rows are overwritten, not just freed
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -141,6 +143,22 @@ class Store:
         if self.dialect == "postgresql":
             key = int.from_bytes(hashlib.sha256(study.encode()).digest()[:8], "big", signed=True)
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+
+    def scrub(self, attempts: int = 20) -> bool:
+        """After a deletion (a withdrawal): copy the WAL into the main file, whose freed space
+        ``secure_delete`` overwrites, and truncate the WAL, so no old copy of a deleted row
+        stays in either file. True when the WAL was emptied; retried while another
+        connection still reads an older snapshot. PostgreSQL keeps dead rows until VACUUM
+        (README, *Withdrawal*); nothing is done here for it."""
+        if self.dialect != "sqlite":
+            return False
+        for attempt in range(attempts):
+            with self._write_lock, self.engine.connect() as conn:
+                busy = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").first()
+            if busy is not None and not busy[0]:
+                return True
+            time.sleep(0.05 * (attempt + 1))
+        return False
 
     def insert(self, table: Any) -> Any:
         """A dialect-specific INSERT that supports ``on_conflict_do_nothing/do_update``."""

@@ -6,7 +6,9 @@ participant row itself; ``keep`` keeps them, sets the status to ``withdrawn`` (e
 analysis and export) and logs ``session.end``. Either way the assignment slot is released and
 one ``withdrawals`` row remains: study, join number, cell, stage, condition, who asked, the mode
 and the row counts, never the pseudonym. Everything in the database happens in one transaction;
-audio files are removed after it commits.
+audio files are removed after it commits, then :meth:`Store.scrub` checkpoints and truncates
+SQLite's WAL (the connections run with ``secure_delete``), so the deleted text is gone from the
+files on disk too.
 """
 
 from __future__ import annotations
@@ -98,8 +100,10 @@ def withdraw(store: Store, spec: StudySpec, participant: str, *, by: str, now: i
                   "mode": "kept" if spec.withdrawal == "keep" else "deleted",
                   "counts": json.dumps(counts, sort_keys=True), "ts": now}
         conn.execute(S.withdrawals.insert().values(**record))
-    if spec.withdrawal != "keep" and folder.is_dir():
-        shutil.rmtree(folder)
+    if spec.withdrawal != "keep":
+        if folder.is_dir():
+            shutil.rmtree(folder)
+        store.scrub()  # no copy of the deleted rows left in the WAL or the freed pages
     return {**record, "counts": counts}
 
 
