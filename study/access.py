@@ -4,8 +4,10 @@ Password order: a value the page passes in (``st.secrets["researcher_password"]`
 ``$PLEASQLARIFY_RESEARCHER_PASSWORD``; otherwise every server start generates a fresh password,
 prints it on the console and keeps only its salted scrypt hash in ``logs/researcher_password``
 (mode 0600). Unlocking issues an HMAC-signed token that expires after a working day
-(:data:`TOKEN_TTL_S`); its key lives in ``logs/researcher_key`` (0600), so a token survives
-a server restart. ``python -m study.serve`` prints the password before the server takes
+(:data:`TOKEN_TTL_S`), signed with a key derived from ``logs/researcher_key`` (0600) and the
+current password's hash: a token survives a restart with the same password, dies with a new
+one, and logging out revokes it on the server (``logs/researcher_revoked``). Wrong passwords
+are rate-limited per client (:class:`RateLimit`). ``python -m study.serve`` prints the password before the server takes
 requests; ``python -m study.access`` prints a fresh one for a running server (unless a
 password is configured: the server checks that one).
 """
@@ -18,18 +20,21 @@ import hmac
 import os
 import secrets
 import sys
+import threading
 import time
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from study.limits import parse_int
 from study.store import REPO_ROOT
 
 ENV_PASSWORD = "PLEASQLARIFY_RESEARCHER_PASSWORD"
 ENV_ANNOUNCED = "PLEASQLARIFY_PASSWORD_ANNOUNCED"  # set by study.serve: already printed
 PASSWORD_FILE = REPO_ROOT / "logs" / "researcher_password"
 KEY_FILE = REPO_ROOT / "logs" / "researcher_key"
+REVOKED_FILE = REPO_ROOT / "logs" / "researcher_revoked"
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
 TOKEN_TTL_S = 10 * 3600  # a working day
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
@@ -105,45 +110,139 @@ def signing_key(path: str | Path = KEY_FILE) -> bytes:
     return bytes.fromhex(p.read_text(encoding="utf-8").strip())
 
 
+def token_key(key: bytes, password_hash: str) -> bytes:
+    """The HMAC key of tokens under the current password (its stored hash): a token issued
+    before a password change, or before a restart with a new password, stops working."""
+    return hmac.new(key, f"password:{password_hash}".encode(), hashlib.sha256).digest()
+
+
+def _signature(key: bytes, expiry: str, tid: str) -> str:
+    """The HMAC of a token's expiry and id."""
+    return hmac.new(key, f"researcher:{expiry}:{tid}".encode(), hashlib.sha256).hexdigest()
+
+
 def make_token(key: bytes, now: float, ttl_s: float = TOKEN_TTL_S) -> str:
-    """``<expiry>.<signature>``: proof of an unlock, valid until ``now + ttl_s``."""
-    expiry = int(now + ttl_s)
-    sig = hmac.new(key, f"researcher:{expiry}".encode(), hashlib.sha256).hexdigest()
-    return f"{expiry}.{sig}"
+    """``<expiry>.<id>.<signature>``: proof of an unlock, valid until ``now + ttl_s`` unless
+    its id is revoked (:class:`Revocations`); ``key`` comes from :func:`token_key`."""
+    expiry, tid = str(int(now + ttl_s)), secrets.token_hex(8)
+    return f"{expiry}.{tid}.{_signature(key, expiry, tid)}"
 
 
-def token_valid(token: str | None, key: bytes, now: float) -> bool:
-    """Whether ``token`` was signed with ``key`` and has not expired."""
-    if not isinstance(token, str):
+def _parts(token: object) -> tuple[str, str, str] | None:
+    """(expiry, id, signature) of a well-formed token, else None (never raises)."""
+    if not isinstance(token, str) or len(token) > 200:
+        return None
+    parts = token.split(".")
+    if len(parts) != 3 or parse_int(parts[0], 0, 10**12) is None:
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def token_valid(token: str | None, key: bytes, now: float,
+                revoked: Container[str] = frozenset()) -> bool:
+    """Whether ``token`` was signed with ``key``, has not expired and is not revoked."""
+    parts = _parts(token)
+    if parts is None or int(parts[0]) < now or parts[1] in revoked:
         return False
-    expiry, _, sig = token.partition(".")
-    if not expiry.isdigit() or int(expiry) < now:
-        return False
-    good = hmac.new(key, f"researcher:{expiry}".encode(), hashlib.sha256).hexdigest()
-    return hmac.compare_digest(good, sig)
+    return hmac.compare_digest(_signature(key, parts[0], parts[1]), parts[2])
+
+
+class Revocations:
+    """The server-side list of revoked token ids (logout), shared by every server process of
+    this data folder through an append-only 0600 file; expired entries are ignored on read."""
+
+    def __init__(self, path: str | Path = REVOKED_FILE, clock: Callable[[], float] = time.time):
+        self.path = Path(path)
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._seen: tuple[int, int] | None = None
+        self._ids: frozenset[str] = frozenset()
+
+    def revoke(self, token: str | None) -> bool:
+        """Revoke ``token`` everywhere (its id, until its expiry); False for a malformed one."""
+        parts = _parts(token)
+        if parts is None:
+            return False
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
+                fh.write(f"{parts[1]} {parts[0]}\n")
+            self._seen = None
+        return True
+
+    def ids(self) -> frozenset[str]:
+        """The ids revoked and not yet expired (re-read when the file changed)."""
+        with self._lock:
+            try:
+                stat = self.path.stat()
+            except FileNotFoundError:
+                return frozenset()
+            if self._seen != (stat.st_mtime_ns, stat.st_size):
+                now, ids = self.clock(), set()
+                for line in self.path.read_text(encoding="utf-8").splitlines():
+                    tid, _, expiry = line.partition(" ")
+                    if (parse_int(expiry, 0, 10**12) or 0) >= now:
+                        ids.add(tid)
+                self._seen, self._ids = (stat.st_mtime_ns, stat.st_size), frozenset(ids)
+            return self._ids
 
 
 @dataclass
-class Attempts:
-    """Rate limit: after :data:`FREE_ATTEMPTS` failures, each one locks the form for longer."""
+class _Client:
+    """One client's wrong passwords and lock."""
 
     failures: int = 0
     locked_until: float = 0.0
+
+
+@dataclass
+class RateLimit:
+    """Per-client back-off on wrong passwords, atomic under a lock.
+
+    An attempt counts as a failure *before* the password is checked, so parallel guesses see
+    each other at once: after :data:`FREE_ATTEMPTS` the client (its IP address) is locked for
+    30 s, 60 s, … up to 15 min, and its further attempts are refused without being checked. A
+    correct password clears the client's count. Other clients are never locked by someone
+    else's guesses, so nobody can lock the right password out for every researcher.
+    """
+
     clock: Callable[[], float] = field(default=time.time, repr=False)
+    max_clients: int = 10_000
+    _clients: dict[str, _Client] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def wait_s(self) -> float:
-        """Seconds until the next attempt is allowed (0 when it is)."""
-        return max(0.0, self.locked_until - self.clock())
+    def wait_s(self, client: str) -> float:
+        """Seconds until ``client`` may try again (0 when it may)."""
+        with self._lock:
+            c = self._clients.get(client)
+            return max(0.0, c.locked_until - self.clock()) if c else 0.0
 
-    def failed(self) -> None:
-        """Count a wrong password (locking 30 s, 60 s, … up to 15 min after the free ones)."""
-        self.failures += 1
-        over = self.failures - FREE_ATTEMPTS
-        if over >= 0:
-            self.locked_until = self.clock() + min(MAX_LOCK_S, BASE_LOCK_S * 2**over)
+    def attempt(self, client: str, check: Callable[[], bool]) -> tuple[bool, float]:
+        """(whether ``check()`` passed, seconds left on the lock when it was not run)."""
+        with self._lock:
+            now = self.clock()
+            c = self._clients.get(client)
+            if c is None:
+                if len(self._clients) >= self.max_clients:
+                    self._forget_idle(now)
+                c = self._clients[client] = _Client()
+            if c.locked_until > now:
+                return False, c.locked_until - now
+            c.failures += 1
+            over = c.failures - FREE_ATTEMPTS
+            if over >= 0:
+                c.locked_until = now + min(MAX_LOCK_S, BASE_LOCK_S * 2 ** min(over, 20))
+        ok = check()
+        if ok:
+            with self._lock:
+                self._clients.pop(client, None)
+        return ok, 0.0
 
-    def succeeded(self) -> None:
-        self.failures, self.locked_until = 0, 0.0
+    def _forget_idle(self, now: float) -> None:
+        """Drop clients that are not locked (bounded memory under many addresses)."""
+        for key in [k for k, c in self._clients.items() if c.locked_until <= now]:
+            del self._clients[key]
 
 
 def _secrets_password(path: Path = SECRETS_FILE) -> str | None:

@@ -60,17 +60,19 @@ def test_empty_and_malformed_never_match():
 
 def test_attempts_are_rate_limited_with_growing_locks():
     now = [1000.0]
-    att = A.Attempts(clock=lambda: now[0])
+    limit = A.RateLimit(clock=lambda: now[0])
     for _ in range(A.FREE_ATTEMPTS - 1):
-        att.failed()
-        assert att.wait_s() == 0
-    att.failed()
-    assert att.wait_s() == A.BASE_LOCK_S
+        assert limit.attempt("a", lambda: False) == (False, 0.0)
+        assert limit.wait_s("a") == 0
+    limit.attempt("a", lambda: False)
+    assert limit.wait_s("a") == A.BASE_LOCK_S and limit.wait_s("b") == 0
+    assert limit.attempt("a", lambda: True) == (False, A.BASE_LOCK_S)  # refused, not checked
     now[0] += A.BASE_LOCK_S
-    att.failed()
-    assert att.wait_s() == 2 * A.BASE_LOCK_S
-    att.succeeded()
-    assert att.wait_s() == 0 and att.failures == 0
+    limit.attempt("a", lambda: False)
+    assert limit.wait_s("a") == 2 * A.BASE_LOCK_S
+    now[0] += 2 * A.BASE_LOCK_S
+    assert limit.attempt("a", lambda: True) == (True, 0.0)
+    assert limit.wait_s("a") == 0
 
 
 def test_tokens_are_signed_and_expire(tmp_path):
@@ -81,6 +83,6 @@ def test_tokens_are_signed_and_expire(tmp_path):
     assert A.token_valid(token, key, 1000 + A.TOKEN_TTL_S - 1)
     assert not A.token_valid(token, key, 1000 + A.TOKEN_TTL_S + 1)
     assert not A.token_valid(token, b"other key", 1000)
-    expiry, sig = token.split(".")
-    assert not A.token_valid(f"{int(expiry) + 999}.{sig}", key, 1000)  # tampered expiry
+    expiry, tid, sig = token.split(".")
+    assert not A.token_valid(f"{int(expiry) + 999}.{tid}.{sig}", key, 1000)  # tampered expiry
     assert not A.token_valid(None, key, 1000) and not A.token_valid("junk", key, 1000)

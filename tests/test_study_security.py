@@ -4,14 +4,23 @@ server per data folder."""
 
 from __future__ import annotations
 
+import stat
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from study import access as A
 from study.audio import save_recording
 from study.runner import join
 from study.spec import load_study
 from study.store import open_store
 from study.withdraw import withdraw
-from tests.study_flow_fixtures import write_mini
+from tests.study_flow_fixtures import ROOT, open_page, write_mini
+from ui.access import FLAG, TOKEN
 
 FREE_TEXT = "my-unmistakable-free-text-7Q2X"
 
@@ -45,3 +54,70 @@ def test_withdrawal_leaves_no_copy_in_the_wal_or_the_main_file(tmp_path):
     assert not (tmp_path / "audio" / pid).exists()
     assert store.participant(other.participant) is not None  # the others' data is intact
     store.close()
+
+
+def test_parallel_wrong_guesses_are_not_all_checked_and_lock_only_their_client():
+    """Observation 5: 20 simultaneous wrong guesses were all evaluated, and the lock that
+    followed refused the right password to every researcher for up to 15 minutes."""
+    limit = A.RateLimit()
+    stored = A.hash_password("right")
+    checked: list[str] = []
+    gate = threading.Barrier(20)
+
+    def guess(password: str) -> tuple[bool, float]:
+        gate.wait()
+        return limit.attempt("10.0.0.66", lambda: (checked.append(password),
+                                                   A.verify_password(password, stored))[1])
+
+    with ThreadPoolExecutor(20) as pool:
+        results = list(pool.map(guess, [f"wrong-{i}" for i in range(20)]))
+    assert len(checked) == A.FREE_ATTEMPTS  # the rest were refused without an scrypt
+    assert sum(1 for ok, wait in results if not ok and wait > 0) == 20 - A.FREE_ATTEMPTS
+    assert limit.wait_s("10.0.0.66") > 0
+    # the researcher at another address is not locked out
+    assert limit.attempt("10.0.0.7", lambda: A.verify_password("right", stored)) == (True, 0.0)
+
+
+def test_tokens_are_bound_to_the_password_and_revocable(tmp_path):
+    """Observation 6: after logout, and after a restart with a new password, a captured token
+    still unlocked Setup."""
+    key = A.signing_key(tmp_path / "key")
+    old_hash, new_hash = A.hash_password("first"), A.hash_password("second")
+    token = A.make_token(A.token_key(key, old_hash), now=1000)
+    assert A.token_valid(token, A.token_key(key, old_hash), 1000)
+    assert not A.token_valid(token, A.token_key(key, new_hash), 1000)  # password changed
+    revoked = A.Revocations(tmp_path / "revoked", clock=lambda: 1000)
+    other = A.make_token(A.token_key(key, old_hash), now=1000)
+    assert revoked.revoke(token)
+    assert stat.S_IMODE((tmp_path / "revoked").stat().st_mode) == 0o600
+    second_server = A.Revocations(tmp_path / "revoked", clock=lambda: 1000)  # another process
+    for rev in (revoked, second_server):
+        assert not A.token_valid(token, A.token_key(key, old_hash), 1000, rev.ids())
+        assert A.token_valid(other, A.token_key(key, old_hash), 1000, rev.ids())
+    later = A.Revocations(tmp_path / "revoked", clock=lambda: 1000 + A.TOKEN_TTL_S + 1)
+    assert later.ids() == frozenset()  # an expired entry no longer matters
+
+
+@pytest.mark.parametrize("token", ["9" * 5000 + ".a.b", "²³.a.b", "12.a", "", "x" * 10**6,
+                                   None, 12])
+def test_a_malformed_token_is_invalid_not_an_exception(token):
+    """A 5000-digit token expiry raised ValueError on every page of the app."""
+    assert not A.token_valid(token, b"k" * 32, 1000)
+    assert not A.Revocations(Path("/nonexistent/revoked")).revoke(token)
+
+
+def test_logging_out_revokes_the_token_on_the_server(tmp_path, monkeypatch):
+    """The researcher page's Log out puts the session's token on the revocation list, and the
+    same token no longer unlocks a fresh session."""
+    monkeypatch.setenv(A.ENV_PASSWORD, "lab-s3cret")
+    at = open_page("researcher")
+    at.text_input(key="researcher_login_pw").input("lab-s3cret")
+    at.button[0].click().run()
+    token = at.session_state[TOKEN]
+    assert A.token_valid(token, A.token_key(A.signing_key(), "lab-s3cret"), time.time())
+    at.button(key="researcher_logout").click().run()
+    assert token.split(".")[1] in A.Revocations().ids()
+    fresh = AppTest.from_file(str(ROOT / "pages" / "researcher.py"), default_timeout=60)
+    fresh.session_state[FLAG], fresh.session_state[TOKEN] = True, token  # a captured copy
+    fresh.run()
+    assert fresh.text_input(key="researcher_login_pw")  # locked again

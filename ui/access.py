@@ -1,9 +1,11 @@
 """The researcher gate of the researcher pages and the router.
 
 Unlocking sets a session flag and a signed, day-long token in the ``pq_researcher`` cookie
-(written by a line of JavaScript, since ``st.context.cookies`` is read-only), so a reload or a
-new tab of the same browser stays unlocked; a gated page shows the unlock form in place and then
-itself. Wrong passwords are rate-limited per server process.
+(written by a line of JavaScript: a Streamlit script cannot set response headers, see README),
+so a reload or a new tab of the same browser stays unlocked; a gated page shows the unlock form
+in place and then itself. The token is checked on every run against the current password and
+the server's revocation list, so logging out (anywhere) or a new password ends every session
+that used it. Wrong passwords are rate-limited per client address (``study.access.RateLimit``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import streamlit as st
 from study import access as A
 from ui.study_cache import secret
 
-FLAG, COOKIE_JS = "researcher", "pq.researcher.cookie"
+FLAG, COOKIE_JS, TOKEN = "researcher", "pq.researcher.cookie", "pq.researcher.token"
 COOKIE = "pq_researcher"
 
 
@@ -33,8 +35,36 @@ def _configured_hash() -> str:
 
 
 @st.cache_resource(show_spinner=False)
-def _attempts() -> A.Attempts:
-    return A.Attempts()
+def _attempts() -> A.RateLimit:
+    """The process's per-client rate limit on wrong passwords."""
+    return A.RateLimit()
+
+
+@st.cache_resource(show_spinner=False)
+def _revocations() -> A.Revocations:
+    """The server-side list of revoked tokens (logs/researcher_revoked)."""
+    return A.Revocations()
+
+
+def _token_key() -> bytes:
+    """The token key under the current password: the configured password itself (stable
+    across restarts, never stored) or the stored hash of the generated one."""
+    configured = A.configured_password(secret("researcher_password"))
+    return A.token_key(A.signing_key(), configured or _expected())
+
+
+def _valid(token: object) -> bool:
+    """Whether ``token`` unlocks now (signature, expiry, password, not revoked)."""
+    return isinstance(token, str) and A.token_valid(token, _token_key(), time.time(),
+                                                    _revocations().ids())
+
+
+def _client() -> str:
+    """The rate limit's client: the connection's IP address (one key for local visitors)."""
+    try:
+        return st.context.ip_address or "local"
+    except Exception:  # noqa: BLE001 - outside a browser session (AppTest)
+        return "local"
 
 
 def _expected() -> str:
@@ -46,10 +76,16 @@ def _expected() -> str:
 def is_researcher() -> bool:
     """Whether this browser session has unlocked the researcher pages (flag or valid cookie)."""
     _configured_hash()
+    token = st.session_state.get(TOKEN)
     if st.session_state.get(FLAG):
-        return True
-    if A.token_valid(st.context.cookies.get(COOKIE), A.signing_key(), time.time()):
-        st.session_state[FLAG] = True
+        if token is None or _valid(token):
+            return True
+        st.session_state.pop(FLAG, None)  # revoked, expired or from an older password
+        st.session_state.pop(TOKEN, None)
+        return False
+    cookie = st.context.cookies.get(COOKIE)
+    if _valid(cookie):
+        st.session_state[FLAG], st.session_state[TOKEN] = True, cookie
         return True
     return False
 
@@ -63,21 +99,24 @@ def _cookie(value: str, max_age: int) -> None:
 
 def unlock(given: str) -> str | None:
     """Check the password (rate-limited); None on success, else the message to show."""
-    attempts = _attempts()
-    wait = attempts.wait_s()
+    expected = _expected()
+    ok, wait = _attempts().attempt(_client(), lambda: A.verify_password(given, expected))
     if wait > 0:
-        return f"Too many wrong passwords. Try again in {wait:.0f} s."
-    if not A.verify_password(given, _expected()):
-        attempts.failed()
+        return f"Too many wrong passwords from this address. Try again in {wait:.0f} s."
+    if not ok:
         return "Wrong password."
-    attempts.succeeded()
-    st.session_state[FLAG] = True
-    st.session_state[COOKIE_JS] = A.make_token(A.signing_key(), time.time())
+    token = A.make_token(_token_key(), time.time())
+    st.session_state[FLAG], st.session_state[TOKEN] = True, token
+    st.session_state[COOKIE_JS] = token
     return None
 
 
 def lock() -> None:
-    """Log out of the researcher pages (this session and the cookie)."""
+    """Log out: revoke this session's token on the server (every tab and copy of it stops
+    working), then forget it here and delete the cookie."""
+    for token in {st.session_state.pop(TOKEN, None), st.context.cookies.get(COOKIE)}:
+        if _valid(token):
+            _revocations().revoke(token)
     st.session_state.pop(FLAG, None)
     st.session_state[COOKIE_JS] = ""
 
