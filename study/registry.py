@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from study.spec import StudySpec, StudySpecError, load_study
-from study.spec_check import SpecProblem, line_map
+from study.spec_check import SpecProblem, line_map, load_yaml
 from study.store import REPO_ROOT
 
 STUDIES_ENV = "PLEASQLARIFY_STUDIES_DIR"
@@ -67,7 +67,7 @@ def study_files(root: Path | None = None) -> list[Path]:
 def _raw_id(path: Path) -> str:
     """The ``id:`` a broken file declares (or its name), so the error list can name it."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data, _ = load_yaml(path.read_text(encoding="utf-8"))
         if isinstance(data, dict) and isinstance(data.get("id"), str):
             return data["id"]
     except (OSError, UnicodeDecodeError, yaml.YAMLError):

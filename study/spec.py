@@ -20,7 +20,7 @@ import yaml
 from study.conditions import Condition, parse_conditions
 from study.designs import ORDER_DESIGNS, design_sequences
 from study.questionnaires import BUILTINS, Questionnaire
-from study.spec_check import Checker, SpecProblem, StudySpecError, line_map
+from study.spec_check import Checker, SpecProblem, StudySpecError, load_yaml
 from study.spec_items import parse_questionnaires
 
 __all__ = ["Checker", "SpecProblem", "StudySpecError"]
@@ -198,6 +198,10 @@ def _check_bank(ck: Checker, bank: Path, tasks: list[TaskEntry], practice: str) 
     """Every bad bank line as its own error (file:line: field), then task ids against it."""
     from core.engine.taskbank import load_task_bank
 
+    if bank.is_dir():
+        ck.err("task_bank", f"'{bank.name or bank}' is a folder, not a task bank file",
+               "name the JSON Lines file, e.g. 'task_bank: tasks.jsonl'")
+        return
     if not bank.is_file():  # a warning here; registry.open_problems keeps the study closed
         ck.warn("task_bank", f"task bank '{bank.name}' does not exist yet, so task ids were not "
                 "checked and participants could not get any task", "upload the task bank in "
@@ -249,13 +253,15 @@ def parse_study(text: str, path: str | Path) -> StudySpec:
     path = Path(path)
     file = str(path)
     try:
-        data = yaml.safe_load(text)
-        lines = line_map(text)
+        data, lines = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 0
         col = f", column {mark.column + 1}" if mark else ""
         what = getattr(exc, "problem", None) or str(exc)
+        if "alias" in what or "nesting" in what:
+            raise StudySpecError([SpecProblem(file, "(yaml)", f"{what} (line {line}{col})",
+                                              "write the value out in place", line)]) from None
         raise StudySpecError([SpecProblem(file, "(yaml)", f"invalid YAML: {what} (line "
                               f"{line}{col})", "check indentation and quoting on that line "
                               "and the one before", line)]) from None

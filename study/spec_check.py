@@ -40,8 +40,56 @@ class StudySpecError(StudioError):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-def line_map(text: str) -> dict[str, int]:
-    """Map every path inside the YAML document (``a.b[2].c``) to its 1-based line."""
+MAX_YAML_CHARS = 1_000_000  # a study file is a few KB; the check reads this much at most
+MAX_YAML_DEPTH = 40  # nested mappings / lists; the film study uses 5
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases and with a nesting bound.
+
+    An alias (``*name``) can expand exponentially (a 491-byte "billion laughs" file cost 16 s
+    and 1.37 GB) or refer to itself; a study file never needs one. Both this and nesting
+    deeper than :data:`MAX_YAML_DEPTH` are refused as a ``ComposerError`` at the line, before
+    any recursion: 5000 nested ``[`` raised ``RecursionError`` before.
+    """
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        """Compose one node, refusing aliases and nesting past the bound."""
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"the alias *{event.anchor} is not allowed in a study file "
+                "(write the value out)", event.start_mark)
+        if self._depth >= MAX_YAML_DEPTH:
+            raise yaml.composer.ComposerError(
+                None, None, f"nesting deeper than {MAX_YAML_DEPTH} levels is not allowed",
+                self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def load_yaml(text: str) -> tuple[Any, dict[str, int]]:
+    """The data of a YAML document and the line of every path in it (:func:`line_map`),
+    composed once by :class:`_StrictLoader`; raises ``yaml.YAMLError`` with the line."""
+    if len(text) > MAX_YAML_CHARS:
+        raise yaml.YAMLError(f"the file is {len(text):,} characters long; at most "
+                             f"{MAX_YAML_CHARS:,} are read")
+    loader = _StrictLoader(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    return data, _lines(root)
+
+
+def _lines(root: yaml.Node | None) -> dict[str, int]:
+    """Map every path inside a composed document (``a.b[2].c``) to its 1-based line."""
     out: dict[str, int] = {}
 
     def walk(node: yaml.Node, path: str) -> None:
@@ -56,10 +104,18 @@ def line_map(text: str) -> dict[str, int]:
             for i, v in enumerate(node.value):
                 walk(v, f"{path}[{i}]")
 
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
     if root is not None:
         walk(root, "")
     return out
+
+
+def line_map(text: str) -> dict[str, int]:
+    """Map every path inside the YAML document (``a.b[2].c``) to its 1-based line ({} for a
+    file the strict loader refuses: its problem is reported where it is parsed)."""
+    try:
+        return load_yaml(text)[1]
+    except yaml.YAMLError:
+        return {}
 
 
 class Checker:
