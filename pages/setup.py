@@ -18,6 +18,7 @@ from study.setup_pools import (
     prepare_missing,
     study_tasks,
 )
+from study.spec import load_study
 from study.spec_check import SpecProblem
 from ui import study_cache as data
 from ui.access import require_researcher
@@ -68,9 +69,17 @@ with st.expander("Add a study: upload a study file and its task bank, or give a 
                        "condition(s).")
             for w in checked.spec.warnings:
                 st.warning(str(w).replace(str(checked.spec.path), checked.study_name))
+            prepare = st.checkbox("Prepare the candidate pools on save (the study stays closed "
+                                  "to participants until every pool is prepared)", value=True,
+                                  key="setup_prepare_on_save")
             if st.button(f"Save under studies/{checked.spec.id}/", type="primary",
                          key="setup_save"):
                 target = setup_files.save(checked)
+                if prepare:
+                    bar = st.progress(0.0, text="Preparing pools…")
+                    prepare_missing(load_study(target), lambda i, n, t: bar.progress(
+                        i / max(n, 1), text=f"Preparing {t} ({i + 1} of {n})" if i < n
+                        else "Pools prepared"))
                 st.toast(f"Saved {target.name} in studies/{dest.name}/.")
                 st.session_state["setup_study"] = checked.spec.id
                 st.rerun()

@@ -5,7 +5,8 @@ whatever its name: ``studies/film/study-two-conditions.yaml`` is opened as
 ``/participant?study=film-two-conditions``. Two files with the same id are both reported and
 neither opens (a link must name exactly one study). :func:`open_problems` says what keeps a
 valid study closed to participants (a missing task bank; an ``agent: llm`` condition without
-an API key and no stated fallback).
+an API key and no stated fallback); :func:`pool_problems` adds every task whose prepared pool is
+missing, so no participant ever waits for a layout fit.
 """
 
 from __future__ import annotations
@@ -105,6 +106,31 @@ def scan(root: Path | None = None) -> dict[str, StudyEntry]:
 def find(study_id: str, root: Path | None = None) -> StudyEntry | None:
     """The study with this id (None when no file declares it)."""
     return scan(root).get(study_id)
+
+
+def pool_problems(spec: StudySpec) -> list[SpecProblem]:
+    """One problem per task (practice included) of the bank whose prepared pool beside the
+    bank is missing or out of date: a participant would otherwise wait for a layout fit
+    (~78 s seen), so the study stays closed until Setup prepares them."""
+    if spec.task_bank is None or not spec.task_bank.is_file():
+        return []  # open_problems reports the missing bank
+    from core.engine.prepare import default_pool_dir, pool_ready  # engine: not for consent
+    from core.engine.taskbank import load_task_bank
+
+    tasks, _ = load_task_bank(spec.task_bank, lenient=True)
+    bank = {t.id: t for t in tasks}
+    folder = default_pool_dir(spec.task_bank)
+    ids = [spec.onboarding.practice_task] if spec.onboarding.practice_task else []
+    missing = [tid for tid in dict.fromkeys([*ids, *spec.task_ids])
+               if tid in bank and not pool_ready(bank[tid], folder)]
+    if not missing:
+        return []
+    return [SpecProblem(spec.path.name, "task_bank", f"the candidate pool of {len(missing)} "
+                        f"task(s) is not prepared ({', '.join(missing)}), so a participant "
+                        "would wait about a minute for each layout",
+                        "press 'Prepare missing pools' on Setup, or run python -m core.prepare "
+                        f"{spec.task_bank}", line_map(spec.path.read_text(encoding="utf-8"))
+                        .get("task_bank", 0))]
 
 
 def open_problems(spec: StudySpec, *, api_key: bool) -> list[SpecProblem]:

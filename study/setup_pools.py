@@ -12,7 +12,7 @@ from typing import Any
 
 from core.engine.dbrole import role_warnings
 from core.engine.pool import prepare_pool
-from core.engine.prepare import _read, default_pool_dir, pool_fingerprint, write_prepared
+from core.engine.prepare import default_pool_dir, pool_ready, write_prepared
 from core.engine.taskbank import Task, load_task_bank
 from core.generation.generate import pool_line, variant_pool
 from core.generation.poolcache import GeneratedPool, open_pool_cache
@@ -61,7 +61,7 @@ def pool_status(spec: StudySpec) -> list[PoolStatus]:
     for tid, role in ids:
         task = bank.get(tid)
         path = folder / f"{tid}.json" if folder else None
-        ok = bool(task and path and _read(path, pool_fingerprint(task)) is not None)
+        ok = bool(task and folder and pool_ready(task, folder))
         out.append(PoolStatus(tid, role, task is not None, ok,
                               len(task.candidates) if task else 0, path))
     return out

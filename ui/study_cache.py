@@ -14,7 +14,7 @@ from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.engine.taskbank import Task, load_task_bank
 from core.generation.keys import has_api_key
-from study.registry import StudyEntry, open_problems, scan, studies_dir
+from study.registry import StudyEntry, open_problems, pool_problems, scan, studies_dir
 from study.spec import StudySpec, load_study
 from study.spec_check import SpecProblem
 from study.store import Store, default_url, open_store
@@ -61,11 +61,29 @@ def study(study_id: str) -> StudyEntry | None:
 
 
 def blocking(entry: StudyEntry) -> list[SpecProblem]:
-    """Errors that keep this study closed to participants ([] when it may open)."""
+    """Errors that keep this study closed to participants ([] when it may open), unprepared
+    pools included."""
     if entry.spec is None:
         return list(entry.problems)
     return [*entry.problems, *open_problems(entry.spec,
-                                            api_key=has_api_key(secret("ANTHROPIC_API_KEY")))]
+                                            api_key=has_api_key(secret("ANTHROPIC_API_KEY"))),
+            *pools_missing(entry.spec)]
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _pools_missing(spec_hash: str, stamp: tuple, _spec: StudySpec) -> list[SpecProblem]:
+    return pool_problems(_spec)
+
+
+def pools_missing(spec: StudySpec) -> list[SpecProblem]:
+    """:func:`study.registry.pool_problems`, re-read only when the bank or a pool changes."""
+    bank = spec.task_bank
+    if bank is None or not bank.is_file():
+        return []
+    pools = bank.parent / "pools"
+    files = sorted(pools.glob("*.json")) if pools.is_dir() else []
+    stamp = (bank.stat().st_mtime_ns, *((f.name, f.stat().st_mtime_ns) for f in files))
+    return _pools_missing(spec.hash, (str(bank), stamp), spec)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -84,7 +102,8 @@ def _pool(bank: str, task_id: str) -> PreparedPool:
     from core.engine.planner import warm_planner
     from core.engine.prepare import default_pool_dir, load_prepared
 
-    pool = load_prepared(_tasks(bank)[task_id], default_pool_dir(bank))
+    # never a layout fit on a participant's request: the study stays closed until prepared
+    pool = load_prepared(_tasks(bank)[task_id], default_pool_dir(bank), fit=False)
     warm_planner(pool)  # the default strategy's plan, solved while the page draws
     return pool
 

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from core.engine.errors import StudioError
 from core.engine.execute import cache_dir
 from core.engine.pool import ENGINE_VERSION, PreparedPool, prepare_pool
 from core.engine.taskbank import Task, load_task_bank
@@ -30,6 +31,24 @@ def pool_fingerprint(task: Task) -> str:
 
 def default_pool_dir(bank: str | Path) -> Path:
     return Path(bank).resolve().parent / "pools"
+
+
+class PoolNotPreparedError(StudioError):
+    """A study task's prepared pool is missing or out of date and fitting one was not allowed."""
+
+
+def stored_fingerprint(path: Path) -> str | None:
+    """The fingerprint a prepared pool file was written for (None: no readable pool there)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("fingerprint") if isinstance(data, dict) else None
+
+
+def pool_ready(task: Task, pool_dir: str | Path) -> bool:
+    """Whether ``pool_dir`` holds ``task``'s prepared pool for its current candidates."""
+    return stored_fingerprint(Path(pool_dir) / f"{task.id}.json") == pool_fingerprint(task)
 
 
 def _read(path: Path, fingerprint: str) -> PreparedPool | None:
@@ -52,8 +71,13 @@ def write_prepared(pool: PreparedPool, task: Task, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def load_prepared(task: Task, pool_dir: str | Path | None = None) -> PreparedPool:
-    """The prepared pool of ``task``: shipped file, else cache, else computed and cached."""
+def load_prepared(task: Task, pool_dir: str | Path | None = None, *,
+                  fit: bool = True) -> PreparedPool:
+    """The prepared pool of ``task``: shipped file, else cache, else computed and cached.
+
+    ``fit=False`` (a participant's request) raises :class:`PoolNotPreparedError` instead of
+    computing it: execution, features and a UMAP layout take a minute a pool.
+    """
     fp = pool_fingerprint(task)
     candidates = []
     if pool_dir is not None:
@@ -65,6 +89,10 @@ def load_prepared(task: Task, pool_dir: str | Path | None = None) -> PreparedPoo
         if pool is not None:
             pool.database = task.database  # repair runs new candidates there
             return pool
+    if not fit:
+        raise PoolNotPreparedError(
+            f"the pool of task '{task.id}' is not prepared for its current candidates; "
+            "prepare it on Setup (Prepare missing pools) or with python -m core.prepare")
     pool = prepare_pool(task)
     write_prepared(pool, task, cached)
     return pool
