@@ -4,9 +4,13 @@ server per data folder."""
 
 from __future__ import annotations
 
+import os
 import stat
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -16,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 from study import access as A
 from study.audio import save_recording
 from study.runner import join
+from study.serve import LOOPBACK, free_port, stop
 from study.spec import load_study
 from study.store import open_store
 from study.withdraw import withdraw
@@ -121,3 +126,52 @@ def test_logging_out_revokes_the_token_on_the_server(tmp_path, monkeypatch):
     fresh.session_state[FLAG], fresh.session_state[TOKEN] = True, token  # a captured copy
     fresh.run()
     assert fresh.text_input(key="researcher_login_pw")  # locked again
+
+
+def _serve(port: int, env: dict[str, str], **kw) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "study.serve", "--server.headless", "true", "--server.port",
+         str(port), "--server.address", LOOPBACK, "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, text=True, **kw)
+
+
+def _healthy(port: int, proc: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(f"http://{LOOPBACK}:{port}/_stcore/health", timeout=1)
+            return
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+            time.sleep(0.2)
+
+
+def test_a_second_serve_finds_the_running_one_and_keeps_its_password(tmp_path):
+    """Observation 9: a second ``python -m study.serve`` moved to 8502 and printed a new
+    password, which the 8501 server then refused on its own console."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in (A.ENV_PASSWORD, A.ENV_ANNOUNCED, "STREAMLIT_SERVER_PORT")}
+    env.update(PLEASQLARIFY_STUDIES_DIR=str(tmp_path / "studies"),
+               PLEASQLARIFY_DB_URL=f"sqlite:///{tmp_path / 'study.sqlite'}")
+    port1, port2 = free_port(), free_port()
+    first = _serve(port1, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        line = first.stdout.readline()
+        assert "server run: " in line, line
+        password = line.split("server run: ")[1].split()[0]
+        _healthy(port1, first)
+        second = _serve(port2, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 1 and "server run" not in out
+        assert f"pid {first.pid}" in err and f"http://localhost:{port1}" in err
+        assert A.verify_password(password, A.stored_hash())  # unchanged under the first
+        with pytest.raises(OSError):
+            urllib.request.urlopen(f"http://{LOOPBACK}:{port2}/_stcore/health", timeout=2)
+    finally:
+        first.kill()  # SIGKILL: the kernel releases the lock with the process
+        first.wait()
+    third = _serve(port2, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _healthy(port2, third)
+    finally:
+        stop(third)

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 
 import streamlit as st
 
 from study import access as A
+from study.serve import holder
 from ui.study_cache import secret
 
 FLAG, COOKIE_JS, TOKEN = "researcher", "pq.researcher.cookie", "pq.researcher.token"
@@ -25,7 +27,16 @@ COOKIE = "pq_researcher"
 
 @st.cache_resource(show_spinner=False)
 def _announced(configured_digest: str) -> str:
-    """Once per server process (and configured password): print it or its source; the hash."""
+    """Once per server process (and configured password): print it or its source; the hash.
+
+    Beside a ``study.serve`` server already running on this data folder, a plain ``streamlit
+    run`` keeps that server's password instead of printing a new one over it."""
+    other = holder()
+    if (other is not None and other.get("pid") != os.getpid() and A.stored_hash()
+            and not A.configured_password(secret("researcher_password"))):
+        print(f"PleaSQLarify Studio: the server running on this data folder (pid "
+              f"{other.get('pid', '?')}) set the researcher password; it applies here too")
+        return A.stored_hash()
     return A.announce(secret("researcher_password"))
 
 
