@@ -11,6 +11,7 @@ import pytest
 import sqlglot
 
 from core.engine.atoms import decompose, nested_parts
+from core.engine.attacks import CHECK_ATTACKS, Attack, run_check
 from core.engine.errors import UnsafeQueryError
 from core.engine.execute import execute_candidates, open_database
 from core.engine.features import extract_features
@@ -123,3 +124,11 @@ def test_feature_and_atom_readers_skip_a_hostile_candidate(sql: str):
     assert _finishes(lambda: decompose(sql, "sqlite", {})) == {"value": None}
     assert _finishes(lambda: nested_parts(sql, "sqlite", {})) == {"value": []}
     assert isinstance(_finishes(lambda: normalise_sql(sql)).get("value"), str)
+
+
+@pytest.mark.parametrize("attack", CHECK_ATTACKS, ids=lambda a: a.name)
+def test_each_input_of_the_check_benchmark_is_decided_as_it_expects(attack: Attack):
+    """bench_limits prints these rows; here each must get the decision its row names."""
+    run = _finishes(lambda: run_check(attack.sql))["value"]
+    assert all(w in (run.error or "") for w in attack.words), run.error
+    assert (run.error is None) == (not attack.words)

@@ -6,6 +6,7 @@ and ``python -m core.engine.bench_limits`` (which prints the same measurements).
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -58,6 +59,44 @@ ATTACKS: dict[str, tuple[Attack, ...]] = {
                "FROM generate_series(1, 100)", ("stopped",)),
     ),
 }
+
+
+# Inputs aimed at the statement check itself, which runs in the app process before any worker
+# limit (issue #22): each must be decided in well under 0.5 s and 50 MB.
+CHECK_ATTACKS: tuple[Attack, ...] = (
+    Attack("20 K-character literal", "SELECT '" + "x" * 20_000 + "'"),  # accepted, linear scan
+    Attack("2 MB token-dense SQL", "SELECT 1" + "+1" * 1_000_000, ("characters",)),
+    Attack("50 K-char dense (tokens)", "SELECT 1" + "+1" * 24_990, ("tokens",)),
+    Attack("60-deep nesting", "SELECT " + "(" * 60 + "1" + ")" * 60, ("deep",)),
+    Attack("900 NOT (recursion)", "SELECT " + "NOT " * 900 + "1", ("deep",)),
+)
+
+
+@dataclass
+class CheckRun:
+    """How the statement check decided one input: its refusal (None: accepted), the time and
+    this process's peak memory growth (VmHWM after a reset, minus VmRSS before)."""
+
+    error: str | None
+    elapsed_s: float
+    peak_growth_mb: float
+
+
+def run_check(sql: str, dialect: str = "sqlite") -> CheckRun:
+    """Run :func:`core.engine.sqlguard.check_query` on ``sql`` in this process and measure it."""
+    from core.engine.errors import UnsafeQueryError
+    from core.engine.sqlguard import check_query
+
+    reset_peak(os.getpid())
+    rss = status_mb("self", "VmRSS")
+    start = time.perf_counter()
+    try:
+        check_query(sql, dialect)
+        error = None
+    except UnsafeQueryError as exc:
+        error = str(exc)
+    elapsed = time.perf_counter() - start
+    return CheckRun(error, elapsed, status_mb("self", "VmHWM") - rss)
 
 
 @dataclass

@@ -7,7 +7,9 @@ Per query on the bank's pools: the statement check alone, the same limited SQLit
 this process, the full path one query per round trip (``execute``) and one round trip per pool
 (``execute_many``, what pool preparation uses); the start-up of one worker. Then each attack
 of core.engine.attacks (the limit tests' list) with its stop time, this process's RSS growth,
-the worker's peak RSS growth and whether its error says what the tests expect.
+the worker's peak RSS growth and whether its error says what the tests expect. First, the inputs
+aimed at the statement check itself (it runs in the app process, before any worker limit): the
+time to decide each and this process's peak memory growth, against the 0.5 s / 50 MB bound.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import statistics
 import time
 from typing import Any
 
-from core.engine.attacks import ATTACKS, run_attack
+from core.engine.attacks import ATTACKS, CHECK_ATTACKS, run_attack, run_check
 from core.engine.execute import open_database
 from core.engine.sqlguard import check_query
 from core.engine.sqlworker import SqliteBackend, Watchdog
@@ -90,6 +92,25 @@ def per_query_cost(bank: str, repeat: int) -> dict[str, float]:
     return out
 
 
+CHECK_BOUND_S, CHECK_BOUND_MB = 0.5, 50.0
+
+
+def check_figures(repeat: int) -> list[dict[str, Any]]:
+    """Per input of CHECK_ATTACKS: the check's decision, its slowest time of ``repeat`` and
+    the largest peak memory growth, and whether both are within the bound."""
+    rows = []
+    for attack in CHECK_ATTACKS:
+        runs = [run_check(attack.sql) for _ in range(max(repeat, 1))]
+        error = runs[0].error
+        slowest = max(r.elapsed_s for r in runs)
+        peak = max(r.peak_growth_mb for r in runs)
+        rows.append({"input": attack.name, "chars": len(attack.sql), "check_s": slowest,
+                     "peak_mb": peak, "decision": error or "(accepted)",
+                     "as_tested": all(w in (error or "") for w in attack.words),
+                     "within": slowest < CHECK_BOUND_S and peak < CHECK_BOUND_MB})
+    return rows
+
+
 def attack_figures(spec: DatabaseSpec, dialect: str, timeout_s: float) -> list[dict[str, Any]]:
     """Stop time and memory growth of every attack of ``dialect`` (limit ``timeout_s``), and
     whether its error says what the limit tests expect."""
@@ -115,6 +136,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--timeout", type=float, default=2.0, help="the time limit for the attacks, s")
     ap.add_argument("--pg-url", default="", help="a PostgreSQL database for the server attacks")
     args = ap.parse_args(argv)
+    print(f"the statement check itself, in this process (slowest of {args.repeat}; bound "
+          f"{CHECK_BOUND_S:g} s, {CHECK_BOUND_MB:g} MB):")
+    print(f"  {'input':26s} {'chars':>9s} {'check s':>8s} {'peak MB':>8s} {'within':>6s}"
+          "  decision")
+    for r in check_figures(args.repeat):
+        print(f"  {r['input']:26s} {r['chars']:9,d} {r['check_s']:8.4f} {r['peak_mb']:8.1f} "
+              f"{'yes' if r['within'] and r['as_tested'] else 'NO':>6s}  {r['decision'][:70]}")
+    print()
     cost = per_query_cost(args.bank, args.repeat)
     print(f"per query over {cost['queries']} candidates of {args.bank} (best of {args.repeat}):")
     for key in ("check_ms", "inline_limited_ms", "worker_ms", "worker_overhead_ms",

@@ -87,6 +87,9 @@ MAX_NESTING = 30  # parentheses / CASE inside each other; sqlglot recurses per l
 
 _MAX_FORMAT_WIDTH = 10_000
 _FORMAT_SPEC = re.compile(r"%[-+ #0,!]*+(\*|\d*+)(?:\.(\*|\d*+))?")
+# A linear first count of tokens (a quoted string, a word or one symbol each), so token-dense
+# text over the bound is refused before sqlglot's slower tokenizer runs over all of it.
+_ROUGH_TOKEN = re.compile(r"""'[^']*+'|"[^"]*+"|`[^`]*+`|[\w$]++|[^\s\w$]""")
 _OPEN = frozenset({"L_PAREN", "CASE"})
 _CLOSE = frozenset({"R_PAREN", "END"})
 
@@ -156,6 +159,10 @@ def parse_bounded(sql: str, dialect: str = "sqlite") -> list[exp.Expression]:
     if len(sql) > MAX_SQL_CHARS:
         raise UnsafeQueryError(
             f"the SQL is {len(sql):,} characters long; at most {MAX_SQL_CHARS:,} are checked")
+    rough = sum(1 for _ in _ROUGH_TOKEN.finditer(sql))
+    if rough > MAX_SQL_TOKENS:
+        raise UnsafeQueryError(
+            f"the SQL has about {rough:,} tokens; at most {MAX_SQL_TOKENS:,} are parsed")
     try:
         engine = sqlglot.Dialect.get_or_raise(dialect)
         tokens = engine.tokenize(sql)
