@@ -132,3 +132,13 @@ def test_each_input_of_the_check_benchmark_is_decided_as_it_expects(attack: Atta
     run = _finishes(lambda: run_check(attack.sql))["value"]
     assert all(w in (run.error or "") for w in attack.words), run.error
     assert (run.error is None) == (not attack.words)
+
+
+def test_a_hostile_candidate_in_a_bank_does_not_stop_its_pool():
+    """Pool preparation (execution, features, clause atoms) keeps going past hostile SQL."""
+    from tests.conftest_core import make_pool
+
+    pool = make_pool(["SELECT title FROM film", NESTED_50, DENSE_2MB,
+                      "SELECT title, year FROM film"])
+    assert [r.ok for r in pool.results] == [True, False, False, True]
+    assert not pool.x[1].any() and not pool.x[2].any() and pool.x[0].any()

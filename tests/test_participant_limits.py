@@ -33,8 +33,8 @@ def env(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def ws() -> WorkspaceState:
-    pool = make_pool(["SELECT title FROM films", "SELECT title, year FROM films",
-                      "SELECT year FROM films"])
+    pool = make_pool(["SELECT title FROM film", "SELECT title, year FROM film",
+                      "SELECT year FROM film"])
     return WorkspaceState(RepairSession(pool), pool.question)
 
 
