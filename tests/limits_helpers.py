@@ -3,7 +3,9 @@ core.engine.attacks (the benchmark measures the same list)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from typing import Any
 
 from core.engine.attacks import Run
 
@@ -29,3 +31,21 @@ def unchanged(snapshot: Callable[[], object]) -> Callable[[], None]:
         assert snapshot() == first
 
     return check
+
+
+def finishes(fn: Callable[[], Any], hang_s: float) -> dict[str, Any]:
+    """``{"value": fn()}`` or ``{"error": exception}``, failing the test if ``fn`` runs past
+    ``hang_s`` (a hang detector for input that once froze the server, not a speed target)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(hang_s)
+    assert not thread.is_alive(), f"still running after {hang_s} s"
+    return box

@@ -3,7 +3,6 @@ one hostile candidate fails alone (never its batch, its pool or the chat page)."
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +19,7 @@ from core.engine.taskbank import DatabaseSpec
 from core.generation.extract import normalise_sql
 from core.planpool.llm_tools import datasource
 from tests.conftest_core import FILM_DUMP
+from tests.limits_helpers import finishes
 
 # A hang detector, not a speed target (bench_limits prints the figures): b320bc6 needed ~14 s
 # for the 20 K literal and ~47 s and 1.3 GB for the 2 MB of tokens.
@@ -30,21 +30,8 @@ DENSE_2MB = "SELECT 1" + "+1" * 1_000_000
 NESTED_50 = "SELECT " + "(" * 50 + "1" + ")" * 50
 
 
-def _finishes(fn: Callable[[], Any]) -> Any:
-    """``fn()``'s result or exception, failing the test if it runs past ``HANG_S``."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(HANG_S)
-    assert not thread.is_alive(), f"still running after {HANG_S} s"
-    return box
+def _finishes(fn: Callable[[], Any]) -> dict[str, Any]:
+    return finishes(fn, HANG_S)
 
 
 @pytest.fixture(scope="module")

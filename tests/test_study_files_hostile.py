@@ -4,7 +4,7 @@ and the check runs once per upload."""
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ import pytest
 from study import registry, setup_files
 from study.spec import StudySpecError, parse_study
 from study.spec_check import MAX_YAML_DEPTH, line_map
+from tests.limits_helpers import finishes
 from tests.study_flow_fixtures import FILM_BANK, MINI
 
 HANG_S = 10.0  # a hang detector: b320bc6 spent 16 s and 1.37 GB on the 491-byte bomb
@@ -22,20 +23,8 @@ BOMB = "\n".join(
 UPLOADED = MINI.replace(f"task_bank: {FILM_BANK}", "task_bank: tasks.jsonl")
 
 
-def _finishes(fn) -> dict[str, Any]:
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(HANG_S)
-    assert not thread.is_alive(), f"still running after {HANG_S} s"
-    return box
+def _finishes(fn: Callable[[], Any]) -> dict[str, Any]:
+    return finishes(fn, HANG_S)
 
 
 @pytest.mark.parametrize("text,line", [
