@@ -131,6 +131,17 @@ def tab_events(state: Any) -> list[tuple[str, int, int | None]]:
     return out
 
 
+def feature_key(value: Any) -> bool:
+    """Whether a Yes/No press carries a usable ``key`` (text of at most
+    :data:`MAX_ANSWER_CHARS`, as every clause is); a longer one is dropped and counted."""
+    if not isinstance(value, dict) or not isinstance(value.get("key"), str):
+        return False
+    if len(value["key"]) > MAX_ANSWER_CHARS:
+        DROPPED.add("answer: key too long")
+        return False
+    return True
+
+
 def payload_problem(payload: dict[str, Any]) -> str | None:
     """Why a trace payload is too large to store (over :data:`MAX_PAYLOAD_BYTES`), else None."""
     size = len(json.dumps(payload, sort_keys=True))

@@ -146,3 +146,16 @@ def test_a_runner_refuses_a_long_answer_without_raising(env, tmp_path) -> None:
     assert answer("y" * (limits.MAX_ANSWER_CHARS + 1)) is False
     assert "demographics/notes" not in env.answers(runner.participant)
     assert answer("fine") is True
+
+
+def test_a_yes_no_press_with_an_oversized_key_or_seq_is_dropped(ws) -> None:
+    from ui.panels import ACK, on_answer
+
+    logged: list[tuple[str, dict]] = []
+    before = _dropped("answer: key too long")
+    st.session_state["dec"] = {"answer": {"key": "k" * 10_000_000, "yes": True, "seq": 1}}
+    on_answer(ws, lambda t, p: logged.append((t, p)), "dec")
+    assert logged == [] and _dropped("answer: key too long") == before + 1
+    st.session_state["dec"] = {"answer": {"key": "nope", "yes": True, "seq": HUGE_ID}}
+    on_answer(ws, lambda t, p: logged.append((t, p)), "dec")
+    assert ws.extra[ACK] == {"seq": None, "ok": False}  # echoed back to the page: a number

@@ -14,6 +14,7 @@ from functools import partial
 import streamlit as st
 
 from core.generation.keys import has_api_key
+from study import limits
 from ui import actions
 from ui.actions import Log, OnSubmit
 from ui.chips import chip_row, legend, sql_block
@@ -118,18 +119,18 @@ def on_answer(ws: WorkspaceState, log: Log, panel: str) -> None:
     saw (a press that crossed a rerun showing another one is reported, not misapplied).
     """
     value = trigger(panel, "answer")
-    if not isinstance(value, dict) or not isinstance(value.get("key"), str):
+    if not limits.feature_key(value):
         return
     applied = actions.answer_variable(ws, bool(value.get("yes")), log,
                                       keys=tuple(value["key"].split(KEYS_SEP)))
-    ws.extra[ACK] = {"seq": value.get("seq"), "ok": applied}
+    ws.extra[ACK] = {"seq": limits.parse_int(value.get("seq")), "ok": applied}
 
 
 
 def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
     """Clause panel callback: Yes/No on the clause whose button was pressed."""
     value = trigger(panel, "clause")
-    if isinstance(value, dict) and isinstance(value.get("key"), str):
+    if limits.feature_key(value):
         actions.answer_clause(ws, value["key"], bool(value.get("yes")), log)
 
 
