@@ -114,7 +114,7 @@ def pool_problems(spec: StudySpec) -> list[SpecProblem]:
     (~78 s seen), so the study stays closed until Setup prepares them."""
     if spec.task_bank is None or not spec.task_bank.is_file():
         return []  # open_problems reports the missing bank
-    from core.engine.prepare import default_pool_dir, pool_ready  # engine: not for consent
+    from core.engine.poolfile import default_pool_dir, pool_ready  # light: no engine import
     from core.engine.taskbank import load_task_bank
 
     tasks, _ = load_task_bank(spec.task_bank, lenient=True)

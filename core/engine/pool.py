@@ -23,13 +23,11 @@ import sqlglot
 from core.engine.execute import ExecutionResult, TaskDatabase, execute_candidates, open_database
 from core.engine.features import Feature, extract_features, schema_constraints
 from core.engine.layout import compute_layout
+from core.engine.poolfile import ENGINE_VERSION  # noqa: F401 - re-exported (core.engine)
 from core.engine.similarity import functional_classes, output_key
 from core.engine.taskbank import DatabaseSpec, Task
 
 FORMAT_VERSION = 1
-# Bump when features, similarity or layout change what a prepared pool contains: stored pools
-# with another engine version are recomputed instead of silently reused.
-ENGINE_VERSION = 4
 
 
 @dataclass

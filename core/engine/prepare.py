@@ -9,7 +9,6 @@ it matches the task's candidates and otherwise prepares and caches it.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -18,37 +17,18 @@ from pathlib import Path
 
 from core.engine.errors import StudioError
 from core.engine.execute import cache_dir
-from core.engine.pool import ENGINE_VERSION, PreparedPool, prepare_pool
+from core.engine.pool import PreparedPool, prepare_pool
+from core.engine.poolfile import (  # noqa: F401 - re-exported: the prepare API
+    default_pool_dir,
+    pool_fingerprint,
+    pool_ready,
+    stored_fingerprint,
+)
 from core.engine.taskbank import Task, load_task_bank
-
-
-def pool_fingerprint(task: Task) -> str:
-    """Hash of what a prepared pool depends on: candidates, counts, golds, database, engine."""
-    payload = json.dumps([[c.sql, c.count] for c in task.candidates] + [task.gold,
-                         task.database.fingerprint(), ENGINE_VERSION])
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def default_pool_dir(bank: str | Path) -> Path:
-    return Path(bank).resolve().parent / "pools"
 
 
 class PoolNotPreparedError(StudioError):
     """A study task's prepared pool is missing or out of date and fitting one was not allowed."""
-
-
-def stored_fingerprint(path: Path) -> str | None:
-    """The fingerprint a prepared pool file was written for (None: no readable pool there)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data.get("fingerprint") if isinstance(data, dict) else None
-
-
-def pool_ready(task: Task, pool_dir: str | Path) -> bool:
-    """Whether ``pool_dir`` holds ``task``'s prepared pool for its current candidates."""
-    return stored_fingerprint(Path(pool_dir) / f"{task.id}.json") == pool_fingerprint(task)
 
 
 def _read(path: Path, fingerprint: str) -> PreparedPool | None:
