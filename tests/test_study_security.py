@@ -15,6 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as hs
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from streamlit.testing.v1 import AppTest
 
 from study import access as A
@@ -175,3 +178,49 @@ def test_a_second_serve_finds_the_running_one_and_keeps_its_password(tmp_path):
         _healthy(port2, third)
     finally:
         stop(third)
+
+
+class RateLimitModel(RuleBasedStateMachine):
+    """RateLimit against a model: per client, attempts before a lock are checked (the first
+    FREE_ATTEMPTS of a run free), a lock refuses unchecked until it expires, a right password
+    clears the client, and nothing one client does changes another's wait."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 1000.0
+        self.limit = A.RateLimit(clock=lambda: self.now)
+        self.failures: dict[str, int] = {}
+        self.until: dict[str, float] = {}
+
+    @rule(client=hs.sampled_from(["a", "b", "c"]), right=hs.booleans())
+    def attempt(self, client: str, right: bool) -> None:
+        others = {c: self.limit.wait_s(c) for c in "abc" if c != client}
+        checked: list[bool] = []
+        ok, wait = self.limit.attempt(client, lambda: checked.append(True) or right)
+        locked = self.until.get(client, 0.0) > self.now
+        assert bool(checked) is not locked
+        assert wait == (self.until[client] - self.now if locked else 0.0)
+        assert ok is (right and not locked)
+        if not locked:
+            n = self.failures.get(client, 0) + 1
+            self.failures[client] = n
+            if n >= A.FREE_ATTEMPTS:
+                self.until[client] = self.now + min(A.MAX_LOCK_S, A.BASE_LOCK_S * 2 ** (
+                    n - A.FREE_ATTEMPTS))
+            if right:
+                self.failures.pop(client)
+                self.until.pop(client, None)
+        assert others == {c: self.limit.wait_s(c) for c in "abc" if c != client}
+
+    @rule(seconds=hs.sampled_from([1.0, A.BASE_LOCK_S, A.MAX_LOCK_S]))
+    def wait(self, seconds: float) -> None:
+        self.now += seconds
+
+    @invariant()
+    def waits_match(self) -> None:
+        for c in "abc":
+            assert self.limit.wait_s(c) == max(0.0, self.until.get(c, 0.0) - self.now)
+
+
+TestRateLimitModel = RateLimitModel.TestCase
+TestRateLimitModel.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
