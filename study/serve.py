@@ -1,4 +1,5 @@
-"""Start the studio: print the researcher password, then ``streamlit run app.py``.
+"""Start the studio: print the researcher password, then ``streamlit run asgi.py`` (app.py
+served by ``st.App`` with the route that sets the researcher cookie HttpOnly).
 
 ``python -m study.serve [streamlit options, e.g. --server.port 8501]``. Plain
 ``streamlit run app.py`` works too; it prints the password when the first page is opened.
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None, *, lock: Path = LOCK_FILE) -> int:
     sys.stdout.flush()  # execv drops what is still buffered (the password, into a pipe)
     os.environ[access.ENV_ANNOUNCED] = "1"
     os.chdir(REPO_ROOT)
-    args = [sys.executable, "-m", "streamlit", "run", "app.py", *options]
+    args = [sys.executable, "-m", "streamlit", "run", "asgi.py", *options]
     os.execv(sys.executable, args)
     return 0  # pragma: no cover - execv does not return
 

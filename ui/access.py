@@ -1,11 +1,13 @@
 """The researcher gate of the researcher pages and the router.
 
-Unlocking sets a session flag and a signed, day-long token in the ``pq_researcher`` cookie
-(written by a line of JavaScript: a Streamlit script cannot set response headers, see README),
-so a reload or a new tab of the same browser stays unlocked; a gated page shows the unlock form
-in place and then itself. The token is checked on every run against the current password and
-the server's revocation list, so logging out (anywhere) or a new password ends every session
-that used it. Wrong passwords are rate-limited per client address (``study.access.RateLimit``).
+Unlocking sets a session flag and a signed, day-long token in the ``pq_researcher`` cookie, so
+a reload or a new tab of the same browser stays unlocked; a gated page shows the unlock form
+in place and then itself. Served by ``asgi.py`` (``st.App``, what ``python -m study.serve``
+runs), the cookie is set by the server's response to :data:`ROUTE` (HttpOnly, SameSite=Strict)
+for a one-time code the page posts; under plain ``streamlit run app.py`` a script cannot set
+response headers, so a line of JavaScript writes it (not HttpOnly). The token is checked on
+every run against the current password and the server's revocation list, so logging out
+(anywhere) or a new password ends every session that used it. Wrong passwords are rate-limited per client address (``study.access.RateLimit``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
+import threading
 import time
+from typing import Any
 
 import streamlit as st
 
@@ -101,11 +106,65 @@ def is_researcher() -> bool:
     return False
 
 
+ROUTE = "/_pq/researcher-cookie"  # served by asgi.py (st.App): sets the cookie HttpOnly
+HANDOFF_TTL_S = 60.0
+_handoff: dict[str, tuple[str, float]] = {}  # one-time code -> (token or "" to delete, expiry)
+_handoff_lock = threading.Lock()
+_served = threading.Event()  # set by routes(): this process serves ROUTE
+
+
 def _cookie(value: str, max_age: int) -> None:
-    """Set (or with max_age 0 delete) the token cookie in the browser."""
+    """Set (or with max_age 0 delete) the token cookie in the browser: through :data:`ROUTE`
+    (an HttpOnly cookie in the server's response) when this process serves it, else with a
+    line of JavaScript (plain ``streamlit run app.py``: not HttpOnly)."""
+    if _served.is_set():
+        code = secrets.token_urlsafe(24)
+        with _handoff_lock:
+            now = time.time()
+            for old in [c for c, (_, exp) in _handoff.items() if exp < now]:
+                del _handoff[old]
+            _handoff[code] = (value, now + HANDOFF_TTL_S)
+        st.html(f"<script>fetch({json.dumps(ROUTE)}, {{method: 'POST', body: "
+                f"{json.dumps(code)}, credentials: 'same-origin'}});</script>",
+                unsafe_allow_javascript=True)
+        return
     st.html(f"<script>document.cookie = {json.dumps(f'{COOKIE}={value}')} + "
             f"'; max-age={max_age}; path=/; SameSite=Strict';</script>",
             unsafe_allow_javascript=True)
+
+
+def take_handoff(code: str, now: float) -> str | None:
+    """The token a one-time code stands for ("" = delete the cookie), once, within
+    :data:`HANDOFF_TTL_S`; None for an unknown, used or expired code."""
+    with _handoff_lock:
+        value, expiry = _handoff.pop(code, (None, 0.0))
+    return value if value is not None and expiry >= now else None
+
+
+def routes() -> list[Any]:
+    """The Starlette route that sets the researcher cookie as HttpOnly, SameSite=Strict (for
+    ``st.App`` in asgi.py); from now on :func:`_cookie` uses it."""
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def set_cookie(request: Request) -> Response:
+        code = (await request.body())[:100].decode("ascii", errors="replace")
+        value = take_handoff(code, time.time())
+        if value is None:
+            return Response("unknown or expired code", status_code=403)
+        response = Response(status_code=204)
+        secure = request.url.scheme == "https"
+        if value:
+            response.set_cookie(COOKIE, value, max_age=A.TOKEN_TTL_S, path="/", httponly=True,
+                                samesite="strict", secure=secure)
+        else:
+            response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict",
+                                   secure=secure)
+        return response
+
+    _served.set()
+    return [Route(ROUTE, set_cookie, methods=["POST"])]
 
 
 def unlock(given: str) -> str | None:
