@@ -31,7 +31,9 @@ def _finishes(fn: Callable[[], Any]) -> dict[str, Any]:
     (BOMB, 2),
     ("id: x\ntitle: &t [1, *t]\n", 2),
     ("id: x\nconsent: " + "[" * 5000 + "]" * 5000 + "\n", 2),
-], ids=["alias-bomb", "recursive-alias", "5000-brackets"])
+    ("id: x\nconsent: " + "{a: " * 200_000 + "\n", 2),  # PyYAML's scanner is quadratic here
+    ("id: x\nitems:\n" + "".join("  " * i + f"k{i}:\n" for i in range(60)), 2 + 40),
+], ids=["alias-bomb", "recursive-alias", "5000-brackets", "200K-braces", "60-deep-block"])
 def test_hostile_yaml_is_one_file_line_error(text: str, line: int, tmp_path):
     assert len(BOMB) < 600
     box = _finishes(lambda: parse_study(text, tmp_path / "study.yaml"))
