@@ -11,14 +11,16 @@ a ratio.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from core.engine.strategy import DEFAULT_STRATEGY
-from core.evaluation.evaluate import MAX_TURNS, Run
 from core.evaluation.populations import POPULATION_NOTES
 from core.evaluation.simulate import USER_NOTES, USERS
+
+if TYPE_CHECKING:  # runs come from the runner, which imports this module to print them
+    from core.evaluation.evaluate import Run
 
 
 def bootstrap_ci(values: np.ndarray, stat=np.median, n_boot: int = 1000,
@@ -94,7 +96,7 @@ def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
 
 
 def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...], *,
-           headline: str = USERS[0], repair: str = "none", budget: int = MAX_TURNS
+           budget: int, headline: str = USERS[0], repair: str = "none"
            ) -> dict[str, Any]:
     """Summaries per population × user × strategy, overall and per ambiguity type."""
     order = ("realised", "all", "prior")
@@ -150,7 +152,7 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
     lines = ["Simulated users (both shown side by side, headline: "
              f"{summary['headline']}):"]
     lines += [f"  {u}: {note}" for u, note in summary["users"].items()]
-    lines.append(f"repair after a rejected output: {summary['repair']}; budget {summary.get('budget', MAX_TURNS)} "
+    lines.append(f"repair after a rejected output: {summary['repair']}; budget {summary['budget']} "
                  "turns (questions + rejected outputs)")
     for pop, per_user in summary["results"].items():
         prior = pop == "prior"
