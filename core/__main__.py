@@ -3,11 +3,8 @@
 COMMANDS = {
     "prepare": "precompute prepared pools with layouts (python -m core.prepare BANK.jsonl)",
     "evaluate": "the §7 simulated-user evaluation (python -m core.evaluate BANK.jsonl)",
-    "bench": "per-stage engine timings (python -m core.bench)",
     "generate": "sample candidate pools (python -m core.generate BANK.jsonl --out POOLS.jsonl)",
     "planpool_eval": "PlanPool Table-2 metrics (python -m core.planpool_eval BANK.jsonl)",
-    "engine.bench_limits": "what the execution limits cost and how fast each attack is stopped "
-                           "(python -m core.engine.bench_limits)",
 }
 
 if __name__ == "__main__":

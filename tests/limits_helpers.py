@@ -1,11 +1,11 @@
 """Shared checks for the hard-limit tests; the attacks and their measurement live in
-core.engine.attacks (the benchmark measures the same list)."""
+benchmarks.attacks (the benchmark measures the same list)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.engine.attacks import Run
+from benchmarks.attacks import Run
 
 MEMORY_BOUND_MB = 200.0  # the issue's bound on process growth per attack
 STOP_MARGIN_S = 0.5  # the issue's bound on stopping: the limit plus this

@@ -83,7 +83,7 @@ def test_python_m_core_lists_every_tool():
 
 @pytest.mark.parametrize("args", [["core.prepare"], ["core.evaluate"], ["core.planpool_eval"],
                                   ["core.generate", "--out", "x.jsonl", "--offline-variants"],
-                                  ["core.engine.bench_limits", "--bank"]])
+                                  ["benchmarks.limits", "--bank"]])
 def test_a_missing_bank_is_one_error_line_not_a_traceback(args, tmp_path):
     proc = subprocess.run([sys.executable, "-m", *args, str(tmp_path / "nope.jsonl")], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120,
@@ -94,7 +94,7 @@ def test_a_missing_bank_is_one_error_line_not_a_traceback(args, tmp_path):
 
 
 def test_bench_refuses_a_pool_too_small_to_ask_about(capsys):
-    from core.evaluation.bench import main as bench_main
+    from benchmarks.engine import main as bench_main
 
     with pytest.raises(SystemExit) as done:
         bench_main(["--sizes", "50", "1"])
@@ -103,7 +103,7 @@ def test_bench_refuses_a_pool_too_small_to_ask_about(capsys):
 
 
 @pytest.mark.parametrize("module", ["study.generate", "study.access", "study.export",
-                                    "study.simulate_demo", "study.bench_load"])
+                                    "study.simulate_demo", "benchmarks.store_load"])
 def test_study_tools_answer_help_under_their_own_name(module):
     assert f"usage: python -m {module}" in _help(module)
 

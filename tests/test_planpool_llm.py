@@ -10,8 +10,8 @@ from core.engine.execute import open_database
 from core.engine.pool import prepare_pool
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_tasks
-from core.planpool.agents import SimulatedChatUser
-from core.planpool.llm_agent import LLMAgent, MatchingUser, tools_for
+from core.planpool.llm_agent import LLMAgent, tools_for
+from core.planpool.simulated import MatchingUser, SimulatedChatUser
 from tests.anthropic_tools_server import ToolScriptServer
 from tests.conftest_core import FILM_BANK as FILM
 

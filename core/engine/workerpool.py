@@ -9,7 +9,7 @@ Decision: a worker process, always. In-process limits cannot stop everything: SQ
 ``printf('%.*c', 900000000, 'x')`` pads in one VM step that ignores interrupts (21 s measured),
 and a PostgreSQL client buffers whole rows (a 200 MB ``repeat`` row), so only a process with its
 own RLIMIT_AS that can be killed bounds both time and memory. Cost, measured by ``python -m
-core.engine.bench_limits`` on the film pools (329 candidates) on the shared 2-core machine at
+benchmarks.limits`` on the film pools (329 candidates) on the shared 2-core machine at
 load 13-16: the limited SQLite backend alone 0.07-0.13 ms per query, the worker round trip
 0.8-1.0 ms more per query, 0.8 ms at load 6 (0.4 ms when a pool goes as one streamed request,
 ``execute_many``, as pool preparation does), and a worker's start 100-380 ms once, in the

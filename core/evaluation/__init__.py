@@ -1,5 +1,5 @@
 """The §7 evaluation: simulated users, populations, the runner and its report, the Huffman floor, the Fig-5 plot
-and the per-stage engine benchmark (``python -m core.evaluate`` / ``core.bench``).
+(``python -m core.evaluate``; the per-stage engine benchmark is ``python -m benchmarks.engine``).
 
 Public names are re-exported here and imported on first use, so importing the package is cheap.
 """

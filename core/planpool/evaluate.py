@@ -38,7 +38,8 @@ from core.engine.similarity import output_key
 from core.engine.taskbank import Task, load_tasks
 from core.evaluation.populations import DEFAULT_POPULATION, POPULATION_NOTES, POPULATIONS, targets
 from core.evaluation.simulate import DEFAULT_USER, USER_NOTES, USERS, Target, output_matches
-from core.planpool.agents import VARIANTS, Episode, realiser_masks, run_structured
+from core.planpool.agents import VARIANTS, Episode
+from core.planpool.simulated import realiser_masks, run_structured
 
 
 @dataclass
@@ -293,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     llm = None
     if args.agent == "llm":
         from core.generation.sampler import NO_KEY_MESSAGE, has_api_key
-        from core.planpool.llm_agent import llm_runner
+        from core.planpool.simulated import llm_runner
 
         if not has_api_key():
             print(NO_KEY_MESSAGE, file=sys.stderr)

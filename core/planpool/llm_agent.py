@@ -16,7 +16,6 @@ stored in the state; the SDK's own retries are off and transient failures are re
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,13 +24,11 @@ from typing import Any
 import anthropic
 
 from core.engine.errors import GenerationError
-from core.engine.execute import TaskDatabase, open_database
-from core.engine.similarity import output_key
+from core.engine.execute import TaskDatabase
 from core.generation.sampler import DEFAULT_MODEL, resolve_api_key
-from core.planpool.agents import NOT_SPECIFIED, Episode, SimulatedChatUser
+from core.planpool.agents import NOT_SPECIFIED
 from core.planpool.llm_tools import DATASOURCE, POOL_OPS, SYSTEM, block_dict, datasource, tools_for
 from core.planpool.pool import Clock, PoolError, PoolNotEmptyError, QuestionPool, epoch_ms
-from core.planpool.questions import render_question
 
 NEW, ASKING, SUBMITTED, BUDGET = "new", "asking", "submitted", "turn budget"
 UNSPECIFIED_REASON = "not specified by the user"
@@ -266,61 +263,5 @@ def _clarify(name: str, args: dict[str, Any], pool: QuestionPool | None, state: 
                        (("open", pool.open), ("all", list(pool.questions.values())))})
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-class MatchingUser:
-    """The two-stage simulated user (App. B): map a question to a decision variable, answer it.
-
-    A free-text question is matched to the session's variable whose rendered question shares
-    the most words (Jaccard ≥ ``min_overlap``); unmatched questions are "not specified".
-    """
-
-    def __init__(self, chat: SimulatedChatUser, min_overlap: float = 0.35):
-        self.chat = chat
-        self.min_overlap = min_overlap
-        s = chat.session
-        self.options = [(v.keys, set(_WORD.findall(render_question(v.features, s.pool.dialect)
-                                                   .lower()))) for v in s.variables()]
-        self.matched: list[tuple[str, ...] | None] = []  # per question asked
-
-    def __call__(self, question: str) -> str:
-        words = set(_WORD.findall(question.lower()))
-        best, score = None, 0.0
-        for keys, opt in self.options:
-            j = len(words & opt) / max(1, len(words | opt))
-            if j > score:
-                best, score = keys, j
-        if best is None or score < self.min_overlap:
-            self.matched.append(None)
-            return NOT_SPECIFIED
-        self.matched.append(best)
-        return self.chat.answer_keys(best)
-
-
-def llm_runner(model: str | None = None, **kwargs: Any) -> Callable[..., tuple[Episode, str | None]]:
-    """A per-run callable for :func:`core.planpool.evaluate.evaluate_task` (--agent llm)."""
-    agent = LLMAgent(model=model or DEFAULT_MODEL, **kwargs)
-
-    def run(task: Any, pool: Any, session: Any, gold: Any, variant: str,
-            user_kind: str = "pool-informed") -> tuple[Episode, str | None]:
-        user = MatchingUser(SimulatedChatUser(session, gold, user_kind))
-        db = open_database(task.database)
-        try:
-            llm = agent.run(task.question, db, user, variant)
-            key = output_key(db.execute(llm.submitted_sql)) if llm.submitted_sql else None
-        finally:
-            db.close()
-        asked = [{"keys": list(k or ()), "text": a["text"], "answer": a["answer"]}
-                 for a, k in zip(llm.asked, user.matched, strict=True)]
-        ep = Episode(variant, asked,
-                     stop=llm.stop, submitted_sql=llm.submitted_sql,
-                     pool=llm.pool.to_dict() if llm.pool else None)
-        ep.planned = llm.pool.stats()["planned"] if llm.pool else 0
-        return ep, key
-
-    return run
-
-
-__all__ = ["ASKING", "BUDGET", "LLMAgent", "LLMEpisode", "MatchingUser", "SUBMITTED", "SYSTEM",
-           "episode", "llm_runner", "restore_pool", "tools_for"]
+__all__ = ["ASKING", "BUDGET", "LLMAgent", "LLMEpisode", "SUBMITTED", "SYSTEM", "episode",
+           "restore_pool", "tools_for"]
