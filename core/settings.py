@@ -16,6 +16,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_STUDIES = REPO_ROOT / "studies"
 BUILTIN_BANK = BUILTIN_STUDIES / "film" / "tasks.jsonl"
+SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"  # Streamlit's own place for secrets
 
 DATA_ENV = "PLEASQLARIFY_DATA_DIR"
 DB_URL_ENV = "PLEASQLARIFY_DB_URL"
@@ -97,8 +98,16 @@ def signing_key_file() -> Path:
 
 
 def studies_dir() -> Path:
-    """Where study files are scanned and uploads saved: ``$PLEASQLARIFY_STUDIES_DIR`` or studies/."""
-    return _env_path(STUDIES_ENV, BUILTIN_STUDIES)
+    """Where Setup saves uploaded studies: ``$PLEASQLARIFY_STUDIES_DIR`` or ``<data>/studies``."""
+    return _env_path(STUDIES_ENV, data_dir() / "studies")
+
+
+def study_roots() -> list[Path]:
+    """Where study files are found: only ``$PLEASQLARIFY_STUDIES_DIR`` when it is set, else the
+    built-in studies/ of the checkout and then the uploads under the data folder."""
+    if os.environ.get(STUDIES_ENV):
+        return [studies_dir()]
+    return [BUILTIN_STUDIES, studies_dir()]
 
 
 def bank_path() -> Path:

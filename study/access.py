@@ -24,13 +24,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from study.store import REPO_ROOT
+from core import settings
 
-ENV_PASSWORD = "PLEASQLARIFY_RESEARCHER_PASSWORD"
-ENV_ANNOUNCED = "PLEASQLARIFY_PASSWORD_ANNOUNCED"  # set by study.serve: already printed
-PASSWORD_FILE = REPO_ROOT / "logs" / "researcher_password"
-KEY_FILE = REPO_ROOT / "logs" / "researcher_key"
-SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
+ENV_PASSWORD = settings.PASSWORD_ENV
+ENV_ANNOUNCED = settings.ANNOUNCED_ENV  # set by study.serve: already printed
+PASSWORD_FILE = settings.password_file()
+KEY_FILE = settings.signing_key_file()
+SECRETS_FILE = settings.SECRETS_FILE
 TOKEN_TTL_S = 10 * 3600  # a working day
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 FREE_ATTEMPTS, BASE_LOCK_S, MAX_LOCK_S = 5, 30.0, 900.0

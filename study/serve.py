@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
+from core.settings import REPO_ROOT
 from study import access
-from study.store import REPO_ROOT
 
 
 def main(argv: list[str] | None = None) -> int:

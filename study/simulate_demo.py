@@ -30,15 +30,15 @@ from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_task_bank
 from core.evaluation.simulate import SimulatedUser
-from core.settings import DEMO_DB_URL_ENV, demo_db_url
+from core.settings import BUILTIN_STUDIES, DEMO_DB_URL_ENV, demo_db_url
 from study.assignment import assign_participant
 from study.questionnaires import Questionnaire
 from study.registry import find, scan
 from study.spec import StudySpec, StudySpecError, load_study
-from study.store import REPO_ROOT, Store, default_url, open_store
+from study.store import Store, default_url, open_store
 from study.trace import log_event
 
-DEFAULT_STUDY = REPO_ROOT / "studies" / "film" / "study.yaml"
+DEFAULT_STUDY = BUILTIN_STUDIES / "film" / "study.yaml"
 START_MS = 1_750_000_000_000
 STYLES = ("W1", "W2", "W3", "W1+W2", "W3+W1", "W2+W3")
 GIVE_UP, EARLY, KEEP_WRONG, LEAVE_EVERY = 0.1, 0.2, 0.5, 7  # no submit; submit before done;

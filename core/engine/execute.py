@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -32,6 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 import sqlglot
 
+from core import settings
 from core.engine.errors import DatabaseError, UnsafeQueryError
 from core.engine.sqlguard import check_query
 from core.engine.sqlworker import _norm as _worker_norm
@@ -79,10 +79,8 @@ _DUMP_LOCK = threading.Lock()
 
 
 def cache_dir(kind: str) -> Path:
-    """A folder for derived files (``$PLEASQLARIFY_CACHE_DIR`` or the system temp), created."""
-    base = os.environ.get("PLEASQLARIFY_CACHE_DIR") or os.path.join(
-        tempfile.gettempdir(), "pleasqlarify-cache")
-    path = Path(base) / kind
+    """A folder for derived files (``$PLEASQLARIFY_CACHE_DIR`` or ``cache/`` in the data folder)."""
+    path = settings.cache_root() / kind
     path.mkdir(parents=True, exist_ok=True)
     return path
 

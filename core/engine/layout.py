@@ -23,13 +23,13 @@ import warnings
 import weakref
 from collections.abc import Iterator
 from concurrent.futures import Future
-from pathlib import Path
 
 import numpy as np
 
+from core import settings
+
 BBOX = (0.0, 0.0, 1.0, 1.0)
 _GOLDEN = np.pi * (3 - np.sqrt(5))
-NUMBA_CACHE = Path(__file__).resolve().parents[2] / "logs" / "numba-cache"
 _READY = threading.Event()  # umap imported and its numba code compiled (or loaded) here
 _WARM_LOCK = threading.Lock()
 _WARM: list[threading.Thread] = []
@@ -39,9 +39,9 @@ _PENDING: dict[int, Future] = {}  # id(provisional positions) -> the UMAP layout
 
 def use_numba_cache() -> str:
     """Point numba at the persistent cache under logs/ unless NUMBA_CACHE_DIR is already set."""
-    if not os.environ.get("NUMBA_CACHE_DIR"):
-        NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
-        os.environ["NUMBA_CACHE_DIR"] = str(NUMBA_CACHE)
+    if not os.environ.get(settings.NUMBA_ENV):
+        settings.numba_cache_dir().mkdir(parents=True, exist_ok=True)
+        os.environ[settings.NUMBA_ENV] = str(settings.numba_cache_dir())
     return os.environ["NUMBA_CACHE_DIR"]
 
 

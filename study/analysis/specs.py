@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.settings import BUILTIN_STUDIES, study_roots
 from study.analysis.data import StudyData
 from study.questionnaires import BUILTINS, Questionnaire
 from study.spec import StudySpec, StudySpecError, load_study
-from study.store import REPO_ROOT
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,8 @@ class SpecLookup:
 
 
 def search_dirs() -> list[Path]:
-    """Where study files are looked for: ``$PLEASQLARIFY_STUDIES_DIR``, then studies/."""
-    from study.registry import studies_dir
-    dirs = [studies_dir(), REPO_ROOT / "studies"]
+    """Where study files are looked for: core.settings.study_roots, then studies/."""
+    dirs = [*study_roots(), BUILTIN_STUDIES]
     return list(dict.fromkeys(d.resolve() for d in dirs))
 
 
