@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -93,13 +95,25 @@ def test_ambrosia_slice_counts_unrealised_golds_as_failures(tmp_path, capsys):
         assert g["success"] <= 1 - len(unrealised) / n_golds + 1e-9
 
 
-def test_repair_flag_is_either_available_or_refused_with_a_clear_error(capsys):
+def test_repair_is_on_by_default_and_reported(capsys):
     code = evaluate.main([str(FILM), "--limit", "1", "--strategies", "cluster-grouped",
-                          "--population", "all", "--repair", "recompose"])
-    if evaluate.recompose_available():
-        assert code == 0 and "repair after a rejected output: recompose" in capsys.readouterr().out
-    else:
-        assert code == 2 and "--repair none" in capsys.readouterr().err
+                          "--population", "all"])
+    assert code == 0 and "repair after a rejected output: recompose" in capsys.readouterr().out
+
+
+def test_a_broken_repair_module_fails_loudly_instead_of_switching_repair_off(tmp_path):
+    """The evaluation once caught ImportError and quietly ran without repair."""
+    broken = tmp_path / "core" / "engine"
+    broken.mkdir(parents=True)
+    (broken / "repair.py").write_text("raise ImportError('broken on purpose')\n")
+    code = ("import sys, core.engine; core.engine.__path__.insert(0, sys.argv[1]); "
+            "from core.evaluation import evaluate; "
+            "sys.exit(evaluate.main([sys.argv[2], '--limit', '1', '--strategies', "
+            "'cluster-grouped', '--population', 'all']))")
+    proc = subprocess.run([sys.executable, "-c", code, str(broken), str(FILM)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "broken on purpose" in proc.stderr
+    assert "repair after a rejected output" not in proc.stdout
 
 
 def test_output_matches_ignores_row_and_column_order_even_for_tied_columns():
