@@ -1,4 +1,5 @@
-"""``python -m core``: list the command-line tools of core/ (each is ``python -m core.NAME``)."""
+"""``python -m core``: list the command-line tools of core/ (each is ``python -m core.NAME``;
+``pleasqlarify --help`` lists every tool of the studio)."""
 
 COMMANDS = {
     "prepare": "precompute prepared pools with layouts (python -m core.prepare BANK.jsonl)",

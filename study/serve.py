@@ -19,7 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     access.announce()
     os.environ[access.ENV_ANNOUNCED] = "1"
     os.chdir(REPO_ROOT)
-    args = [sys.executable, "-m", "streamlit", "run", "app.py", *(argv or sys.argv[1:])]
+    args = [sys.executable, "-m", "streamlit", "run", "app.py",
+            *(sys.argv[1:] if argv is None else argv)]
     os.execv(sys.executable, args)
     return 0  # pragma: no cover - execv does not return
 
