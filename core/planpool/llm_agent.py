@@ -10,13 +10,13 @@ names what is pending) or exhausts ``max_turns`` (status ``turn budget``). ``adv
 mutates its input, so a state saved mid-conversation resumes identically. :meth:`LLMAgent.run`
 is the blocking loop over the steps for a callback user (the CLI and the simulated user).
 Clients follow :mod:`core.generation.sampler`: the key is resolved there, held privately, never logged or
-stored in the state; the SDK's own retries are off and transient failures are retried here.
+stored in the state; transient failures (rate limits, overload, connection) are retried by the SDK
+(``max_retries``: exponential backoff with jitter that honours ``retry-after``).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +33,8 @@ from core.planpool.pool import Clock, PoolError, PoolNotEmptyError, QuestionPool
 NEW, ASKING, SUBMITTED, BUDGET = "new", "asking", "submitted", "turn budget"
 UNSPECIFIED_REASON = "not specified by the user"
 NUDGE = "Continue with the tools; finish by calling submit(sql)."
-_RETRY = (anthropic.RateLimitError, anthropic.InternalServerError, anthropic.APIConnectionError)
+_TRANSIENT = (anthropic.RateLimitError, anthropic.InternalServerError,
+              anthropic.APIConnectionError)  # what the SDK retries before it raises
 State = dict[str, Any]
 
 
@@ -73,31 +74,27 @@ class LLMAgent:
 
     def __init__(self, *, model: str = DEFAULT_MODEL, max_turns: int = 20, max_tokens: int = 1024,
                  api_key: str | None = None, base_url: str | None = None,
-                 timeout_s: float = 60.0, max_retries: int = 3, backoff_s: float = 1.0,
-                 sleep: Callable[[float], None] = time.sleep, clock: Clock = epoch_ms):
+                 timeout_s: float = 60.0, max_retries: int = 3, clock: Clock = epoch_ms):
         self.model, self.max_turns, self.max_tokens = model, max_turns, max_tokens
         self.base_url, self.timeout_s = base_url, timeout_s
-        self.max_retries, self.backoff_s = max_retries, backoff_s
+        self.max_retries = max_retries
         self._api_key = resolve_api_key(api_key)
-        self._sleep, self._clock = sleep, clock
+        self._clock = clock
 
     def __repr__(self) -> str:
         return f"LLMAgent(model={self.model!r}, base_url={self.base_url!r}, api_key=<hidden>)"
 
     def _create(self, client: anthropic.Anthropic, **kwargs: Any) -> Any:
-        for attempt in range(self.max_retries + 1):
-            try:
-                return client.messages.create(**kwargs)
-            except _RETRY as exc:
-                if attempt == self.max_retries:
-                    raise GenerationError(f"the Anthropic API kept failing ({type(exc).__name__})"
-                                          f" after {attempt + 1} attempts") from None
-                self._sleep(self.backoff_s * 2 ** attempt)
-            except anthropic.APIStatusError as exc:
-                detail = str(exc.api_message or exc.status_code).replace(self._api_key, "<hidden>")
-                raise GenerationError(f"the Anthropic API refused the request (HTTP "
-                                      f"{exc.status_code}: {detail})") from None
-        raise AssertionError("unreachable")
+        """One Messages call (the SDK retries transient failures); failures as GenerationError."""
+        try:
+            return client.messages.create(**kwargs)
+        except _TRANSIENT as exc:
+            raise GenerationError(f"the Anthropic API kept failing ({type(exc).__name__}) after "
+                                  f"{self.max_retries + 1} attempts") from None
+        except anthropic.APIStatusError as exc:
+            detail = str(exc.api_message or exc.status_code).replace(self._api_key, "<hidden>")
+            raise GenerationError(f"the Anthropic API refused the request (HTTP "
+                                  f"{exc.status_code}: {detail})") from None
 
     # ----- the step API --------------------------------------------------------------------
     def start(self, question: str, variant: str = "planpool", dialect: str = "sqlite") -> State:
@@ -140,7 +137,8 @@ class LLMAgent:
                     break
                 if client is None:
                     client = anthropic.Anthropic(api_key=self._api_key, base_url=self.base_url,
-                                                 max_retries=0, timeout=self.timeout_s)
+                                                 max_retries=self.max_retries,
+                                                 timeout=self.timeout_s)
                 self._call(client, state)
         finally:
             if client is not None:
