@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy.stats import bootstrap
 
 from core.engine.strategy import DEFAULT_STRATEGY
 from core.evaluation.populations import POPULATION_NOTES
@@ -25,14 +26,15 @@ if TYPE_CHECKING:  # runs come from the runner, which imports this module to pri
 
 def bootstrap_ci(values: np.ndarray, stat=np.median, n_boot: int = 1000,
                  seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap 95 % CI of ``stat`` over ``values``."""
+    """Percentile bootstrap 95 % CI of ``stat`` over ``values`` (scipy.stats.bootstrap)."""
     values = np.asarray(values, dtype=float)
     if len(values) == 0:
         return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    samples = rng.choice(values, size=(n_boot, len(values)), replace=True)
-    stats = stat(samples, axis=1)
-    return float(np.percentile(stats, 2.5)), float(np.percentile(stats, 97.5))
+    if len(values) == 1 or np.all(values == values[0]):  # every resample is the same
+        return (float(values[0]), float(values[0]))
+    ci = bootstrap((values,), stat, n_resamples=n_boot, method="percentile",
+                   rng=np.random.default_rng(seed)).confidence_interval
+    return float(ci.low), float(ci.high)
 
 
 def per_turn(runs: list[Run], attr: str, horizon: int) -> dict[str, list[float]]:
@@ -45,13 +47,6 @@ def per_turn(runs: list[Run], attr: str, horizon: int) -> dict[str, list[float]]
         lo.append(a)
         hi.append(b)
     return {"median": med, "lo": lo, "hi": hi}
-
-
-def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
-    """The smallest value whose cumulative weight share reaches ``q``."""
-    order = np.argsort(values, kind="stable")
-    cum = np.cumsum(weights[order]) / weights.sum()
-    return float(values[order][min(int(np.searchsorted(cum, q - 1e-12)), len(values) - 1)])
 
 
 def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
@@ -69,8 +64,9 @@ def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
         "success": mean("success"), "silent_failure": mean("silent_failure"),
         "reach_zero": mean("reach_zero"),
         "mean_turns": float(np.average(turns, weights=w)),
-        "median_turns": weighted_quantile(turns, w, 0.5),
-        "p90_turns": weighted_quantile(turns, w, 0.9),
+        # the smallest value whose cumulative weight share reaches q
+        "median_turns": float(np.quantile(turns, 0.5, weights=w, method="inverted_cdf")),
+        "p90_turns": float(np.quantile(turns, 0.9, weights=w, method="inverted_cdf")),
         "repair_rounds": mean("repair_rounds"), "added": mean("added"),
         "new_outputs": mean("new_outputs"), "rejections": mean("rejections"),
         "unrealised": sum(not r.realised for r in runs),
@@ -254,5 +250,4 @@ def format_per_task(runs: list[Run], strategies: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["bootstrap_ci", "format_per_gold", "format_per_task", "format_table", "per_turn", "report", "summarise",
-           "weighted_quantile"]
+__all__ = ["bootstrap_ci", "format_per_gold", "format_per_task", "format_table", "per_turn", "report", "summarise"]
