@@ -141,6 +141,27 @@ def test_sql_block_escapes_and_bolds_only_keywords_outside_strings() -> None:
     pre = re.search(r"<pre>(.*)</pre>", block, re.S).group(1)
     assert html.unescape(re.sub(r"<[^>]+>", "", pre)) == sql  # the text is the query, exactly
     assert 'data-copy="pre"' in block and 'data-copy' not in sql_block(sql, copy=False)
+    assert "<b>=</b>" not in block and "<b>title</b>" not in block
+
+
+def test_sql_block_bolds_what_sqlglot_reads_as_keywords_and_leaves_comments_alone() -> None:
+    import html
+    import re
+
+    sql = ("SELECT COALESCE(a.x, 'it''s') AS \"Order\" /* SELECT FROM here */ FROM t NATURAL JOIN u\n"
+           "WHERE name ILIKE '%a%' -- trailing FROM\nAND EXISTS (SELECT 1 FROM LATERAL f(x)) "
+           "ORDER BY count(*) DESC")
+    block = sql_block(sql, copy=False)
+    bold = re.findall(r"<b>(.*?)</b>", block)
+    assert bold == ["SELECT", "COALESCE", "AS", "FROM", "NATURAL", "JOIN", "WHERE", "ILIKE", "AND",
+                    "EXISTS", "SELECT", "FROM", "LATERAL", "ORDER BY", "count", "DESC"]
+    assert '<span class="pq-sql-lit">/* SELECT FROM here */</span>' in block
+    assert '<span class="pq-sql-lit">-- trailing FROM</span>' in block
+    assert '<span class="pq-sql-lit">&quot;Order&quot;</span>' in block  # a quoted name
+    pre = re.search(r"<pre>(.*)</pre>", block, re.S).group(1)
+    assert html.unescape(re.sub(r"<[^>]+>", "", pre)) == sql
+    broken = sql_block("SELECT 'unterminated", copy=False)  # untokenisable: plain, escaped
+    assert "<b>" not in broken and "&#x27;unterminated" in broken
 
 
 def test_output_table_escapes_marks_null_and_caps_rows() -> None:
