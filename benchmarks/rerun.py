@@ -234,7 +234,7 @@ class Rows(list):
             return
         try:
             times = measure()
-        except Exception as exc:  # noqa: BLE001 - a benchmark row failing must not lose the rest
+        except Exception as exc:  # a benchmark row failing must not lose the rest
             print(f"{what}: FAILED {type(exc).__name__}: {str(exc).splitlines()[0]}",
                   file=sys.stderr)
             self.append((what, []))

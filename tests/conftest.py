@@ -10,8 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import settings as hypothesis_settings
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from tests.pg import film_pg, pg_server_url, pg_url, store_url  # noqa: F401  (registered as fixtures)
 
@@ -22,10 +21,8 @@ GIT_STATUS = ["git", "status", "--porcelain", "--ignored", "--untracked-files=al
 
 # core/layout.py imports umap (numba) for n >= 5 classes: keep its compiled cache writable.
 os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
-# Hypothesis keeps its example database in the data folder, not in the checkout's root.
-hypothesis_settings.register_profile(
-    "studio", database=DirectoryBasedExampleDatabase(ROOT / "logs" / "hypothesis"))
-hypothesis_settings.load_profile("studio")
+# Hypothesis keeps its example database and caches in the data folder, not in the checkout's root.
+set_hypothesis_home_dir(ROOT / "logs" / "hypothesis")
 
 
 def checkout_state(root: Path = ROOT) -> dict[str, tuple[str, int]] | None:

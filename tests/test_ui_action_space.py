@@ -12,7 +12,7 @@ from core.engine.features import Feature
 from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_task_bank
-from tests.bank_helpers import make_bank, selection_value
+from tests.bank_helpers import make_bank
 from ui import actions
 from ui.action_space import (
     GLYPH_CAP,
@@ -106,15 +106,6 @@ def test_hover_shows_features_and_output_preview(pool) -> None:
     assert f"Query #{cid}" in text and f"cluster {glyph['cluster']}" in text
     assert pool.feature_keys(cid)[0].split(" ")[0] in text
     assert pool.results[cid].columns[0] in text
-
-
-def test_selected_ids_reads_gesture_and_ignores_points_without_ids() -> None:
-    value = selection_value([4, 2], "lasso")
-    value["selection"]["points"].append({"curve_number": 3, "x": 0.1, "y": 0.1})
-    assert selected_ids(value["selection"]) == ([2, 4], "lasso")
-    assert selected_ids(selection_value([7], "box")) == ([7], "box")
-    assert selected_ids(selection_value([7], "click")) == ([7], "click")
-    assert selected_ids(None) == ([], "")
 
 
 def test_chip_encoding() -> None:
@@ -227,6 +218,7 @@ def test_selected_ids_reads_the_component_payload() -> None:
     assert selected_ids({"ids": [9], "gesture": "click"}) == ([9], "click")
     assert selected_ids({"ids": [], "gesture": "box"}) == ([], "")
     assert selected_ids({"ids": [1], "gesture": "drag"}) == ([], "")
+    assert selected_ids(None) == ([], "")
 
 
 def test_provisional_layout_within_a_budget_then_the_umap_one(monkeypatch) -> None:

@@ -246,27 +246,10 @@ def cached_space(session: RepairSession, variable: RankedVariable | None = None,
 
 
 def selected_ids(selection: Any) -> tuple[list[int], str]:
-    """Candidate ids and gesture ('lasso', 'box' or 'click') from a chart selection.
-
-    Reads the component's ``{"ids", "gesture"}`` and st.plotly_chart's ``{"points", "lasso",
-    "box"}`` forms alike.
-    """
+    """Candidate ids and gesture ('lasso', 'box' or 'click') from the chart's ``select``
+    trigger (``{"ids", "gesture", "seq"}``); nothing for an empty or unknown selection."""
     if not selection:
         return [], ""
-    sel = selection.get("selection", selection)
-    if "ids" in sel:
-        ids = sorted({int(i) for i in sel.get("ids") or []})
-        gesture = str(sel.get("gesture") or "")
-        return (ids, gesture) if ids and gesture in GESTURES else ([], "")
-    ids: list[int] = []
-    for point in sel.get("points", []) or []:
-        data = point.get("customdata")
-        if isinstance(data, list | tuple) and data:
-            ids.append(int(data[0]))
-    if sel.get("lasso"):
-        gesture = "lasso"
-    elif sel.get("box"):
-        gesture = "box"
-    else:
-        gesture = "click"
-    return sorted(set(ids)), gesture if ids else ""
+    ids = sorted({int(i) for i in selection.get("ids") or []})
+    gesture = str(selection.get("gesture") or "")
+    return (ids, gesture) if ids and gesture in GESTURES else ([], "")

@@ -246,11 +246,6 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
 
 
-def _short_error(exc: BaseException) -> str:
-    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-    return text[:300]
-
-
 def _norm_value(v: Any) -> Any:
     """Make a cell JSON-friendly and comparable across drivers (the worker's normalisation)."""
     return _worker_norm(v)

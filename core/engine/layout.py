@@ -67,11 +67,6 @@ def start_warm_up() -> threading.Thread:
         return _WARM[0]
 
 
-def umap_ready() -> bool:
-    """Whether UMAP layouts are fast in this process (warmed up, or one has been computed)."""
-    return _READY.is_set()
-
-
 @contextlib.contextmanager
 def request_budget(seconds: float) -> Iterator[None]:
     """Within this block (this thread), a layout waits at most ``seconds`` for a cold UMAP."""
@@ -159,7 +154,7 @@ def compute_layout(class_index: np.ndarray, class_distance: np.ndarray,
     def final() -> None:
         try:
             future.set_result(_spread(*args, _embed_classes))
-        except Exception as exc:  # noqa: BLE001 - handed to whoever asks for the final layout
+        except Exception as exc:  # handed to whoever asks for the final layout
             future.set_exception(exc)
 
     threading.Thread(target=final, name="pleasqlarify-final-layout", daemon=True).start()
@@ -266,7 +261,7 @@ def voronoi_cells(points: np.ndarray, bbox=BBOX) -> list[list[tuple[float, float
                           pts * [1, -1] + [0, 2 * y0], pts * [1, -1] + [0, 2 * y1]])
     try:
         vor = Voronoi(mirrored)
-    except Exception:  # noqa: BLE001 - qhull fails on degenerate (collinear) inputs
+    except Exception:  # qhull fails on degenerate (collinear) inputs
         mirrored = mirrored + np.random.default_rng(0).normal(0, 1e-6, mirrored.shape)
         vor = Voronoi(mirrored)
     cells = []
