@@ -132,7 +132,7 @@ def slot_counts(store: Store, spec: StudySpec, *, now: int, stage: str = "main",
         rows = conn.execute(select(S.participants.c.cell, func.count()).where(
             (S.participants.c.study == spec.id) & _counting(now, timeout_ms, stage, simulated))
             .group_by(S.participants.c.cell)).all()
-    filled = dict(rows)
+    filled: dict[int, int] = {int(c): int(k) for c, k in rows}
     return [filled.get(i, 0) for i in range(len(cells(spec)))]
 
 

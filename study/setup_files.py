@@ -99,8 +99,8 @@ def check(study_name: str, study_bytes: bytes, bank_name: str | None = None,
                         for p in exc.problems]
             return Checked(None, (*problems,), study_name, text, rel or "", bank_bytes)
     clash = _clash(spec, root)
-    problems = (*([clash] if clash else []),)
-    return Checked(None if problems else spec, problems, study_name, text, rel or "",
+    clashes = (clash,) if clash else ()
+    return Checked(None if clashes else spec, clashes, study_name, text, rel or "",
                    bank_bytes)
 
 

@@ -264,13 +264,13 @@ def voronoi_cells(points: np.ndarray, bbox=BBOX) -> list[list[tuple[float, float
     except Exception:  # qhull fails on degenerate (collinear) inputs
         mirrored = mirrored + np.random.default_rng(0).normal(0, 1e-6, mirrored.shape)
         vor = Voronoi(mirrored)
-    cells = []
+    cells: list[list[tuple[float, float]]] = []
     for i in range(n):
         region = vor.regions[vor.point_region[i]]
         if not region or -1 in region:
             cells.append([])
             continue
-        poly = [tuple(map(float, vor.vertices[v])) for v in region]
+        poly = [(float(vor.vertices[v][0]), float(vor.vertices[v][1])) for v in region]
         centre = pts[i]
         poly.sort(key=lambda p: np.arctan2(p[1] - centre[1], p[0] - centre[0]))
         cells.append(_clip_polygon(poly, bbox))

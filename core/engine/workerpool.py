@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from core.engine.errors import DatabaseError
 
@@ -81,11 +81,23 @@ class Worker:
     def pid(self) -> int:
         return self.proc.pid
 
+    @property
+    def _stdin(self) -> IO[bytes]:
+        """The worker's request pipe (always there: the process is started with PIPE)."""
+        assert self.proc.stdin is not None
+        return self.proc.stdin
+
+    @property
+    def _stdout(self) -> IO[bytes]:
+        """The worker's reply pipe (always there: the process is started with PIPE)."""
+        assert self.proc.stdout is not None
+        return self.proc.stdout
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
-        fd = self.proc.stdout.fileno()
+        fd = self._stdout.fileno()
         chunks, got = [], 0
         while got < n:
             left = deadline - time.monotonic()
@@ -112,8 +124,8 @@ class Worker:
             self.ready = True
         body = marshal.dumps(request)
         try:
-            self.proc.stdin.write(_HEADER.pack(len(body)) + body)
-            self.proc.stdin.flush()
+            self._stdin.write(_HEADER.pack(len(body)) + body)
+            self._stdin.flush()
         except BrokenPipeError:
             raise DatabaseError("the SQL worker process is gone; run the query again") from None
 
@@ -136,7 +148,7 @@ class Worker:
             self.peak_mb = status_mb(self.proc.pid, "VmHWM")
             os.kill(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self._stdin, self._stdout):
             with contextlib.suppress(OSError):
                 stream.close()
 

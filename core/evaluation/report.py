@@ -106,7 +106,7 @@ def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...],
         results[pop] = {}
         for u in users:
             mine = [r for r in runs if r.population == pop and r.user == u]
-            group = {"overall": {}, "by_type": {t: {} for t in types}}
+            group: dict[str, dict[str, Any]] = {"overall": {}, "by_type": {t: {} for t in types}}
             for s in strategies:
                 ours = [r for r in mine if r.strategy == s]
                 group["overall"][s] = summarise(ours, horizon)

@@ -128,7 +128,8 @@ def outcome(pool: PreparedPool, task: Task, gold: int | Target, episode: Episode
     """Score one episode against target ``gold`` (a gold index or a population's target)."""
     keys = [output_key(r) for r in pool.gold_results]
     target = gold if isinstance(gold, Target) else None
-    want = target.key if target is not None else keys[gold]
+    index = gold.index if isinstance(gold, Target) else gold
+    want = target.key if target is not None else keys[index]
     correct = submitted_key is not None and submitted_key == want and want != "error"
     if target is not None and episode.submitted is not None and not correct:
         correct = output_matches(pool.results[episode.submitted], target.result)
@@ -136,11 +137,10 @@ def outcome(pool: PreparedPool, task: Task, gold: int | Target, episode: Episode
     masks = []
     for k in episode.asked_keys:
         if k and all(c in col for c in k):
-            masks.append(pool.x[:, [col[c] for c in k]].all(axis=1))
+            masks.append(np.asarray(pool.x[:, [col[c] for c in k]].all(axis=1)))
     n_app, n_addr = addressed(masks, [g for _, g in ambiguity_sets(task, len(keys))],
                               realisers, keys, pool.counts)
     stats = _pool_stats(episode)
-    index = target.index if target is not None else gold
     if target is not None:
         meta.setdefault("weight", target.weight)
     return Outcome(task.id, task.ambiguity, index, episode.variant, correct, n_app, n_addr,
@@ -208,7 +208,8 @@ def report(outcomes: list[Outcome], headline: str = DEFAULT_USER) -> dict[str, A
     results = {p: {u: _group([o for o in outcomes if o.population == p and o.user == u])
                    for u in users} for p in pops}
     first = results[pops[0]] if pops else {}
-    head = first.get(headline) or next(iter(first.values()), {"overall": {}, "by_type": {}})
+    head: dict[str, Any] = (first.get(headline)
+                            or next(iter(first.values()), {"overall": {}, "by_type": {}}))
     return {"users": {u: USER_NOTES[u] for u in users},
             "populations": {p: POPULATION_NOTES[p] for p in pops}, "headline": headline,
             "overall": head["overall"], "by_type": head["by_type"], "results": results}

@@ -65,7 +65,7 @@ def find_study_spec(study: str, data: StudyData | None = None) -> SpecLookup:
     searched = tuple(str(d) for d in search_dirs())
     if found:
         spec = next((s for s in found if s.hash in hashes), found[0])
-        problems = ()
+        problems: tuple[str, ...] = ()
         if hashes and spec.hash not in hashes:
             problems = (f"The study file {spec.path} has changed since these participants "
                         f"joined (recorded hash {', '.join(sorted(h[:12] for h in hashes))}…, "
