@@ -42,7 +42,7 @@ def use_numba_cache() -> str:
     if not os.environ.get(settings.NUMBA_ENV):
         settings.numba_cache_dir().mkdir(parents=True, exist_ok=True)
         os.environ[settings.NUMBA_ENV] = str(settings.numba_cache_dir())
-    return os.environ["NUMBA_CACHE_DIR"]
+    return os.environ[settings.NUMBA_ENV]
 
 
 def warm_up() -> None:
