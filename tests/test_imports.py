@@ -132,6 +132,8 @@ GRAPH = import_graph()
 def test_the_graph_is_read():
     """The reader finds the edges it must (a deferred import included), so an empty graph fails."""
     assert len(GRAPH) > 150
+    assert len([m for m in GRAPH if m.split(".")[0] in PRODUCT]) > 100
+    assert {"app", "pages.participant", "ui.chat", "benchmarks.limits", "tests.harness"} <= set(GRAPH)
     assert "core.engine.session" in GRAPH["core.engine.pool"] | closure(GRAPH, "core.engine.pool") \
         or "core.engine.pool" in GRAPH["core.engine.session"]
     assert "core.evaluation.report" in GRAPH["core.evaluation.evaluate"]  # inside main()
@@ -155,6 +157,7 @@ def test_product_code_imports_neither_benchmarks_nor_tests(module):
 
 @pytest.mark.parametrize("module", PARTICIPANT_UI)
 def test_the_participant_ui_never_imports_evaluation_code(module):
+    assert module in GRAPH and "core.engine.session" in closure(GRAPH, module)
     bad = sorted(m for m in closure(GRAPH, module)
                  if m.startswith(("core.evaluation", "core.planpool.simulated",
                                   "core.planpool.evaluate", "study.simulate_demo")))
