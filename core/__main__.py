@@ -1,13 +1,11 @@
-"""``python -m core``: list the command-line tools of core/ (each is ``python -m core.NAME``)."""
+"""``python -m core``: list the command-line tools of core/ (each is ``python -m core.NAME``;
+``pleasqlarify --help`` lists every tool of the studio)."""
 
 COMMANDS = {
     "prepare": "precompute prepared pools with layouts (python -m core.prepare BANK.jsonl)",
     "evaluate": "the §7 simulated-user evaluation (python -m core.evaluate BANK.jsonl)",
-    "bench": "per-stage engine timings (python -m core.bench)",
     "generate": "sample candidate pools (python -m core.generate BANK.jsonl --out POOLS.jsonl)",
     "planpool_eval": "PlanPool Table-2 metrics (python -m core.planpool_eval BANK.jsonl)",
-    "engine.bench_limits": "what the execution limits cost and how fast each attack is stopped "
-                           "(python -m core.engine.bench_limits)",
 }
 
 if __name__ == "__main__":

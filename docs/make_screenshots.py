@@ -15,7 +15,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from docs/
-from study.serve import CHROMIUM, CHROMIUM_ARGS, running  # noqa: E402
+from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "img"

@@ -8,6 +8,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from core.settings import demo_db_url, has_demo_db
 from study.analysis import completion as C
 from study.analysis import figures as F
 from study.analysis import questionnaires_agg as Q
@@ -18,7 +19,6 @@ from study.analysis.replay import replay
 from study.analysis.specs import find_study_spec
 from study.analysis.timings import annotations, timer_intervals, timings_table
 from study.export import build_tables, export_zip, find_spec, manifest, study_ids
-from study.simulate_demo import demo_url, has_demo
 from study.store import default_url, open_store
 from study.withdraw import withdrawals
 from ui import study_cache as data_cache
@@ -49,8 +49,8 @@ st.title("Analysis")
 require_researcher("analysis")
 
 sources = {"live": default_url()}
-if has_demo() and demo_url() != default_url():
-    sources["demo"] = demo_url()
+if has_demo_db() and demo_db_url() != default_url():
+    sources["demo"] = demo_db_url()
 with st.sidebar:
     source = st.radio("Data", list(sources), horizontal=True, key="an_source",
                       format_func={"live": "Study database", "demo": "Demo (simulated)"}.get)

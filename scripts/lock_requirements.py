@@ -1,68 +1,76 @@
-"""Write requirements.lock and requirements-test.lock: every package the requirement files pull in,
-pinned to the version installed here, so CI and a replayed session run on the versions that were
-tested (``python scripts/lock_requirements.py`` after changing requirements*.txt and installing)."""
+"""Write requirements.lock and requirements-test.lock from pyproject.toml with uv's resolver.
+
+Every package the project's dependencies (and, for the test lock, its ``test`` extra) pull in is
+pinned with the sha256 hashes of its files, for Python 3.11 on every platform, so
+``pip install -r requirements-test.lock`` installs exactly the tested versions and checks each
+download (pip's hash-checking mode). Versions already in a lock are kept unless ``--upgrade``.
+Run ``python scripts/lock_requirements.py [--upgrade]`` after changing the dependencies
+(``pip install uv`` first; uv is needed only here).
+"""
 
 from __future__ import annotations
 
+import argparse
 import re
-from importlib import metadata
+import shutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
+PYTHON = "3.11"
+LOCKS = {"requirements.lock": (), "requirements-test.lock": ("test",)}  # file -> extras
+COMMAND = "python scripts/lock_requirements.py"
 
 
-def _top_level(path: Path) -> list[Requirement]:
-    """Requirements of a requirements file, following ``-r`` includes."""
-    out: list[Requirement] = []
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if line.startswith("-r"):
-            out += _top_level(path.parent / line[2:].strip())
-        else:
-            out.append(Requirement(line))
-    return out
-
-
-def _norm(name: str) -> str:
+def norm(name: str) -> str:
+    """A package name in its canonical form (PEP 503)."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def closure(reqs: list[Requirement]) -> dict[str, str]:
-    """Installed name -> version for ``reqs`` and everything they depend on (on this platform)."""
-    pinned: dict[str, str] = {}
-    todo = [(r, frozenset(r.extras)) for r in reqs]
-    while todo:
-        req, extras = todo.pop()
-        try:
-            dist = metadata.distribution(req.name)
-        except metadata.PackageNotFoundError as exc:
-            raise SystemExit(f"{req.name} is required but not installed: pip install it first") from exc
-        name = _norm(dist.metadata["Name"])
-        key = f"{name}[{','.join(sorted(extras))}]"
-        if key in pinned:
-            continue
-        pinned[key] = dist.version
-        pinned.setdefault(name, dist.version)
-        for dep in dist.requires or []:
-            sub = Requirement(dep)
-            env = [{"extra": e} for e in extras] or [{"extra": ""}]
-            if sub.marker is None or any(sub.marker.evaluate(e) for e in env):
-                todo.append((sub, frozenset(sub.extras)))
-    return {k: v for k, v in pinned.items() if "[" not in k}
+def requirements(extras: tuple[str, ...] = ()) -> list[Requirement]:
+    """The project's dependencies from pyproject.toml, plus those of ``extras``."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lines = list(project["dependencies"])
+    for extra in extras:
+        lines += project["optional-dependencies"][extra]
+    return [Requirement(line) for line in lines]
 
 
-def write(source: str, target: str) -> None:
-    pins = closure(_top_level(ROOT / source))
-    lines = [f"# Pinned from {source} by scripts/lock_requirements.py; install with pip install -r {target}."]
-    lines += [f"{name}=={version}" for name, version in sorted(pins.items())]
-    (ROOT / target).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{target}: {len(pins)} packages")
+def pins(lock: Path) -> dict[str, str]:
+    """Package -> pinned version of a lock file."""
+    found = re.findall(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^\s;\\]+)",
+                       lock.read_text(encoding="utf-8"), re.M)
+    return {norm(name): version for name, version in found}
+
+
+def compile_lock(target: str, extras: tuple[str, ...], upgrade: bool) -> None:
+    """Resolve pyproject.toml (with ``extras``) into ``target`` with hashes, via uv."""
+    uv = shutil.which("uv")
+    if uv is None:
+        raise SystemExit("uv is needed to resolve the locks: pip install uv, then run again")
+    cmd = [uv, "pip", "compile", "pyproject.toml", "--generate-hashes", "--universal",
+           "--python-version", PYTHON, "--output-file", target, "--no-strip-extras",
+           "--custom-compile-command", COMMAND, "--quiet", "--index-url", "https://pypi.org/simple"]
+    cmd += [arg for extra in extras for arg in ("--extra", extra)]
+    if upgrade:
+        cmd.append("--upgrade")
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    print(f"{target}: {len(pins(ROOT / target))} packages", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write both lock files."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--upgrade", action="store_true", help="newest versions allowed, not the locked")
+    args = ap.parse_args(argv)
+    for target, extras in LOCKS.items():
+        compile_lock(target, extras, args.upgrade)
+    return 0
 
 
 if __name__ == "__main__":
-    write("requirements.txt", "requirements.lock")
-    write("requirements-test.txt", "requirements-test.lock")
+    raise SystemExit(main())

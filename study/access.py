@@ -27,15 +27,15 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core import settings
 from study.limits import parse_int
-from study.store import REPO_ROOT
 
-ENV_PASSWORD = "PLEASQLARIFY_RESEARCHER_PASSWORD"
-ENV_ANNOUNCED = "PLEASQLARIFY_PASSWORD_ANNOUNCED"  # set by study.serve: already printed
-PASSWORD_FILE = REPO_ROOT / "logs" / "researcher_password"
-KEY_FILE = REPO_ROOT / "logs" / "researcher_key"
-REVOKED_FILE = REPO_ROOT / "logs" / "researcher_revoked"
-SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
+ENV_PASSWORD = settings.PASSWORD_ENV
+ENV_ANNOUNCED = settings.ANNOUNCED_ENV  # set by study.serve: already printed
+PASSWORD_FILE = settings.password_file()
+KEY_FILE = settings.signing_key_file()
+REVOKED_FILE = settings.revoked_tokens_file()
+SECRETS_FILE = settings.SECRETS_FILE
 TOKEN_TTL_S = 10 * 3600  # a working day
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 FREE_ATTEMPTS, BASE_LOCK_S, MAX_LOCK_S = 5, 30.0, 900.0

@@ -124,17 +124,6 @@ def _choose(spec: StudySpec, filled: Counter, override: Override | None) -> tupl
     return idx, c, t
 
 
-def release_abandoned(store: Store, study: str, *, now: int, timeout_minutes: float) -> int:
-    """Mark active participants idle longer than the timeout as abandoned; returns how many."""
-    cutoff = now - int(timeout_minutes * 60_000)
-    p = S.participants.c
-    with store.write() as conn:
-        res = conn.execute(S.participants.update().where(
-            (p.study == study) & (p.status == "active") & (p.last_active < cutoff))
-            .values(status="abandoned"))
-        return int(res.rowcount)
-
-
 def slot_counts(store: Store, spec: StudySpec, *, now: int, stage: str = "main",
                 simulated: bool = False) -> list[int]:
     """How many slot-holding participants each cell has at ``now`` (for the facilitator)."""
@@ -143,7 +132,7 @@ def slot_counts(store: Store, spec: StudySpec, *, now: int, stage: str = "main",
         rows = conn.execute(select(S.participants.c.cell, func.count()).where(
             (S.participants.c.study == spec.id) & _counting(now, timeout_ms, stage, simulated))
             .group_by(S.participants.c.cell)).all()
-    filled = dict(rows)
+    filled: dict[int, int] = {int(c): int(k) for c, k in rows}
     return [filled.get(i, 0) for i in range(len(cells(spec)))]
 
 

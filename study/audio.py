@@ -12,15 +12,15 @@ import re
 import wave
 from pathlib import Path
 
-from study.store import REPO_ROOT
+from core import settings
 
-AUDIO_ENV = "PLEASQLARIFY_AUDIO_DIR"
+AUDIO_ENV = settings.AUDIO_ENV
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def audio_root() -> Path:
-    """``$PLEASQLARIFY_AUDIO_DIR`` or logs/audio in the repository."""
-    return Path(os.environ.get(AUDIO_ENV) or REPO_ROOT / "logs" / "audio")
+    """``$PLEASQLARIFY_AUDIO_DIR`` or ``audio/`` in the data folder (core.settings)."""
+    return settings.audio_dir()
 
 
 def wav_duration_ms(data: bytes) -> int | None:

@@ -11,23 +11,22 @@ missing, so no participant ever waits for a layout fit.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from core import settings
 from study.spec import StudySpec, StudySpecError, load_study
 from study.spec_check import SpecProblem, line_map, load_yaml
-from study.store import REPO_ROOT
 
-STUDIES_ENV = "PLEASQLARIFY_STUDIES_DIR"
+STUDIES_ENV = settings.STUDIES_ENV
 SKIP_DIRS = {"pools", "__pycache__"}
 
 
 def studies_dir() -> Path:
-    """Where studies live: ``$PLEASQLARIFY_STUDIES_DIR`` or the repository's studies/."""
-    return Path(os.environ.get(STUDIES_ENV) or REPO_ROOT / "studies")
+    """Where uploaded studies are saved: ``$PLEASQLARIFY_STUDIES_DIR`` or ``<data>/studies``."""
+    return settings.studies_dir()
 
 
 @dataclass(frozen=True)
@@ -77,15 +76,16 @@ def _raw_id(path: Path) -> str:
 
 
 def scan(root: Path | None = None) -> dict[str, StudyEntry]:
-    """Every study file keyed by id (duplicates keyed ``id@path`` with an error each)."""
-    root = root or studies_dir()
+    """Every study file under ``root`` (default: every folder of core.settings.study_roots)
+    keyed by id (duplicates keyed ``id@path`` with an error each)."""
     loaded: list[StudyEntry] = []
-    for path in study_files(root):
-        try:
-            spec = load_study(path)
-            loaded.append(StudyEntry(spec.id, path, spec, root=root))
-        except StudySpecError as exc:
-            loaded.append(StudyEntry(_raw_id(path), path, None, tuple(exc.problems), root))
+    for folder in [root] if root else settings.study_roots():
+        for path in study_files(folder):
+            try:
+                spec = load_study(path)
+                loaded.append(StudyEntry(spec.id, path, spec, root=folder))
+            except StudySpecError as exc:
+                loaded.append(StudyEntry(_raw_id(path), path, None, tuple(exc.problems), folder))
     by_id: dict[str, list[StudyEntry]] = {}
     for e in loaded:
         by_id.setdefault(e.id, []).append(e)
@@ -99,7 +99,7 @@ def scan(root: Path | None = None) -> dict[str, StudyEntry]:
             dup = SpecProblem(str(e.path), "id", f"id '{sid}' is also used by {names}",
                               "give every study file its own 'id:'", 1)
             out[f"{sid}@{e.relative()}"] = StudyEntry(sid, e.path, None, (*e.problems, dup),
-                                                      root)
+                                                      e.root)
     return dict(sorted(out.items()))
 
 

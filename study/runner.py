@@ -170,13 +170,16 @@ class Runner:
             if self.withdrawn():
                 return Event(event_id or "", self.session_id, self.participant, type,
                              payload or {}, self.spec.id, inserted=False)
-            step = self.current() if None in (task, subtask, condition) else None
+            if None in (task, subtask, condition):
+                step = self.current()
+                condition = condition if condition is not None else (
+                    step.condition or self.assignment.condition)
+                task = task if task is not None else step.task
+                subtask = subtask if subtask is not None else step.subtask
+            assert task is not None and subtask is not None and condition is not None
             return log_event(self.store, session_id=self.session_id,
                              participant=self.participant, type=type, payload=payload,
-                             study=self.spec.id, condition=condition if condition is not None
-                             else (step.condition or self.assignment.condition),
-                             task=task if task is not None else step.task,
-                             subtask=subtask if subtask is not None else step.subtask,
+                             study=self.spec.id, condition=condition, task=task, subtask=subtask,
                              event_id=event_id, client_ts=client_ts, clock=self.clock)
 
     def withdrawn(self) -> bool:
@@ -275,7 +278,7 @@ class Runner:
         now = _ms(self.clock)
         with self.store.write():
             code = self.store.completion_code(self.participant, now)
-            if self.store.participant(self.participant)["status"] != "completed":
+            if (self.store.participant(self.participant) or {}).get("status") != "completed":
                 self.store.set_status(self.participant, "completed", now)
                 self.log("session.end", {"status": "completed"}, task="", subtask="",
                          event_id=f"{self.participant}:session.end")

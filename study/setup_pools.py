@@ -75,6 +75,7 @@ def prepare_missing(spec: StudySpec, on_progress: Progress | None = None) -> lis
     for i, s in enumerate(todo):
         if on_progress:
             on_progress(i, len(todo), s.task)
+        assert s.path is not None  # todo keeps only statuses with a path
         s.path.parent.mkdir(parents=True, exist_ok=True)
         write_prepared(prepare_pool(bank[s.task]), bank[s.task], s.path)
         done.append(s.task)
@@ -91,7 +92,7 @@ def generate_candidates(task: Task, *, n: int, offline: bool, study_db: Any = No
     if offline:
         pool = variant_pool(task, n)
     else:
-        config = SamplerConfig(n=n, **({"model": model} if model else {}))
+        config = SamplerConfig(n=n, model=model) if model else SamplerConfig(n=n)
         cache = open_pool_cache(study_db)
 
         def progress(done: int, total: int, info: dict[str, Any]) -> None:

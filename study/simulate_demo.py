@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,16 +30,15 @@ from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_task_bank
 from core.evaluation.simulate import SimulatedUser
+from core.settings import BUILTIN_STUDIES, DEMO_DB_URL_ENV, demo_db_url
 from study.assignment import assign_participant
 from study.questionnaires import Questionnaire
 from study.registry import find, scan
 from study.spec import StudySpec, StudySpecError, load_study
-from study.store import REPO_ROOT, Store, default_url, open_store
+from study.store import Store, default_url, open_store
 from study.trace import log_event
 
-DEFAULT_STUDY = REPO_ROOT / "studies" / "film" / "study.yaml"
-DEMO_URL = f"sqlite:///{REPO_ROOT / 'logs' / 'demo.sqlite'}"
-DEMO_ENV = "PLEASQLARIFY_DEMO_DB_URL"
+DEFAULT_STUDY = BUILTIN_STUDIES / "film" / "study.yaml"
 START_MS = 1_750_000_000_000
 STYLES = ("W1", "W2", "W3", "W1+W2", "W3+W1", "W2+W3")
 GIVE_UP, EARLY, KEEP_WRONG, LEAVE_EVERY = 0.1, 0.2, 0.5, 7  # no submit; submit before done;
@@ -272,17 +270,6 @@ def resolve_study(study: str | Path) -> StudySpec:
     return load_study(study)
 
 
-def demo_url() -> str:
-    """The demo database: ``$PLEASQLARIFY_DEMO_DB_URL`` or logs/demo.sqlite."""
-    return os.environ.get(DEMO_ENV) or DEMO_URL
-
-
-def has_demo(url: str | None = None) -> bool:
-    """Whether the demo database exists (a SQLite file; other URLs are assumed to)."""
-    url = url or demo_url()
-    return not url.startswith("sqlite:///") or Path(url.removeprefix("sqlite:///")).is_file()
-
-
 def simulate_participants(store: Store, n: int, *, study: str | Path = DEFAULT_STUDY,
                           seed: int = 0, error_rate: float = 0.15) -> list[str]:
     """Simulate ``n`` participants into ``store``; returns their pseudonyms."""
@@ -310,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m study.simulate_demo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--participants", type=int, default=12)
-    ap.add_argument("--db", default=demo_url(), help=f"demo database URL (default: "
-                    f"${DEMO_ENV} or logs/demo.sqlite; the live study database is refused)")
+    ap.add_argument("--db", default=demo_db_url(), help=f"demo database URL (default: "
+                    f"${DEMO_DB_URL_ENV} or logs/demo.sqlite; the live study database is refused)")
     ap.add_argument("--study", default="film", help="study id or study file (default: film)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)

@@ -126,7 +126,8 @@ def _tasks(ck: Checker, data: dict[str, Any], defaults: tuple) -> list[TaskEntry
         ck.err("tasks", "is required and must be a non-empty list",
                "list task ids from the task bank, e.g. '- id: film-pulp-review'")
         return []
-    out, seen = [], {}
+    out: list[Any] = []
+    seen: dict[Any, Any] = {}
     for i, item in enumerate(raw):
         where = f"tasks[{i}]"
         if isinstance(item, str):

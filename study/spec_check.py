@@ -92,7 +92,7 @@ def _flow_too_deep(text: str) -> yaml.Mark | None:
         elif c in "[{":
             depth += 1
             if depth > MAX_YAML_DEPTH:
-                return yaml.Mark("<study file>", m.start(), line, m.start() - start, None, None)
+                return yaml.Mark("<study file>", m.start(), line, m.start() - start, None, 0)
         elif c in "]}":
             depth = max(depth - 1, 0)
     return None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import threading
 import time
@@ -34,12 +33,12 @@ from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import make_url
 
+from core import settings
 from core.engine.errors import StudioError
 from study import schema as S
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SQLITE_PATH = REPO_ROOT / "logs" / "study.sqlite"
-ENV_URL = "PLEASQLARIFY_DB_URL"
+REPO_ROOT = settings.REPO_ROOT
+ENV_URL = settings.DB_URL_ENV
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
@@ -53,7 +52,7 @@ class SchemaVersionError(StoreError):
 
 def default_url() -> str:
     """The store URL: ``$PLEASQLARIFY_DB_URL`` if set, else SQLite at ``logs/study.sqlite``."""
-    return os.environ.get(ENV_URL) or f"sqlite:///{DEFAULT_SQLITE_PATH}"
+    return settings.study_db_url()
 
 
 def _redact(url: str) -> str:

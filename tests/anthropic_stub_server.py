@@ -84,7 +84,7 @@ def _handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # keep test output quiet
             return
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+        def do_POST(self) -> None:  # http.server naming
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b"{}"
             status, headers, payload = server.respond(self.path, dict(self.headers),

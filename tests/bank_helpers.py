@@ -42,15 +42,9 @@ def task_ids(bank: Path) -> list[str]:
             if line.strip()]
 
 
-def selection_value(ids: list[int], gesture: str = "lasso", curve: int = 0) -> dict[str, Any]:
-    """The selection a browser reports when ``ids`` are lassoed/boxed/clicked."""
-    points = [{"curve_number": curve, "point_number": k, "point_index": k, "x": 0.5, "y": 0.5,
-               "customdata": [i, 1]} for k, i in enumerate(ids)]
-    lasso = [{"xref": "x", "yref": "y", "x": [0.1, 0.9, 0.5], "y": [0.1, 0.1, 0.9]}]
-    box = [{"xref": "x", "yref": "y", "x": [0.1, 0.9], "y": [0.1, 0.9]}]
-    return {"selection": {"points": points, "point_indices": list(range(len(ids))),
-                          "box": box if gesture == "box" else [],
-                          "lasso": lasso if gesture == "lasso" else []}}
+def selection_value(ids: list[int], gesture: str = "lasso") -> dict[str, Any]:
+    """The ``select`` trigger the chart sends when ``ids`` are lassoed/boxed/clicked."""
+    return {"ids": list(ids), "gesture": gesture}
 
 
 def _component(at: Any, key: str) -> Any:
@@ -138,9 +132,4 @@ def clause_buttons(at: Any, key: str) -> dict[tuple[str, bool], bool]:
 
 def select_points(at: Any, key: str, value: dict[str, Any]) -> Any:
     """Rerun ``at`` as if the user made the selection ``value`` on the chart with ``key``."""
-    sel = value.get("selection", value)
-    ids = [int(p["customdata"][0]) for p in sel.get("points", [])] if "ids" not in sel \
-        else list(sel["ids"])
-    gesture = sel.get("gesture") or ("lasso" if sel.get("lasso") else
-                                     "box" if sel.get("box") else "click")
-    return fire(at, key, "select", {"ids": ids, "gesture": gesture})
+    return fire(at, key, "select", {"ids": list(value["ids"]), "gesture": value["gesture"]})

@@ -1,4 +1,4 @@
-"""ui/bench_rerun.py's helpers on real processes: CPU accounting and waiting for a quiet server."""
+"""benchmarks/rerun.py's helpers on real processes: CPU accounting and waiting for a quiet server."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ui.bench_rerun import ROOT, stats
-from ui.bench_split import cpu_ms, wait_quiet
+from benchmarks.common import ROOT, stats
+from benchmarks.split import cpu_ms, wait_quiet
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -52,7 +52,8 @@ def test_server_config_has_no_forced_gc_after_each_run() -> None:
 
 
 def test_a_row_asked_for_zero_reps_is_left_out_and_the_table_still_prints(capsys) -> None:
-    from ui.bench_rerun import Rows, print_table
+    from benchmarks.common import print_table
+    from benchmarks.rerun import Rows
 
     rows = Rows()
     rows.add("a row nobody asked reps of", lambda: [])

@@ -9,8 +9,9 @@ from core.engine.pool import prepare_pool
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_tasks
 from core.evaluation.populations import targets
-from core.planpool.agents import NO, NOT_SPECIFIED, YES, SimulatedChatUser
+from core.planpool.agents import NO, NOT_SPECIFIED, YES
 from core.planpool.evaluate import main
+from core.planpool.simulated import SimulatedChatUser
 
 ROOT = Path(__file__).resolve().parent.parent
 FILM = ROOT / "studies" / "film" / "tasks.jsonl"

@@ -117,7 +117,7 @@ def _trap_bank(path: Path) -> Path:
 def test_the_evaluation_reports_failure_on_a_bank_where_it_must_fail(tmp_path, capsys):
     bank = _trap_bank(tmp_path)
     out = tmp_path / "trap.json"
-    repair = "recompose" if evaluate.recompose_available() else "none"
+    repair = "recompose"
     assert evaluate.main([str(bank), "--strategies", "cluster-grouped", "--repair", repair,
                           "--population", "all", "realised", "--json", str(out)]) == 0
     table = capsys.readouterr().out

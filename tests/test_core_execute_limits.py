@@ -8,7 +8,7 @@ import urllib.parse
 
 import pytest
 
-from core.engine.attacks import ATTACKS, Attack, run_attack
+from benchmarks.attacks import ATTACKS, Attack, run_attack
 from core.engine.errors import DatabaseError
 from core.engine.execute import open_database, sqlite_uri
 from core.engine.sqlguard import check_query

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from core.engine.attacks import ATTACKS, Attack, run_attack
+from benchmarks.attacks import ATTACKS, Attack, run_attack
 from core.engine.dbrole import role_warnings
 from core.engine.execute import open_database
 from core.engine.taskbank import DatabaseSpec

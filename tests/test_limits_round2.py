@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import sqlglot
 
+from benchmarks.attacks import CHECK_ATTACKS, Attack, run_check
 from core.engine.atoms import decompose, nested_parts
-from core.engine.attacks import CHECK_ATTACKS, Attack, run_check
 from core.engine.errors import UnsafeQueryError
 from core.engine.execute import execute_candidates, open_database
 from core.engine.features import extract_features

@@ -9,9 +9,10 @@ import pytest
 
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
-from core.planpool.agents import NOT_SPECIFIED, RESOLVED, SimulatedChatUser, run_structured, splits
+from core.planpool.agents import NOT_SPECIFIED, RESOLVED, splits
 from core.planpool.evaluate import Outcome, addressed, classify, main, separates, summarise
 from core.planpool.pool import QuestionPool
+from core.planpool.simulated import SimulatedChatUser, run_structured
 from tests.conftest_core import FILM_BANK as FILM
 
 

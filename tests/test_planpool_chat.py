@@ -8,8 +8,9 @@ from core.engine.errors import SessionError
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from core.planpool.accounting import open_variables
-from core.planpool.agents import NOT_SPECIFIED, RESOLVED, SimulatedChatUser
+from core.planpool.agents import NOT_SPECIFIED, RESOLVED
 from core.planpool.chat_agent import ASKING, CONFIRM, CONFIRMED, REJECTED, ChatAgent, parse_reply
+from core.planpool.simulated import SimulatedChatUser
 
 
 def _ticks():

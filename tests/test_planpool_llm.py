@@ -10,8 +10,8 @@ from core.engine.execute import open_database
 from core.engine.pool import prepare_pool
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_tasks
-from core.planpool.agents import SimulatedChatUser
-from core.planpool.llm_agent import LLMAgent, MatchingUser, tools_for
+from core.planpool.llm_agent import LLMAgent, tools_for
+from core.planpool.simulated import MatchingUser, SimulatedChatUser
 from tests.anthropic_tools_server import ToolScriptServer
 from tests.conftest_core import FILM_BANK as FILM
 
@@ -124,3 +124,48 @@ def test_tools_per_variant():
     assert "ask" in {t["name"] for t in tools_for("plan-prompt")}
     with pytest.raises(ValueError, match="unknown variant"):
         tools_for("reflect")
+
+
+class FlakyServer(ToolScriptServer):
+    """Answers the first ``fails`` requests with HTTP ``status`` (retry-after 1 ms), then scripts."""
+
+    def __init__(self, turns, fails: int, status: int = 429):
+        self.fails, self.status, self.seen = fails, status, 0
+        super().__init__(turns)
+
+    def respond(self, path, headers, body):
+        with self._lock:
+            self.seen += 1
+            failing = self.seen <= self.fails
+        if failing:
+            return self.status, {"retry-after-ms": "1"}, {
+                "type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+        return super().respond(path, headers, body)
+
+
+@pytest.mark.parametrize("status", [429, 529])
+def test_transient_failures_are_retried_by_the_sdk(task, status):
+    script = [[use("submit", sql="SELECT review_text FROM reviews WHERE film_id = 1")]]
+    db = open_database(task.database)
+    try:
+        with FlakyServer(script, fails=2, status=status) as server:
+            ep = LLMAgent(model="claude-test", api_key=KEY, base_url=server.base_url,
+                          max_retries=2).run(task.question, db, lambda q: "yes", "naive")
+    finally:
+        db.close()
+    assert server.seen == 3 and ep.submitted_sql is not None
+
+
+def test_a_failure_past_the_retries_is_one_clear_error(task):
+    from core.engine.errors import GenerationError
+
+    db = open_database(task.database)
+    try:
+        with FlakyServer([], fails=10) as server, pytest.raises(GenerationError) as err:
+            LLMAgent(model="claude-test", api_key=KEY, base_url=server.base_url,
+                     max_retries=1).run(task.question, db, lambda q: "yes", "naive")
+    finally:
+        db.close()
+    assert server.seen == 2
+    assert "kept failing (RateLimitError) after 2 attempts" in str(err.value)
+    assert KEY not in str(err.value)

@@ -94,7 +94,7 @@ def test_the_shared_spec_cache_survives_concurrent_builders(pool, monkeypatch) -
                         break
                     session.answer(variable.keys, bool(bit) == first_yes)
                     cached_space(session, session.next_variable())
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
     threads = [threading.Thread(target=build, args=(i % 2 == 0,)) for i in range(4)]
     for t in threads:

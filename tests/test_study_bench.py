@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from study.bench_load import main, report, run_bench
+from benchmarks.store_load import main, report, run_bench
 
 
 def test_bench_small_run_verifies_the_trace(store_url):

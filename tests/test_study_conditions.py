@@ -8,8 +8,8 @@ from streamlit.testing.v1 import AppTest
 from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_task_bank
-from core.planpool.agents import SimulatedChatUser
 from core.planpool.chat_agent import ASKING, CONFIRM
+from core.planpool.simulated import SimulatedChatUser
 from study import flow
 from study.spec import StudySpecError, parse_study
 from study.store import open_store

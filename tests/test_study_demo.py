@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.settings import demo_db_url
 from study import simulate_demo
 from study.analysis import workflows as W
 from study.analysis.data import filter_data, load_study_data
@@ -25,7 +26,7 @@ def demo(tmp_path_factory):
 
 
 def test_default_database_is_the_demo_one_and_the_live_one_is_refused(monkeypatch, tmp_path):
-    assert simulate_demo.DEMO_URL.endswith("logs/demo.sqlite")
+    assert demo_db_url().endswith("logs/demo.sqlite")
     live = f"sqlite:///{tmp_path / 'live.sqlite'}"
     monkeypatch.setenv("PLEASQLARIFY_DB_URL", live)
     with pytest.raises(SystemExit):

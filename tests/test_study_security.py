@@ -23,10 +23,10 @@ from streamlit.testing.v1 import AppTest
 from study import access as A
 from study.audio import save_recording
 from study.runner import join
-from study.serve import LOOPBACK, free_port, stop
 from study.spec import load_study
 from study.store import open_store
 from study.withdraw import withdraw
+from tests.harness import LOOPBACK, free_port, stop
 from tests.study_flow_fixtures import ROOT, open_page, write_mini
 from ui.access import FLAG, TOKEN
 

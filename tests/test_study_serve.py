@@ -1,4 +1,4 @@
-"""study.serve's throwaway servers: healthy when started, stopped after, a clear error if not."""
+"""tests.harness's throwaway servers: healthy when started, stopped after, a clear error if not."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import urllib.request
 
 import pytest
 
-from study.serve import running, start
+from tests.harness import running, start
 
 
 def test_running_serves_the_script_until_the_block_ends(tmp_path) -> None:

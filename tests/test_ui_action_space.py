@@ -12,7 +12,7 @@ from core.engine.features import Feature
 from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_task_bank
-from tests.bank_helpers import make_bank, selection_value
+from tests.bank_helpers import make_bank
 from ui import actions
 from ui.action_space import (
     GLYPH_CAP,
@@ -108,15 +108,6 @@ def test_hover_shows_features_and_output_preview(pool) -> None:
     assert pool.results[cid].columns[0] in text
 
 
-def test_selected_ids_reads_gesture_and_ignores_points_without_ids() -> None:
-    value = selection_value([4, 2], "lasso")
-    value["selection"]["points"].append({"curve_number": 3, "x": 0.1, "y": 0.1})
-    assert selected_ids(value["selection"]) == ([2, 4], "lasso")
-    assert selected_ids(selection_value([7], "box")) == ([7], "box")
-    assert selected_ids(selection_value([7], "click")) == ([7], "click")
-    assert selected_ids(None) == ([], "")
-
-
 def test_chip_encoding() -> None:
     f = Feature("SELECT", "film.title")
     assert 'class="kw">SELECT<' in chip(f) and 'class="val">film.<wbr>title<' in chip(f)
@@ -141,6 +132,27 @@ def test_sql_block_escapes_and_bolds_only_keywords_outside_strings() -> None:
     pre = re.search(r"<pre>(.*)</pre>", block, re.S).group(1)
     assert html.unescape(re.sub(r"<[^>]+>", "", pre)) == sql  # the text is the query, exactly
     assert 'data-copy="pre"' in block and 'data-copy' not in sql_block(sql, copy=False)
+    assert "<b>=</b>" not in block and "<b>title</b>" not in block
+
+
+def test_sql_block_bolds_what_sqlglot_reads_as_keywords_and_leaves_comments_alone() -> None:
+    import html
+    import re
+
+    sql = ("SELECT COALESCE(a.x, 'it''s') AS \"Order\" /* SELECT FROM here */ FROM t NATURAL JOIN u\n"
+           "WHERE name ILIKE '%a%' -- trailing FROM\nAND EXISTS (SELECT 1 FROM LATERAL f(x)) "
+           "ORDER BY count(*) DESC")
+    block = sql_block(sql, copy=False)
+    bold = re.findall(r"<b>(.*?)</b>", block)
+    assert bold == ["SELECT", "COALESCE", "AS", "FROM", "NATURAL", "JOIN", "WHERE", "ILIKE", "AND",
+                    "EXISTS", "SELECT", "FROM", "LATERAL", "ORDER BY", "count", "DESC"]
+    assert '<span class="pq-sql-lit">/* SELECT FROM here */</span>' in block
+    assert '<span class="pq-sql-lit">-- trailing FROM</span>' in block
+    assert '<span class="pq-sql-lit">&quot;Order&quot;</span>' in block  # a quoted name
+    pre = re.search(r"<pre>(.*)</pre>", block, re.S).group(1)
+    assert html.unescape(re.sub(r"<[^>]+>", "", pre)) == sql
+    broken = sql_block("SELECT 'unterminated", copy=False)  # untokenisable: plain, escaped
+    assert "<b>" not in broken and "&#x27;unterminated" in broken
 
 
 def test_output_table_escapes_marks_null_and_caps_rows() -> None:
@@ -206,6 +218,7 @@ def test_selected_ids_reads_the_component_payload() -> None:
     assert selected_ids({"ids": [9], "gesture": "click"}) == ([9], "click")
     assert selected_ids({"ids": [], "gesture": "box"}) == ([], "")
     assert selected_ids({"ids": [1], "gesture": "drag"}) == ([], "")
+    assert selected_ids(None) == ([], "")
 
 
 def test_provisional_layout_within_a_budget_then_the_umap_one(monkeypatch) -> None:

@@ -53,7 +53,7 @@ def test_generate_samples_once_and_the_workspace_switches_to_the_new_pool(
     with StubServer(replies) as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setattr("core.generation.poolcache.DEFAULT_CACHE_DIR", tmp_path / "pool-cache")
+        monkeypatch.setenv("PLEASQLARIFY_DATA_DIR", str(tmp_path))
         at = _page(bank, monkeypatch)
         task = task_ids(bank)[0]
         at.text_input(key=_question_key(task)).input("Which rooms are terraces?").run()
@@ -81,7 +81,7 @@ def test_sampling_needs_researcher_access_and_never_exports_the_key(bank, monkey
     with StubServer(replies) as server:
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setattr("core.generation.poolcache.DEFAULT_CACHE_DIR", tmp_path / "cache")
+        monkeypatch.setenv("PLEASQLARIFY_DATA_DIR", str(tmp_path))
         task = task_ids(bank)[0]
         public = _page(bank, monkeypatch, researcher=False, secret_key="sk-secret-only")
         public.text_input(key=_question_key(task)).input("Which rooms are terraces?").run()

@@ -20,7 +20,7 @@ def at_once(n: int, fn: Callable[[int], T]) -> list[T]:
         try:
             barrier.wait()
             results[i] = fn(i)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+        except BaseException as exc:  # re-raised in the calling thread
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]

@@ -79,7 +79,7 @@ def _client() -> str:
     """The rate limit's client: the connection's IP address (one key for local visitors)."""
     try:
         return st.context.ip_address or "local"
-    except Exception:  # noqa: BLE001 - outside a browser session (AppTest)
+    except Exception:
         return "local"
 
 

@@ -246,34 +246,12 @@ def cached_space(session: RepairSession, variable: RankedVariable | None = None,
                    cap=FIGURES_PER_POOL)
 
 
-def _first(data: Any) -> Any:
-    """The candidate id a plotly point carries first in its customdata (None without one)."""
-    return data[0] if isinstance(data, list | tuple) and data else None
-
-
 def selected_ids(selection: Any, n: int = limits.MAX_SELECTION) -> tuple[list[int], str]:
-    """Candidate ids of a pool of ``n`` and gesture ('lasso', 'box' or 'click') from a chart
-    selection, bounded by :func:`study.limits.selection` (malformed ids are dropped).
-
-    Reads the component's ``{"ids", "gesture"}`` and st.plotly_chart's ``{"points", "lasso",
-    "box"}`` forms alike.
-    """
+    """Candidate ids of a pool of ``n`` and gesture ('lasso', 'box' or 'click') from the chart's
+    ``select`` trigger (``{"ids", "gesture", "seq"}``), bounded by :func:`study.limits.selection`
+    (malformed ids are dropped); nothing for an empty or unknown selection."""
     if not isinstance(selection, dict):
         return [], ""
-    sel = selection.get("selection", selection)
-    if not isinstance(sel, dict):
-        return [], ""
-    if "ids" in sel:
-        ids = limits.selection(sel.get("ids") or [], n)
-        gesture = str(sel.get("gesture") or "")
-        return (ids, gesture) if ids and gesture in GESTURES else ([], "")
-    points = sel.get("points") or []
-    ids = limits.selection([_first(p.get("customdata") if isinstance(p, dict) else None)
-                            for p in points] if isinstance(points, list) else points, n)
-    if sel.get("lasso"):
-        gesture = "lasso"
-    elif sel.get("box"):
-        gesture = "box"
-    else:
-        gesture = "click"
-    return ids, gesture if ids else ""
+    ids = limits.selection(selection.get("ids") or [], n)
+    gesture = str(selection.get("gesture") or "")
+    return (ids, gesture) if ids and gesture in GESTURES else ([], "")

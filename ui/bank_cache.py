@@ -7,25 +7,24 @@ bank path and task id; per-user state never goes here (see :mod:`ui.state`).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from core import settings
 from core.engine.taskbank import Task, TaskBankProblem, load_task_bank
 
 if TYPE_CHECKING:  # the engine (numpy, scipy) is imported where a pool is loaded, so Home's
     from core.engine.pool import PreparedPool  # first paint in a fresh server does not wait
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILTIN_BANK = ROOT / "studies" / "film" / "tasks.jsonl"
-BANK_ENV = "PLEASQLARIFY_BANK"
+BUILTIN_BANK = settings.BUILTIN_BANK
+BANK_ENV = settings.BANK_ENV
 
 
 def bank_path() -> Path:
     """The built-in task bank, or the one named by $PLEASQLARIFY_BANK (tests, other studies)."""
-    return Path(os.environ.get(BANK_ENV) or BUILTIN_BANK)
+    return settings.bank_path()
 
 
 @st.cache_resource(show_spinner=False)

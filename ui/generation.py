@@ -13,6 +13,7 @@ import os
 
 import streamlit as st
 
+from core import settings
 from core.engine.errors import GenerationError
 from core.engine.layout import request_budget
 from core.engine.pool import PreparedPool
@@ -30,7 +31,7 @@ RESEARCHER_ONLY = ("Sampling candidates for your own question uses the study's A
 
 def api_key() -> str | None:
     """The configured Anthropic key (environment, else secrets.toml); read, never exported."""
-    key = os.environ.get("ANTHROPIC_API_KEY") or secret("ANTHROPIC_API_KEY")
+    key = os.environ.get(settings.API_KEY_ENV) or secret("ANTHROPIC_API_KEY")
     return str(key).strip() if key and str(key).strip() else None
 
 

@@ -66,7 +66,7 @@ def carrier(ws: WorkspaceState, options: WorkspaceOptions, hover: bool) -> None:
     to the browser while this is computed). A failure here costs only the speculation."""
     try:
         views = next_views(ws, options, hover)
-    except Exception:  # noqa: BLE001 - the answer is then drawn by its rerun, as without
+    except Exception:  # the answer is then drawn by its rerun, as without
         LOG.exception("speculating the next workspace states failed")
         views = None
     clause_panel("", key=ws.widget_key(CARRIER), testid="pq-next", on={},

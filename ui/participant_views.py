@@ -329,7 +329,7 @@ def _shows_workspace(step: flow.Step) -> bool:
 def _load_quietly(load: Callable[[], Any]) -> None:
     try:
         load()
-    except Exception:  # noqa: BLE001 - the step that needs it shows the real error
+    except Exception:  # the step that needs it shows the real error
         return
 
 

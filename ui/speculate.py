@@ -57,7 +57,7 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool =
         try:
             twin.answer(variable.keys, yes)
             _warm(twin, chart)
-        except Exception:  # noqa: BLE001 - the rerun then computes (and reports) it itself
+        except Exception:  # the rerun then computes (and reports) it itself
             continue
         forks[yes] = twin
     return forks

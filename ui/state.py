@@ -113,7 +113,7 @@ def prepare_session(load: Callable[[], PreparedPool], task_id: str, *,
     def run() -> None:
         try:
             prepared[task_id] = warm_session(load())
-        except Exception:  # noqa: BLE001 - the workspace then computes it itself, and shows why
+        except Exception:  # the workspace then computes it itself, and shows why
             prepared.pop(task_id, None)
     if not background:
         run()
@@ -141,12 +141,6 @@ def take_prepared(pool: PreparedPool, *, store: MutableMapping[str, Any] | None 
         prepared.pop(pool.task_id, None)
         return entry
     return None
-
-
-def reset_workspace(pool: PreparedPool, namespace: str = "free", *,
-                    store: MutableMapping[str, Any] | None = None) -> None:
-    """Forget the workspace of ``pool`` so the next access starts afresh."""
-    _store(store).pop(f"{PREFIX}.workspace.{namespace}.{pool.task_id}", None)
 
 
 def selected_task(default: str | None = None, *,

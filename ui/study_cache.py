@@ -14,7 +14,8 @@ from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.engine.taskbank import Task, load_task_bank
 from core.generation.keys import has_api_key
-from study.registry import StudyEntry, open_problems, pool_problems, scan, studies_dir
+from core.settings import study_roots
+from study.registry import StudyEntry, open_problems, pool_problems, scan
 from study.spec import StudySpec, load_study
 from study.spec_check import SpecProblem
 from study.store import Store, default_url, open_store
@@ -44,15 +45,19 @@ def spec(path: Path) -> StudySpec:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _studies(root: str, stamp: tuple[tuple[str, float], ...]) -> dict[str, StudyEntry]:
-    return scan(Path(root))
+def _studies(roots: tuple[str, ...], stamp: tuple[tuple[str, float], ...]
+             ) -> dict[str, StudyEntry]:
+    """Every study of the current study folders (``roots`` and ``stamp`` key the cache)."""
+    return scan()
 
 
 def studies() -> dict[str, StudyEntry]:
-    """Every study under the studies directory by id (rescanned when a file changes)."""
-    root = studies_dir()
-    files = [*root.rglob("*.yaml"), *root.rglob("*.jsonl")] if root.is_dir() else []
-    return _studies(str(root), tuple(sorted((str(f), f.stat().st_mtime) for f in files)))
+    """Every study under the study folders by id (rescanned when a file changes)."""
+    roots = study_roots()
+    files = [f for root in roots if root.is_dir()
+             for f in [*root.rglob("*.yaml"), *root.rglob("*.jsonl")]]
+    return _studies(tuple(map(str, roots)),
+                    tuple(sorted((str(f), f.stat().st_mtime) for f in files)))
 
 
 def study(study_id: str) -> StudyEntry | None:

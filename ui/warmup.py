@@ -23,7 +23,7 @@ def _run() -> None:
     for name in PRELOAD:
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the page importing it will show the real error
+        except Exception:  # the page importing it will show the real error
             continue
 
 

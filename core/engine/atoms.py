@@ -63,7 +63,7 @@ class Parts:
         return " ".join(t for t in out if t)
 
 
-def _render(node: exp.Expression, dialect: str) -> str:
+def _render(node: exp.Expr, dialect: str) -> str:
     return node.sql(dialect=dialect, normalize_functions="upper")
 
 
@@ -117,7 +117,7 @@ def decompose(sql: str, dialect: str, schema: dict[str, list[str]]) -> Parts | N
     return _decompose_tree(tree, dialect, schema)
 
 
-def _decompose_tree(tree: exp.Expression, dialect: str,
+def _decompose_tree(tree: exp.Expr, dialect: str,
                     schema: dict[str, list[str]]) -> Parts | None:
     if not isinstance(tree, exp.Select) or tree.args.get("with") or tree.args.get("with_"):
         return None
@@ -132,12 +132,12 @@ def _decompose_tree(tree: exp.Expression, dialect: str,
         return None  # a self-join: its atoms cannot be told apart by table name
     scope = _scope_of(tree, {k.lower(): v for k, v in schema.items()}, set())
 
-    def norm(node: exp.Expression) -> str:
+    def norm(node: exp.Expr) -> str:
         return _render(_normalise_tree(node, scope), dialect)
 
     outputs = {e.alias.lower(): e.this for e in tree.expressions if isinstance(e, exp.Alias)}
 
-    def deref(node: exp.Expression) -> exp.Expression:
+    def deref(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and not node.table and node.name.lower() in outputs:
             return outputs[node.name.lower()]
         return node
@@ -196,7 +196,7 @@ def _tables_of(atom: str, dialect: str) -> frozenset[str]:
     node = sqlglot.parse_one(atom, read=dialect)
     found: set[str] = set()
 
-    def walk(n: exp.Expression) -> None:
+    def walk(n: exp.Expr) -> None:
         for child in n.iter_expressions():
             if isinstance(child, exp.Select):
                 continue

@@ -39,10 +39,6 @@ class UnsafeQueryError(StudioError):
     """A candidate is not a single read-only query and is refused before execution."""
 
 
-class QueryTimeoutError(StudioError):
-    """A candidate ran past its time limit and was stopped."""
-
-
 class SessionError(StudioError):
     """A repair-session operation is not possible in the current state (e.g. unknown variable)."""
 

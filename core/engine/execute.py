@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -32,6 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 import sqlglot
 
+from core import settings
 from core.engine.errors import DatabaseError, UnsafeQueryError
 from core.engine.sqlguard import check_query
 from core.engine.sqlworker import _norm as _worker_norm
@@ -79,10 +79,8 @@ _DUMP_LOCK = threading.Lock()
 
 
 def cache_dir(kind: str) -> Path:
-    """A folder for derived files (``$PLEASQLARIFY_CACHE_DIR`` or the system temp), created."""
-    base = os.environ.get("PLEASQLARIFY_CACHE_DIR") or os.path.join(
-        tempfile.gettempdir(), "pleasqlarify-cache")
-    path = Path(base) / kind
+    """A folder for derived files (``$PLEASQLARIFY_CACHE_DIR`` or ``cache/`` in the data folder)."""
+    path = settings.cache_root() / kind
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -232,7 +230,7 @@ class TaskDatabase:
                 todo.append(i)
             except UnsafeQueryError as exc:
                 results[i] = ExecutionResult(error=str(exc), elapsed_ms=_ms(start))
-            except Exception as exc:  # noqa: BLE001 - one candidate's failure is its own error
+            except Exception as exc:
                 results[i] = ExecutionResult(
                     error=f"the statement check failed on this candidate: "
                           f"{type(exc).__name__}: {str(exc)[:200]}", elapsed_ms=_ms(start))
@@ -250,11 +248,6 @@ class TaskDatabase:
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
-
-
-def _short_error(exc: BaseException) -> str:
-    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-    return text[:300]
 
 
 def _norm_value(v: Any) -> Any:

@@ -59,19 +59,19 @@ class Feature:
         return rank, self.value
 
 
-def _predicate(node: exp.Expression, scope: _Scope, dialect: str) -> tuple[str, list[str]]:
+def _predicate(node: exp.Expr, scope: _Scope, dialect: str) -> tuple[str, list[str]]:
     """A predicate's canonical text and its canonical top-level conjuncts."""
     tree = _pred_tree(node, scope, dialect)
     parts = _conjuncts(tree)
     return tree.sql(dialect=dialect, **_RENDER), [p.sql(dialect=dialect, **_RENDER) for p in parts]
 
 
-def _normalise(node: exp.Expression, scope: _Scope, dialect: str) -> str:
+def _normalise(node: exp.Expr, scope: _Scope, dialect: str) -> str:
     """Render an expression canonically (see :func:`_normalise_tree`)."""
     return _normalise_tree(node, scope).sql(dialect=dialect, **_RENDER)
 
 
-def _comparison_key(node: exp.Expression, scope: _Scope, dialect: str) -> str:
+def _comparison_key(node: exp.Expr, scope: _Scope, dialect: str) -> str:
     """Equalities are symmetric: ``a = b`` and ``b = a`` render the same (join conditions)."""
     if isinstance(node, exp.EQ):
         sides = sorted(_normalise(s, scope, dialect) for s in (node.this, node.expression))
@@ -101,15 +101,15 @@ def _projection(select: exp.Select, scope: _Scope, dialect: str) -> list[str]:
     return columns
 
 
-def _output_aliases(select: exp.Select) -> dict[str, exp.Expression]:
+def _output_aliases(select: exp.Select) -> dict[str, exp.Expr]:
     return {item.alias.lower(): item.this for item in select.expressions
             if isinstance(item, exp.Alias)}
 
 
-def _deref(node: exp.Expression, outputs: dict[str, exp.Expression]) -> exp.Expression:
+def _deref(node: exp.Expr, outputs: dict[str, exp.Expr]) -> exp.Expr:
     """Replace references to output aliases (``ORDER BY n``, ``HAVING n > 1``) by their
     expressions, where no column of that name exists."""
-    def fix(n: exp.Expression) -> exp.Expression:
+    def fix(n: exp.Expr) -> exp.Expr:
         if isinstance(n, exp.Column) and not n.table and n.name.lower() in outputs:
             return outputs[n.name.lower()].copy()
         return n
@@ -188,7 +188,7 @@ def _select_features(select: exp.Select, schema: dict[str, list[str]], dialect: 
 _SETOP_NAMES = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
 
 
-def _query_features(query: exp.Expression, schema: dict[str, list[str]], dialect: str,
+def _query_features(query: exp.Expr, schema: dict[str, list[str]], dialect: str,
                     conjuncts: bool, ctes: set[str],
                     constraints: tuple[Columns, Columns]) -> Iterable[Feature]:
     with_ = query.args.get("with") or query.args.get("with_")
@@ -226,7 +226,7 @@ _SIMPLE_BRANCH_BLOCKERS = ("group", "having", "order", "limit", "with", "with_")
 
 def _union_as_or(query: exp.Union, schema: dict[str, list[str]], dialect: str, ctes: set[str],
                  constraints: tuple[Columns, Columns]
-                 ) -> tuple[list[str], list[tuple[str, str]], list[list[exp.Expression]]] | None:
+                 ) -> tuple[list[str], list[tuple[str, str]], list[list[exp.Expr]]] | None:
     """``SELECT c FROM F WHERE p UNION SELECT c FROM F WHERE q`` is ``SELECT DISTINCT c FROM F
     WHERE p OR q``: (columns, FROM/ON pairs, each branch's conjuncts) when both branches are
     plain inner-join SELECTs with the same column list (in order) over the same join frame."""
@@ -254,7 +254,7 @@ def _union_as_or(query: exp.Union, schema: dict[str, list[str]], dialect: str, c
 
 
 def _merged_features(columns: list[str], pairs: list[tuple[str, str]],
-                     branches: list[list[exp.Expression]], dialect: str,
+                     branches: list[list[exp.Expr]], dialect: str,
                      conjuncts: bool) -> Iterable[Feature]:
     """Features of a UNION read as one DISTINCT query whose WHERE is the OR of its branches'."""
     yield from (Feature("SELECT", c) for c in columns)

@@ -93,18 +93,18 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
         wheres += [tuple(sorted(where[:k] + (a,) + where[k + 1:])) for a in atoms_where
                    if a not in where for k in range(len(where))]
         wheres += [where[:k] + where[k + 1:] for k in range(len(where))]
-        options = [(frag["source"], frag["joins"], w) for w in wheres]
+        options = [(frag["source"], frag["joins"], wh) for wh in wheres]
         options += [(s, j, where) for s, j in paths if (s, j) != (frag["source"], frag["joins"])]
         share = score * EDIT_PENALTY / max(1, len(options))
-        for s, j, w in options:
-            vkey = (s, j, w)
+        for s, j, wh in options:
+            vkey = (s, j, wh)
             if vkey in pool_from:
                 continue
             if vkey not in edited:
-                probe = replace(rec.donors[0], source=s, joins=j, where=w)
+                probe = replace(rec.donors[0], source=s, joins=j, where=wh)
                 known = rec.known.get(("from", vkey))
                 edited[vkey] = [0.0, known if known is not None else _spelled("from", probe),
-                                {"source": s, "joins": j, "where": w}]
+                                {"source": s, "joins": j, "where": wh}]
             edited[vkey][0] += share
     values["from"].update(edited)
     values["from"].update(_disjunctions(rec, values["from"], pool_from))
@@ -242,7 +242,7 @@ def compound_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[st
     """
     if not rec.ops:
         return []
-    single_no = [s for s in no if len(s) == 1]
+    single_no: list[tuple[str, ...]] = [s for s in no if len(s) == 1]
     total = float(sum(weights[i] for i in [*rec.parts, *rec.compounds])) or 1.0
     branches: dict[Parts, float] = {}
     for i in [*rec.parts, *rec.compounds]:

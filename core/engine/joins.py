@@ -14,12 +14,12 @@ from core.engine.predicates import _and_all, _conjuncts, _meaning
 from core.engine.scope import _normalise_tree, _Scope, _table_name
 
 
-def _pred_tree(node: exp.Expression, scope: _Scope, dialect: str) -> exp.Expression:
+def _pred_tree(node: exp.Expr, scope: _Scope, dialect: str) -> exp.Expr:
     return _meaning(_normalise_tree(node, scope), dialect)
 
 
-def _semi_join(conj: exp.Expression, scope: _Scope, tables: list[str], distinct: bool
-               ) -> tuple[str, exp.Expression, list[exp.Expression]] | None:
+def _semi_join(conj: exp.Expr, scope: _Scope, tables: list[str], distinct: bool
+               ) -> tuple[str, exp.Expr, list[exp.Expr]] | None:
     """``x IN (SELECT t.k FROM t WHERE p)`` as (t, x = t.k, p's conjuncts) when it means
     that join: uncorrelated, one new table, and ``k`` unique in ``t`` (or the outer query
     DISTINCT, which removes the rows a join would repeat)."""
@@ -49,20 +49,20 @@ def _semi_join(conj: exp.Expression, scope: _Scope, tables: list[str], distinct:
 
 
 def _inner_join_features(select: exp.Select, scope: _Scope, dialect: str,
-                         distinct: bool) -> tuple[list[tuple[str, str]], list[exp.Expression]]:
+                         distinct: bool) -> tuple[list[tuple[str, str]], list[exp.Expr]]:
     """(keyword, value) pairs — FROM per table, ON per class of equal columns — and the other
     conjuncts."""
     from_ = select.args.get("from_") or select.args.get("from")
     joins = select.args.get("joins") or []
     tables = [lb for lb in dict.fromkeys(scope.aliases.values()) if not lb.startswith("(")]
-    conj: list[exp.Expression] = []
+    conj: list[exp.Expr] = []
     for j in joins:
         if j.args.get("on") is not None:
             conj.extend(_conjuncts(_pred_tree(j.args["on"], scope, dialect)))
     where = select.args.get("where")
     if where is not None:
         conj.extend(_conjuncts(_pred_tree(where.this, scope, dialect)))
-    rest: list[exp.Expression] = []
+    rest: list[exp.Expr] = []
     while conj:
         c = conj.pop(0)
         unnested = _semi_join(c, scope, tables, distinct)
@@ -80,7 +80,7 @@ def _inner_join_features(select: exp.Select, scope: _Scope, dialect: str,
             a = parent[a]
         return a
 
-    others: list[exp.Expression] = []
+    others: list[exp.Expr] = []
     for c in rest:
         if isinstance(c, exp.EQ) and all(isinstance(side, exp.Column) for side in c.args.values()
                                          if isinstance(side, exp.Expression)) \

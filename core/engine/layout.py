@@ -23,13 +23,13 @@ import warnings
 import weakref
 from collections.abc import Iterator
 from concurrent.futures import Future
-from pathlib import Path
 
 import numpy as np
 
+from core import settings
+
 BBOX = (0.0, 0.0, 1.0, 1.0)
 _GOLDEN = np.pi * (3 - np.sqrt(5))
-NUMBA_CACHE = Path(__file__).resolve().parents[2] / "logs" / "numba-cache"
 _READY = threading.Event()  # umap imported and its numba code compiled (or loaded) here
 _WARM_LOCK = threading.Lock()
 _WARM: list[threading.Thread] = []
@@ -39,10 +39,10 @@ _PENDING: dict[int, Future] = {}  # id(provisional positions) -> the UMAP layout
 
 def use_numba_cache() -> str:
     """Point numba at the persistent cache under logs/ unless NUMBA_CACHE_DIR is already set."""
-    if not os.environ.get("NUMBA_CACHE_DIR"):
-        NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
-        os.environ["NUMBA_CACHE_DIR"] = str(NUMBA_CACHE)
-    return os.environ["NUMBA_CACHE_DIR"]
+    if not os.environ.get(settings.NUMBA_ENV):
+        settings.numba_cache_dir().mkdir(parents=True, exist_ok=True)
+        os.environ[settings.NUMBA_ENV] = str(settings.numba_cache_dir())
+    return os.environ[settings.NUMBA_ENV]
 
 
 def warm_up() -> None:
@@ -65,11 +65,6 @@ def start_warm_up() -> threading.Thread:
             thread.start()
             _WARM.append(thread)
         return _WARM[0]
-
-
-def umap_ready() -> bool:
-    """Whether UMAP layouts are fast in this process (warmed up, or one has been computed)."""
-    return _READY.is_set()
 
 
 @contextlib.contextmanager
@@ -159,7 +154,7 @@ def compute_layout(class_index: np.ndarray, class_distance: np.ndarray,
     def final() -> None:
         try:
             future.set_result(_spread(*args, _embed_classes))
-        except Exception as exc:  # noqa: BLE001 - handed to whoever asks for the final layout
+        except Exception as exc:  # handed to whoever asks for the final layout
             future.set_exception(exc)
 
     threading.Thread(target=final, name="pleasqlarify-final-layout", daemon=True).start()
@@ -266,16 +261,16 @@ def voronoi_cells(points: np.ndarray, bbox=BBOX) -> list[list[tuple[float, float
                           pts * [1, -1] + [0, 2 * y0], pts * [1, -1] + [0, 2 * y1]])
     try:
         vor = Voronoi(mirrored)
-    except Exception:  # noqa: BLE001 - qhull fails on degenerate (collinear) inputs
+    except Exception:  # qhull fails on degenerate (collinear) inputs
         mirrored = mirrored + np.random.default_rng(0).normal(0, 1e-6, mirrored.shape)
         vor = Voronoi(mirrored)
-    cells = []
+    cells: list[list[tuple[float, float]]] = []
     for i in range(n):
         region = vor.regions[vor.point_region[i]]
         if not region or -1 in region:
             cells.append([])
             continue
-        poly = [tuple(map(float, vor.vertices[v])) for v in region]
+        poly = [(float(vor.vertices[v][0]), float(vor.vertices[v][1])) for v in region]
         centre = pts[i]
         poly.sort(key=lambda p: np.arctan2(p[1] - centre[1], p[0] - centre[0]))
         cells.append(_clip_polygon(poly, bbox))

@@ -284,6 +284,7 @@ def pool_planner(pool: Any, *, max_clusters: int = DEFAULT_MAX_CLUSTERS,
         if mine:
             _PLANNERS[key] = known = [threading.Event(), None, []]
             weakref.finalize(pool, _PLANNERS.pop, key, None)
+    assert known is not None  # found, or just created above
     if not mine:
         known[0].wait()
         return known[1], known[2]

@@ -221,7 +221,7 @@ def column_constraints(db: TaskDatabase) -> tuple[dict[str, list[str]], dict[str
     """(never-NULL columns, unique columns) per table, read from the database's DDL."""
     try:
         ddl = db.ddl()
-    except Exception:  # noqa: BLE001 - without DDL only the constraint-based rewrites are lost
+    except Exception:  # without DDL only the constraint-based rewrites are lost
         return {}, {}
     return schema_constraints(ddl, db.dialect)
 

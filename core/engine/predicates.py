@@ -7,21 +7,24 @@ on one column as one IN list, literals on the right of comparisons.
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.optimizer.normalize import normalize
 from sqlglot.optimizer.simplify import simplify
 
-_FLIP = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}
+_FLIP: dict[type[exp.Expr], type[exp.Binary]] = {exp.GT: exp.LT, exp.LT: exp.GT,
+                                               exp.GTE: exp.LTE, exp.LTE: exp.GTE}
 
 
-def _unparen(node: exp.Expression) -> exp.Expression:
+def _unparen(node: exp.Expr) -> exp.Expr:
     while isinstance(node, exp.Paren):
         node = node.this
     return node
 
 
-def _canonical(node: exp.Expression) -> exp.Expression:
+def _canonical(node: exp.Expr) -> exp.Expr:
     """One spelling per predicate: AND/OR operands sorted, parentheses implied by structure,
     ``x = 'a' OR x = 'b'`` and ``x IN ('b', 'a')`` both ``x IN ('a', 'b')``, literals on the
     right of comparisons. Only rewrites that keep the meaning."""
@@ -29,7 +32,7 @@ def _canonical(node: exp.Expression) -> exp.Expression:
     if isinstance(node, (exp.And, exp.Or)):
         kind = type(node)
         parts = [_canonical(p) for p in node.flatten()]
-        flat: list[exp.Expression] = []
+        flat: list[exp.Expr] = []
         for p in parts:  # re-flatten: canonical children may be of the same connective
             flat.extend(_operands(p, kind))
         if kind is exp.Or:
@@ -57,7 +60,7 @@ def _canonical(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _operands(node: exp.Expression, kind: type) -> list[exp.Expression]:
+def _operands(node: exp.Expr, kind: type) -> list[exp.Expr]:
     """Operands of a chain of ``kind`` (And/Or), looking through parentheses."""
     node = _unparen(node)
     if isinstance(node, kind):
@@ -65,11 +68,11 @@ def _operands(node: exp.Expression, kind: type) -> list[exp.Expression]:
     return [node]
 
 
-def _merge_in_lists(parts: list[exp.Expression]) -> list[exp.Expression]:
+def _merge_in_lists(parts: list[exp.Expr]) -> list[exp.Expr]:
     """Inside an OR, equalities and IN lists on one column become one IN list."""
-    by_column: dict[str, list[exp.Expression]] = {}
-    others: list[exp.Expression] = []
-    columns: dict[str, exp.Expression] = {}
+    by_column: dict[str, list[exp.Expr]] = {}
+    others: list[exp.Expr] = []
+    columns: dict[str, exp.Expr] = {}
     for p in parts:
         if isinstance(p, exp.EQ) and isinstance(p.expression, exp.Literal):
             key = p.this.sql()
@@ -88,7 +91,7 @@ def _merge_in_lists(parts: list[exp.Expression]) -> list[exp.Expression]:
     return others
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     """Top-level AND operands (through the parentheses the builders add)."""
     node = _unparen(node)
     if isinstance(node, exp.And):
@@ -96,10 +99,10 @@ def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
     return [node]
 
 
-_RENDER = {"normalize_functions": "upper"}
+_RENDER: dict[str, Any] = {"normalize_functions": "upper"}
 
 
-def _plain(tree: exp.Expression) -> bool:
+def _plain(tree: exp.Expr) -> bool:
     """A conjunction of comparisons on distinct columns with no constants to fold: sqlglot's
     rewrites would leave it as it is, so they are skipped (they cost ~3 ms a predicate)."""
     if any(isinstance(n, (exp.Or, exp.Not, exp.Boolean, exp.Null)) for n in tree.walk()):
@@ -119,7 +122,7 @@ def _plain(tree: exp.Expression) -> bool:
     return True
 
 
-def _meaning(tree: exp.Expression, dialect: str) -> exp.Expression:
+def _meaning(tree: exp.Expr, dialect: str) -> exp.Expr:
     """sqlglot's meaning-preserving rewrites of a predicate: CNF, then simplification."""
     if _plain(tree):
         return _canonical(tree)
@@ -132,10 +135,10 @@ def _meaning(tree: exp.Expression, dialect: str) -> exp.Expression:
     return _canonical(tree)
 
 
-def _and_all(parts: list[exp.Expression], dialect: str) -> exp.Expression:
+def _and_all(parts: list[exp.Expr], dialect: str) -> exp.Expr:
     """The canonical conjunction of ``parts`` (sorted, each OR in parentheses)."""
-    parts = sorted({p.sql(dialect=dialect, **_RENDER): p for p in parts}.items())
-    wrapped = [exp.Paren(this=p) if isinstance(p, exp.Connector) else p for _, p in parts]
+    ordered = sorted({p.sql(dialect=dialect, **_RENDER): p for p in parts}.items())
+    wrapped = [exp.Paren(this=p) if isinstance(p, exp.Connector) else p for _, p in ordered]
     out = wrapped[0]
     for p in wrapped[1:]:
         out = exp.And(this=out, expression=p)

@@ -62,7 +62,7 @@ class _Recomposer:
         self.ops = list(dict.fromkeys(self.compounds[i].op for i in sorted(self.compounds)))
         # then the plain SELECTs nested in candidates (IN-subqueries, derived tables)
         self.nested: list[tuple[int, Parts]] = []
-        for i in sorted(np.flatnonzero(valid), key=lambda i: (-weight[i], i)):
+        for i in sorted(map(int, np.flatnonzero(valid)), key=lambda i: (-weight[i], i)):
             for p in nested_parts(pool.sqls[int(i)], pool.dialect, pool.schema):
                 if p not in self.donors:
                     self.donors.append(p)
@@ -161,9 +161,9 @@ class _Recomposer:
             if target not in prev:
                 return None
             chain, t = [], target
-            while prev[t] is not None:
-                chain.append((t, prev[t][1]))
-                t = prev[t][0]
+            while (step := prev[t]) is not None:
+                chain.append((t, step[1]))
+                t = step[0]
             for table, on in reversed(chain):
                 have.add(table)
                 joins.append(Join("", table, on))

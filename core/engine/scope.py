@@ -64,7 +64,7 @@ class _Scope:
         return here or (self.parent is not None and self.parent.is_column(column))
 
 
-def _table_name(node: exp.Expression) -> str | None:
+def _table_name(node: exp.Expr) -> str | None:
     if isinstance(node, exp.Table):
         return node.name.lower()
     return None
@@ -103,7 +103,7 @@ def _scope_of(select: exp.Select, schema: dict[str, list[str]], ctes: set[str],
     return _Scope(aliases, schema, parent, constraints, frozenset(nullable))
 
 
-def _normalise_tree(node: exp.Expression, scope: _Scope) -> exp.Expression:
+def _normalise_tree(node: exp.Expr, scope: _Scope) -> exp.Expr:
     """A canonical copy of ``node``: aliases resolved, identifiers lower-cased, literals kept.
 
     A nested SELECT (a subquery in WHERE, SELECT or HAVING) is normalised in its own scope,
@@ -111,7 +111,7 @@ def _normalise_tree(node: exp.Expression, scope: _Scope) -> exp.Expression:
     """
     tree = node.copy()
 
-    def fix(n: exp.Expression) -> exp.Expression:
+    def fix(n: exp.Expr) -> exp.Expr:
         if n is not tree and isinstance(n, exp.Select):
             return _normalise_tree(n, _scope_of(n, scope.schema, set(), scope))
         if isinstance(n, exp.Count) and isinstance(n.this, exp.Column) \

@@ -284,7 +284,7 @@ class RepairSession:
                 self.strategy, mined, self.pool.counts[idx], self.pool.class_index[idx],
                 self.clusters(), rng_seed=(self.random_state, self.step),
                 counted=self.pool.valid[idx],
-                planned=None if lead is None else (lead, plan[1]))
+                planned=None if lead is None or plan is None else (lead, plan[1]))
             vocab = self.pool.vocabulary
             return [RankedVariable(
                 tuple(vocab[j] for j in v.features), tuple(vocab[j] for j in v.implicit),
@@ -354,7 +354,7 @@ class RepairSession:
         if missing:
             raise SessionError(f"feature {missing[0]!r} is not in this pool; answer a feature "
                                "shown in the Decision Space or Predicted Query")
-        return self.pool.x[:, [self._col[k] for k in keys]].all(axis=1)
+        return np.asarray(self.pool.x[:, [self._col[k] for k in keys]].all(axis=1))
 
     def _apply(self, decision: Decision) -> np.ndarray:
         if decision.kind == "reject":

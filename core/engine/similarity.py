@@ -116,6 +116,7 @@ def _class_similarity(rep: list[ExecutionResult]) -> np.ndarray:
             elif ea.n_rows == 0 or eb.n_rows == 0:
                 value = 0.0  # distinct classes: an empty table matches nothing else
             else:
+                assert block is not None  # both have rows, so the stacked matrix exists
                 lo = offsets[b] - offsets[a + 1]
                 shared = block[:, lo:lo + eb.n_rows] / max(ea.width, eb.width)
                 value = _assign(shared)

@@ -147,7 +147,7 @@ def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
                 "functions candidate SQL may call")
 
 
-def parse_bounded(sql: str, dialect: str = "sqlite") -> list[exp.Expression]:
+def parse_bounded(sql: str, dialect: str = "sqlite") -> list[exp.Expr]:
     """Parse untrusted SQL within the size, token and nesting bounds (module docstring).
 
     Every refusal and every parser failure, a ``RecursionError`` included, is raised as
@@ -198,7 +198,10 @@ def parse_one_bounded(sql: str, dialect: str = "sqlite") -> exp.Expression:
     if len(statements) != 1:
         raise UnsafeQueryError(
             f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")
-    return statements[0]
+    tree = statements[0]
+    if not isinstance(tree, exp.Expression):  # sqlglot's parser builds Expressions
+        raise UnsafeQueryError(f"SQL does not parse into a statement ({type(tree).__name__})")
+    return tree
 
 
 def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:

@@ -307,7 +307,7 @@ def _answer(req: dict[str, Any], sql: str, backends: dict[str, Any], dog: Watchd
         backends.clear()
         return {"error": f"stopped: the query needed more than the {headroom_mb} MB memory "
                          "limit of the SQL worker", "kind": "memory"}
-    except Exception as exc:  # noqa: BLE001 - every failure is data for the caller
+    except Exception as exc:  # every failure is data for the caller
         reply = {"error": _first_line(exc), "kind": "db"}
     backend = backends.get(key)
     if isinstance(backend, PostgresBackend) and backend.con.closed:

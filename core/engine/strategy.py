@@ -112,8 +112,8 @@ def rank_variables(strategy: str, variables: list[DecisionVariable], weights: np
         v.gain, v.balance = float(g), float(b)
     if strategy == "random":
         rng = np.random.default_rng(list(rng_seed))
-        order = rng.permutation(len(variables))
-        return [variables[i] for i in order]
+        shuffled = rng.permutation(len(variables))
+        return [variables[i] for i in shuffled]
     if strategy == "max-prob-first":
         total = float(weights.sum()) or 1.0
         p_yes = (masks.astype(float) @ weights) / total

@@ -99,7 +99,7 @@ def mine_decision_variables(
             found: list[DecisionVariable] = []
             for size in range(2, max_group + 1):
                 for combo in combinations(sorted(chosen), size):
-                    mask = x[:, list(combo)].all(axis=1)
+                    mask = np.asarray(x[:, list(combo)].all(axis=1))
                     support = _weighted_share(mask, weights, members)
                     share = _weighted_share(mask, weights, everyone)
                     if support < min_support or share <= 0:
@@ -111,7 +111,7 @@ def mine_decision_variables(
             for var in found[:groups_per_cluster]:
                 offer(var)
     for combo in also:
-        offer(DecisionVariable(tuple(combo), x[:, list(combo)].all(axis=1), "group"))
+        offer(DecisionVariable(tuple(combo), np.asarray(x[:, list(combo)].all(axis=1)), "group"))
 
     variables = sorted(by_mask.values(), key=lambda v: (len(v.features), v.features))
     for var in variables:

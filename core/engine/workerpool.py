@@ -9,7 +9,7 @@ Decision: a worker process, always. In-process limits cannot stop everything: SQ
 ``printf('%.*c', 900000000, 'x')`` pads in one VM step that ignores interrupts (21 s measured),
 and a PostgreSQL client buffers whole rows (a 200 MB ``repeat`` row), so only a process with its
 own RLIMIT_AS that can be killed bounds both time and memory. Cost, measured by ``python -m
-core.engine.bench_limits`` on the film pools (329 candidates) on the shared 2-core machine at
+benchmarks.limits`` on the film pools (329 candidates) on the shared 2-core machine at
 load 13-16: the limited SQLite backend alone 0.07-0.13 ms per query, the worker round trip
 0.8-1.0 ms more per query, 0.8 ms at load 6 (0.4 ms when a pool goes as one streamed request,
 ``execute_many``, as pool preparation does), and a worker's start 100-380 ms once, in the
@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from core.engine.errors import DatabaseError
 
@@ -81,11 +81,23 @@ class Worker:
     def pid(self) -> int:
         return self.proc.pid
 
+    @property
+    def _stdin(self) -> IO[bytes]:
+        """The worker's request pipe (always there: the process is started with PIPE)."""
+        assert self.proc.stdin is not None
+        return self.proc.stdin
+
+    @property
+    def _stdout(self) -> IO[bytes]:
+        """The worker's reply pipe (always there: the process is started with PIPE)."""
+        assert self.proc.stdout is not None
+        return self.proc.stdout
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
-        fd = self.proc.stdout.fileno()
+        fd = self._stdout.fileno()
         chunks, got = [], 0
         while got < n:
             left = deadline - time.monotonic()
@@ -112,8 +124,8 @@ class Worker:
             self.ready = True
         body = marshal.dumps(request)
         try:
-            self.proc.stdin.write(_HEADER.pack(len(body)) + body)
-            self.proc.stdin.flush()
+            self._stdin.write(_HEADER.pack(len(body)) + body)
+            self._stdin.flush()
         except BrokenPipeError:
             raise DatabaseError("the SQL worker process is gone; run the query again") from None
 
@@ -136,7 +148,7 @@ class Worker:
             self.peak_mb = status_mb(self.proc.pid, "VmHWM")
             os.kill(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self._stdin, self._stdout):
             with contextlib.suppress(OSError):
                 stream.close()
 

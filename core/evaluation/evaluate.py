@@ -31,6 +31,7 @@ from core.engine.execute import TaskDatabase, open_database
 from core.engine.gain import entropy
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.progress import Progress
+from core.engine.repair import recompose
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from core.engine.strategy import STRATEGIES
@@ -49,16 +50,7 @@ ALL_STRATEGIES = STRATEGIES
 REPAIRS = ("none", "recompose")
 
 
-def recompose_available() -> bool:
-    """Whether this checkout has the offline recomposition of core.engine.repair."""
-    try:
-        from core.engine import repair
-    except ImportError:
-        return False
-    return hasattr(repair, "recompose") and hasattr(RepairSession, "reject_output")
-
-
-DEFAULT_REPAIR = "recompose" if recompose_available() else "none"
+DEFAULT_REPAIR = "recompose"  # a broken core.engine.repair fails the run, never changes figures
 
 
 @dataclass
@@ -142,8 +134,6 @@ def one_output_left(session: RepairSession) -> bool:
 
 def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[int, int]:
     """Drop the rejected output and repair the pool; (candidates added, new outputs)."""
-    from core.engine.repair import recompose
-
     if method != "recompose":
         raise ValueError(f"unknown repair {method!r}; choose one of {', '.join(REPAIRS)}")
     if session.alive.any():
@@ -315,11 +305,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conjuncts", action="store_true",
                         help="also use WHERE conjuncts as atomic features")
     args = parser.parse_args(argv)
-    if args.repair == "recompose" and not recompose_available():
-        print("--repair recompose: core.engine.repair.recompose (and RepairSession."
-              "reject_output) are not on this branch; run with --repair none or merge the "
-              "repair work first", file=sys.stderr)
-        return 2
     strategies = tuple(args.strategies)
     tasks = []
     for bank in args.banks:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from itertools import count
+from typing import Any
 
 import numpy as np
 
@@ -126,7 +127,7 @@ def tree_floor(answers: np.ndarray, weights: list[float] | np.ndarray, *,
             state["capped"] = True
             return bound(s)
         ws = weight(s)
-        splits = {}
+        splits: dict[Any, Any] = {}
         for m in masks:
             y = s & m
             if y and y != s:

@@ -7,7 +7,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 _STYLE = {
     "cluster-grouped": ("#1f4e9c", "-"), "cluster-atomic": ("#5b8bd6", "-"),

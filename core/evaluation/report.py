@@ -11,26 +11,30 @@ a ratio.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy.stats import bootstrap
 
 from core.engine.strategy import DEFAULT_STRATEGY
-from core.evaluation.evaluate import MAX_TURNS, Run
 from core.evaluation.populations import POPULATION_NOTES
 from core.evaluation.simulate import USER_NOTES, USERS
+
+if TYPE_CHECKING:  # runs come from the runner, which imports this module to print them
+    from core.evaluation.evaluate import Run
 
 
 def bootstrap_ci(values: np.ndarray, stat=np.median, n_boot: int = 1000,
                  seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap 95 % CI of ``stat`` over ``values``."""
+    """Percentile bootstrap 95 % CI of ``stat`` over ``values`` (scipy.stats.bootstrap)."""
     values = np.asarray(values, dtype=float)
     if len(values) == 0:
         return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    samples = rng.choice(values, size=(n_boot, len(values)), replace=True)
-    stats = stat(samples, axis=1)
-    return float(np.percentile(stats, 2.5)), float(np.percentile(stats, 97.5))
+    if len(values) == 1 or np.all(values == values[0]):  # every resample is the same
+        return (float(values[0]), float(values[0]))
+    ci = bootstrap((values,), stat, n_resamples=n_boot, method="percentile",
+                   rng=np.random.default_rng(seed)).confidence_interval
+    return float(ci.low), float(ci.high)
 
 
 def per_turn(runs: list[Run], attr: str, horizon: int) -> dict[str, list[float]]:
@@ -43,13 +47,6 @@ def per_turn(runs: list[Run], attr: str, horizon: int) -> dict[str, list[float]]
         lo.append(a)
         hi.append(b)
     return {"median": med, "lo": lo, "hi": hi}
-
-
-def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
-    """The smallest value whose cumulative weight share reaches ``q``."""
-    order = np.argsort(values, kind="stable")
-    cum = np.cumsum(weights[order]) / weights.sum()
-    return float(values[order][min(int(np.searchsorted(cum, q - 1e-12)), len(values) - 1)])
 
 
 def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
@@ -67,8 +64,9 @@ def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
         "success": mean("success"), "silent_failure": mean("silent_failure"),
         "reach_zero": mean("reach_zero"),
         "mean_turns": float(np.average(turns, weights=w)),
-        "median_turns": weighted_quantile(turns, w, 0.5),
-        "p90_turns": weighted_quantile(turns, w, 0.9),
+        # the smallest value whose cumulative weight share reaches q
+        "median_turns": float(np.quantile(turns, 0.5, weights=w, method="inverted_cdf")),
+        "p90_turns": float(np.quantile(turns, 0.9, weights=w, method="inverted_cdf")),
         "repair_rounds": mean("repair_rounds"), "added": mean("added"),
         "new_outputs": mean("new_outputs"), "rejections": mean("rejections"),
         "unrealised": sum(not r.realised for r in runs),
@@ -94,7 +92,7 @@ def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
 
 
 def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...], *,
-           headline: str = USERS[0], repair: str = "none", budget: int = MAX_TURNS
+           budget: int, headline: str = USERS[0], repair: str = "none"
            ) -> dict[str, Any]:
     """Summaries per population × user × strategy, overall and per ambiguity type."""
     order = ("realised", "all", "prior")
@@ -108,7 +106,7 @@ def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...],
         results[pop] = {}
         for u in users:
             mine = [r for r in runs if r.population == pop and r.user == u]
-            group = {"overall": {}, "by_type": {t: {} for t in types}}
+            group: dict[str, dict[str, Any]] = {"overall": {}, "by_type": {t: {} for t in types}}
             for s in strategies:
                 ours = [r for r in mine if r.strategy == s]
                 group["overall"][s] = summarise(ours, horizon)
@@ -150,7 +148,7 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
     lines = ["Simulated users (both shown side by side, headline: "
              f"{summary['headline']}):"]
     lines += [f"  {u}: {note}" for u, note in summary["users"].items()]
-    lines.append(f"repair after a rejected output: {summary['repair']}; budget {summary.get('budget', MAX_TURNS)} "
+    lines.append(f"repair after a rejected output: {summary['repair']}; budget {summary['budget']} "
                  "turns (questions + rejected outputs)")
     for pop, per_user in summary["results"].items():
         prior = pop == "prior"
@@ -252,5 +250,4 @@ def format_per_task(runs: list[Run], strategies: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["bootstrap_ci", "format_per_gold", "format_per_task", "format_table", "per_turn", "report", "summarise",
-           "weighted_quantile"]
+__all__ = ["bootstrap_ci", "format_per_gold", "format_per_task", "format_table", "per_turn", "report", "summarise"]

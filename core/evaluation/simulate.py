@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import permutations, product
+from typing import Any
 
 import numpy as np
 import sqlglot
@@ -117,7 +118,7 @@ class Target:
 
 
 def gold_target(pool: PreparedPool, gold: int, schema: dict[str, list[str]] | None = None,
-                **kw: object) -> Target:
+                **kw: Any) -> Target:
     """Gold ``gold`` of ``pool`` as a target (``kw``: weight, depth, conjuncts)."""
     conj = bool(kw.pop("conjuncts", False))
     return Target("gold", gold, pool.gold_sqls[gold], pool.gold_results[gold],

@@ -42,7 +42,8 @@ class Extraction:
 
 def _candidates_in(reply: str) -> list[str]:
     """Texts that may be the query, most specific first: sql fences, other fences, prose."""
-    tagged, untagged = [], []
+    tagged: list[str] = []
+    untagged: list[str] = []
     for lang, body in _FENCE.findall(reply):
         (tagged if lang.lower() in ("sql", "sqlite", "postgresql", "postgres", "mysql")
          else untagged).append(body)

@@ -236,14 +236,14 @@ def _one_task(task: Task, args: argparse.Namespace, sampler: AnthropicSampler | 
     """Generate (or fetch) one task's pool; returns (pool, fresh spend, abort the run?)."""
     if sampler is None:
         try:
-            pool = variant_pool(task, args.n, args.seed)
+            variants = variant_pool(task, args.n, args.seed)
         except StudioError as exc:
             progress.end(f"failed: {exc}")
             totals["failed"] += 1
             return None, (0.0, 0, 0), False
-        progress.end(pool.summary())
+        progress.end(variants.summary())
         totals["ok"] += 1
-        return pool, (0.0, 0, 0), False
+        return variants, (0.0, 0, 0), False
     before = cache.get(sampler.empty_pool(task.question, task.database).key)
     base = (before.cost_usd, before.input_tokens, before.output_tokens) if before else (0, 0, 0)
     remaining_usd = None if args.budget_usd is None else args.budget_usd - totals["usd"]
@@ -253,7 +253,7 @@ def _one_task(task: Task, args: argparse.Namespace, sampler: AnthropicSampler | 
         max_tokens=remaining_tok, max_usd=remaining_usd)})
     fatal = False
     try:
-        pool = generate_pool(sampler, task.question, task.database, cache,
+        pool: GeneratedPool | None = generate_pool(sampler, task.question, task.database, cache,
                              on_progress=progress)
     except SamplingError as exc:
         progress.end(f"failed: {exc}")

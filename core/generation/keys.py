@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 
+from core import settings
 from core.engine.errors import GenerationError
 
-ENV_VAR = "ANTHROPIC_API_KEY"
+ENV_VAR = settings.API_KEY_ENV
 NO_KEY_MESSAGE = (
     "No Anthropic API key: set the ANTHROPIC_API_KEY environment variable (or "
     "ANTHROPIC_API_KEY in .streamlit/secrets.toml for the app). Without a key, use the shipped "

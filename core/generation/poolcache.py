@@ -21,11 +21,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from core import settings
 from core.engine.taskbank import Candidate
 from core.generation.extract import dedupe
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CACHE_DIR = REPO_ROOT / "logs" / "pool-cache"
 
 # (model-name prefix, USD per 1M input tokens, USD per 1M output tokens); first match wins.
 PRICES: tuple[tuple[str, float, float], ...] = (
@@ -201,8 +199,8 @@ class PoolCache(Protocol):
 class FilePoolCache:
     """One JSON file per pool under a folder (default ``logs/pool-cache/``)."""
 
-    def __init__(self, folder: str | Path = DEFAULT_CACHE_DIR):
-        self.folder = Path(folder)
+    def __init__(self, folder: str | Path | None = None):
+        self.folder = Path(folder) if folder else settings.pool_cache_dir()
 
     def __repr__(self) -> str:
         return f"FilePoolCache({str(self.folder)!r})"
@@ -254,7 +252,7 @@ def open_pool_cache(store: Any | None = None,
     passes it in, so the engine stays independent of the study package.
     """
     if store is None:
-        return FilePoolCache(folder or DEFAULT_CACHE_DIR)
+        return FilePoolCache(folder or settings.pool_cache_dir())
     if isinstance(store, str):
         raise TypeError("open_pool_cache takes a store object, not a URL: open the store first "
                         "(study.store.open_store(url)) and pass it in")

@@ -97,7 +97,7 @@ class VariantPool:
         return dict(zip((c.sql for c in self.candidates), self.labels, strict=True))[sql]
 
 
-def _selects(tree: exp.Expression) -> list[exp.Select]:
+def _selects(tree: exp.Expr) -> list[exp.Select]:
     """The SELECTs of a query's top level (both branches of set operations)."""
     if isinstance(tree, exp.SetOperation):
         return _selects(tree.this) + _selects(tree.expression)
@@ -119,11 +119,11 @@ def _selected_names(sel: exp.Select) -> set[str]:
     return {e.alias_or_name.lower() for e in sel.expressions}
 
 
-def add_column(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def add_column(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Add one more column from a table the query already reads."""
     if not isinstance(tree, exp.Select) or any(isinstance(e, exp.Star) for e in tree.expressions):
         return []
-    out = []
+    out: list[exp.Expr] = []
     taken = _selected_names(tree)
     for alias, table in sorted(_scope(tree).items()):
         for col in info.columns.get(table, []):
@@ -134,11 +134,11 @@ def add_column(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-def drop_column(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def drop_column(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Drop one of several select columns."""
     if not isinstance(tree, exp.Select) or len(tree.expressions) < 2:
         return []
-    out = []
+    out: list[exp.Expr] = []
     for i in range(len(tree.expressions)):
         copy = tree.copy()
         copy.set("expressions", [e for j, e in enumerate(copy.expressions) if j != i])
@@ -146,9 +146,9 @@ def drop_column(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-def swap_column(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def swap_column(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Replace a selected column by another column of the same table (one branch at a time)."""
-    out = []
+    out: list[exp.Expr] = []
     for i, sel in enumerate(_selects(tree)):
         scope = _scope(sel)
         for j, e in enumerate(sel.expressions):
@@ -169,7 +169,7 @@ def swap_column(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-def select_star(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def select_star(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """SELECT * instead of the listed columns (not for grouped queries)."""
     if not isinstance(tree, exp.Select) or tree.args.get("group"):
         return []
@@ -180,7 +180,7 @@ def select_star(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return [copy]
 
 
-def distinct(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def distinct(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Toggle DISTINCT (UNION vs UNION ALL for set operations)."""
     copy = tree.copy()
     if isinstance(copy, exp.Union):
@@ -192,7 +192,7 @@ def distinct(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return [copy]
 
 
-def order_by(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def order_by(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """ORDER BY the first output column ascending or descending, or flip an existing order."""
     if not isinstance(tree, exp.Select):
         return []
@@ -212,9 +212,9 @@ def order_by(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
             for suffix in ("", " DESC")]
 
 
-def join_kind(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def join_kind(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """LEFT JOIN instead of an inner join, and inner instead of LEFT."""
-    out = []
+    out: list[exp.Expr] = []
     for i, sel in enumerate(_selects(tree)):
         for j, join in enumerate(sel.args.get("joins") or []):
             if not join.args.get("on"):
@@ -227,14 +227,14 @@ def join_kind(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-def extra_join(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def extra_join(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Join one more table along a foreign key (which can duplicate or drop rows)."""
     if not isinstance(tree, exp.Select):
         return []
     scope = _scope(tree)
     present = set(scope.values())
     alias_of = {t: a for a, t in scope.items()}
-    out = []
+    out: list[exp.Expr] = []
     for table, col, ref, ref_col in info.foreign_keys:
         for mine, theirs, my_col, their_col in ((table, ref, col, ref_col),
                                                 (ref, table, ref_col, col)):
@@ -247,13 +247,13 @@ def extra_join(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-def comparison(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def comparison(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """= on a number becomes >= ; = on a string becomes LIKE '%text%' (vague readings)."""
-    out = []
+    out: list[exp.Expr] = []
     for i, node in enumerate(list(tree.find_all(exp.EQ))):
         right = node.expression
         if isinstance(right, exp.Literal) and not right.is_string:
-            new: exp.Expression = exp.GTE(this=node.this.copy(), expression=right.copy())
+            new: exp.Expr = exp.GTE(this=node.this.copy(), expression=right.copy())
         elif isinstance(right, exp.Literal) or (isinstance(right, exp.Column)
                                                 and right.this.args.get("quoted")
                                                 and not right.table):
@@ -266,9 +266,9 @@ def comparison(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-def regroup(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def regroup(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Attachment: (a OR b) AND c  <->  a OR (b AND c)."""
-    out = []
+    out: list[exp.Expr] = []
     for i in range(len(list(tree.find_all(exp.And, exp.Or)))):
         copy = tree.copy()
         target = list(copy.find_all(exp.And, exp.Or))[i]
@@ -287,11 +287,11 @@ def regroup(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-def branch_filter(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def branch_filter(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Attachment across UNION branches: drop a branch's WHERE, or copy it to the other."""
     if not isinstance(tree, exp.SetOperation):
         return []
-    out = []
+    out: list[exp.Expr] = []
     branches = _selects(tree)
     for i, sel in enumerate(branches):
         if sel.args.get("where"):
@@ -318,11 +318,11 @@ def branch_filter(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression
     return out
 
 
-def scope(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def scope(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Scope: drop GROUP BY/HAVING (per pair) or require the group to cover all rows of a table."""
     if not isinstance(tree, exp.Select):
         return []
-    out = []
+    out: list[exp.Expr] = []
     if tree.args.get("group") or tree.args.get("having"):
         copy = tree.copy()
         copy.set("group", None)
@@ -349,9 +349,9 @@ def scope(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-def drop_filter(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
+def drop_filter(tree: exp.Expr, info: SchemaInfo) -> list[exp.Expr]:
     """Drop one conjunct of a WHERE (or the whole WHERE if it has one condition)."""
-    out = []
+    out: list[exp.Expr] = []
     for i, sel in enumerate(_selects(tree)):
         where = sel.args.get("where")
         if where is None:
@@ -366,7 +366,7 @@ def drop_filter(tree: exp.Expression, info: SchemaInfo) -> list[exp.Expression]:
     return out
 
 
-Rule = Callable[[exp.Expression, SchemaInfo], list[exp.Expression]]
+Rule = Callable[[exp.Expr, SchemaInfo], list[exp.Expr]]
 # (rule, share of a seed's weight); the pipeline in one tuple.
 RULES: tuple[tuple[str, Rule, float], ...] = (
     ("add_column", add_column, 2.0),
@@ -387,7 +387,7 @@ SEED_WEIGHT = 8.0
 SECOND_WEIGHT = 0.25
 
 
-def _rewrites(tree: exp.Expression, info: SchemaInfo) -> Iterator[tuple[str, float, exp.Expression]]:
+def _rewrites(tree: exp.Expr, info: SchemaInfo) -> Iterator[tuple[str, float, exp.Expr]]:
     for name, rule, weight in RULES:
         made = rule(tree, info)
         for variant in made:
@@ -403,13 +403,13 @@ def generate_variants(seeds: list[str], info: SchemaInfo | Schema, *, n: int = 5
     rng = random.Random(random_state)
     entries: dict[str, tuple[str, str, float]] = {}  # normalised -> (sql, label, weight)
 
-    def add(tree: exp.Expression, label: str, weight: float) -> None:
+    def add(tree: exp.Expr, label: str, weight: float) -> None:
         sql = tree.sql(dialect=dialect)
         key = normalise_sql(sql, dialect)
         if key not in entries:
             entries[key] = (sql, label, weight)
 
-    firsts: list[tuple[str, exp.Expression]] = []
+    firsts: list[tuple[str, exp.Expr]] = []
     trees = [sqlglot.parse_one(s, read=dialect) for s in seeds if s.strip()]
     for tree in trees:
         add(tree, "seed", SEED_WEIGHT / max(1, len(trees)) * 2)

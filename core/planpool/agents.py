@@ -1,6 +1,8 @@
-"""The offline structured clarification agent and the simulated chat user (PlanPool, §4–5).
+"""The offline structured clarification agent (PlanPool, §4–5).
 
-:class:`SimulatedChatUser` is one of the evaluation's two users (:mod:`core.evaluation.simulate`).
+The simulated chat user it is evaluated against is in :mod:`core.planpool.simulated`:
+:class:`~core.planpool.simulated.SimulatedChatUser` is one of the evaluation's two users
+(:mod:`core.evaluation.simulate`).
 ``pool-informed`` (an optimistic bound: it knows the pool) answers "yes", "no" or "not
 specified": Yes/No only when the target's interpretation determines the answer — the variable
 holds for all (Yes) or none (No) of the surviving candidates that realise the target's output —
@@ -21,12 +23,9 @@ informative after re-clustering, and submits only when the pool is empty.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import Any, Protocol
 
 from core.engine.session import RankedVariable, RepairSession
-from core.evaluation.simulate import SimulatedUser, Target, make_user
 from core.planpool.pool import Clock, QuestionPool, epoch_ms
 from core.planpool.questions import render_question
 
@@ -36,31 +35,12 @@ RESOLVED = "resolved by earlier answers"
 UNSPECIFIED_REASON = "not specified by the user"
 
 
-class SimulatedChatUser:
-    """Answers only what the target gold determines; see the module docstring."""
-
-    def __init__(self, session: RepairSession, gold: int | Target, user: str = "pool-informed"):
-        self.session = session
-        self.kind = user
-        target = gold if isinstance(gold, Target) else SimulatedUser(session, gold).target
-        self.inner = make_user(user, session, target)
+class ChatUser(Protocol):
+    """Whoever answers the agent's questions (a simulated user in the evaluation)."""
 
     def answer_keys(self, keys: tuple[str, ...]) -> str:
         """'yes', 'no' or 'not specified' for "should the query contain all of ``keys``?"."""
-        if self.kind == "gold-features":
-            return YES if self.inner.own_answer(keys) else NO
-        s = self.session
-        realisers = s.alive & self.inner.realisers
-        if not realisers.any():
-            own = self.inner._own_keys
-            return YES if own and all(k in own for k in keys) else (NO if own else NOT_SPECIFIED)
-        holds = s._mask_for(keys) & realisers
-        if holds.sum() == realisers.sum():
-            return YES
-        return NO if not holds.any() else NOT_SPECIFIED
-
-    def answer(self, variable: RankedVariable) -> str:
-        return self.answer_keys(variable.keys)
+        ...
 
 
 @dataclass
@@ -110,7 +90,7 @@ class StructuredAgent:
         _, share, _ = session.predicted_output()
         return share >= self.confidence
 
-    def _ask(self, session: RepairSession, user: SimulatedChatUser, keys: tuple[str, ...],
+    def _ask(self, session: RepairSession, user: ChatUser, keys: tuple[str, ...],
              text: str, episode: Episode) -> str:
         reply = user.answer_keys(keys)
         episode.asked.append({"keys": list(keys), "text": text, "answer": reply})
@@ -135,7 +115,7 @@ class StructuredAgent:
         return render_question(v.features, session.pool.dialect)
 
     # ----- variants ------------------------------------------------------------------------
-    def run(self, session: RepairSession, user: SimulatedChatUser) -> Episode:
+    def run(self, session: RepairSession, user: ChatUser) -> Episode:
         """Clarify with ``user`` and submit; the session is filtered by the answers."""
         if self.variant == "planpool":
             return self._planpool(session, user)
@@ -162,7 +142,7 @@ class StructuredAgent:
         episode.abandoned = sum(1 for v in plan if v.keys not in seen)
         return self._finish(session, episode, stop)
 
-    def _planpool(self, session: RepairSession, user: SimulatedChatUser) -> Episode:
+    def _planpool(self, session: RepairSession, user: ChatUser) -> Episode:
         episode = Episode("planpool")
         pool = QuestionPool(self.clock)
         initial = [v for v in session.variables()[: self.k] if v.gain > self.gain_threshold]
@@ -195,16 +175,5 @@ class StructuredAgent:
         return episode
 
 
-def run_structured(session: RepairSession, gold: int | Target, variant: str, *,
-                   user: str = "pool-informed", **params: Any) -> Episode:
-    """One structured-agent episode for target ``gold`` with the simulated chat user ``user``."""
-    return StructuredAgent(variant, **params).run(session, SimulatedChatUser(session, gold, user))
-
-
-def realiser_masks(session: RepairSession) -> list[np.ndarray]:
-    """Per gold: which pool candidates produce its output (all False when none does)."""
-    return [SimulatedUser(session, g).realisers.copy() for g in range(len(session.pool.gold_sqls))]
-
-
-__all__ = ["NOT_SPECIFIED", "RESOLVED", "VARIANTS", "Episode", "SimulatedChatUser",
-           "StructuredAgent", "realiser_masks", "run_structured", "splits"]
+__all__ = ["NOT_SPECIFIED", "RESOLVED", "VARIANTS", "ChatUser", "Episode", "StructuredAgent",
+           "splits"]

@@ -38,7 +38,8 @@ from core.engine.similarity import output_key
 from core.engine.taskbank import Task, load_tasks
 from core.evaluation.populations import DEFAULT_POPULATION, POPULATION_NOTES, POPULATIONS, targets
 from core.evaluation.simulate import DEFAULT_USER, USER_NOTES, USERS, Target, output_matches
-from core.planpool.agents import VARIANTS, Episode, realiser_masks, run_structured
+from core.planpool.agents import VARIANTS, Episode
+from core.planpool.simulated import realiser_masks, run_structured
 
 
 @dataclass
@@ -127,7 +128,8 @@ def outcome(pool: PreparedPool, task: Task, gold: int | Target, episode: Episode
     """Score one episode against target ``gold`` (a gold index or a population's target)."""
     keys = [output_key(r) for r in pool.gold_results]
     target = gold if isinstance(gold, Target) else None
-    want = target.key if target is not None else keys[gold]
+    index = gold.index if isinstance(gold, Target) else gold
+    want = target.key if target is not None else keys[index]
     correct = submitted_key is not None and submitted_key == want and want != "error"
     if target is not None and episode.submitted is not None and not correct:
         correct = output_matches(pool.results[episode.submitted], target.result)
@@ -135,11 +137,10 @@ def outcome(pool: PreparedPool, task: Task, gold: int | Target, episode: Episode
     masks = []
     for k in episode.asked_keys:
         if k and all(c in col for c in k):
-            masks.append(pool.x[:, [col[c] for c in k]].all(axis=1))
+            masks.append(np.asarray(pool.x[:, [col[c] for c in k]].all(axis=1)))
     n_app, n_addr = addressed(masks, [g for _, g in ambiguity_sets(task, len(keys))],
                               realisers, keys, pool.counts)
     stats = _pool_stats(episode)
-    index = target.index if target is not None else gold
     if target is not None:
         meta.setdefault("weight", target.weight)
     return Outcome(task.id, task.ambiguity, index, episode.variant, correct, n_app, n_addr,
@@ -207,7 +208,8 @@ def report(outcomes: list[Outcome], headline: str = DEFAULT_USER) -> dict[str, A
     results = {p: {u: _group([o for o in outcomes if o.population == p and o.user == u])
                    for u in users} for p in pops}
     first = results[pops[0]] if pops else {}
-    head = first.get(headline) or next(iter(first.values()), {"overall": {}, "by_type": {}})
+    head: dict[str, Any] = (first.get(headline)
+                            or next(iter(first.values()), {"overall": {}, "by_type": {}}))
     return {"users": {u: USER_NOTES[u] for u in users},
             "populations": {p: POPULATION_NOTES[p] for p in pops}, "headline": headline,
             "overall": head["overall"], "by_type": head["by_type"], "results": results}
@@ -293,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     llm = None
     if args.agent == "llm":
         from core.generation.sampler import NO_KEY_MESSAGE, has_api_key
-        from core.planpool.llm_agent import llm_runner
+        from core.planpool.simulated import llm_runner
 
         if not has_api_key():
             print(NO_KEY_MESSAGE, file=sys.stderr)

@@ -10,14 +10,13 @@ names what is pending) or exhausts ``max_turns`` (status ``turn budget``). ``adv
 mutates its input, so a state saved mid-conversation resumes identically. :meth:`LLMAgent.run`
 is the blocking loop over the steps for a callback user (the CLI and the simulated user).
 Clients follow :mod:`core.generation.sampler`: the key is resolved there, held privately, never logged or
-stored in the state; the SDK's own retries are off and transient failures are retried here.
+stored in the state; transient failures (rate limits, overload, connection) are retried by the SDK
+(``max_retries``: exponential backoff with jitter that honours ``retry-after``).
 """
 
 from __future__ import annotations
 
 import json
-import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,18 +24,17 @@ from typing import Any
 import anthropic
 
 from core.engine.errors import GenerationError
-from core.engine.execute import TaskDatabase, open_database
-from core.engine.similarity import output_key
+from core.engine.execute import TaskDatabase
 from core.generation.sampler import DEFAULT_MODEL, resolve_api_key
-from core.planpool.agents import NOT_SPECIFIED, Episode, SimulatedChatUser
+from core.planpool.agents import NOT_SPECIFIED
 from core.planpool.llm_tools import DATASOURCE, POOL_OPS, SYSTEM, block_dict, datasource, tools_for
 from core.planpool.pool import Clock, PoolError, PoolNotEmptyError, QuestionPool, epoch_ms
-from core.planpool.questions import render_question
 
 NEW, ASKING, SUBMITTED, BUDGET = "new", "asking", "submitted", "turn budget"
 UNSPECIFIED_REASON = "not specified by the user"
 NUDGE = "Continue with the tools; finish by calling submit(sql)."
-_RETRY = (anthropic.RateLimitError, anthropic.InternalServerError, anthropic.APIConnectionError)
+_TRANSIENT = (anthropic.RateLimitError, anthropic.InternalServerError,
+              anthropic.APIConnectionError)  # what the SDK retries before it raises
 State = dict[str, Any]
 
 
@@ -76,31 +74,27 @@ class LLMAgent:
 
     def __init__(self, *, model: str = DEFAULT_MODEL, max_turns: int = 20, max_tokens: int = 1024,
                  api_key: str | None = None, base_url: str | None = None,
-                 timeout_s: float = 60.0, max_retries: int = 3, backoff_s: float = 1.0,
-                 sleep: Callable[[float], None] = time.sleep, clock: Clock = epoch_ms):
+                 timeout_s: float = 60.0, max_retries: int = 3, clock: Clock = epoch_ms):
         self.model, self.max_turns, self.max_tokens = model, max_turns, max_tokens
         self.base_url, self.timeout_s = base_url, timeout_s
-        self.max_retries, self.backoff_s = max_retries, backoff_s
+        self.max_retries = max_retries
         self._api_key = resolve_api_key(api_key)
-        self._sleep, self._clock = sleep, clock
+        self._clock = clock
 
     def __repr__(self) -> str:
         return f"LLMAgent(model={self.model!r}, base_url={self.base_url!r}, api_key=<hidden>)"
 
     def _create(self, client: anthropic.Anthropic, **kwargs: Any) -> Any:
-        for attempt in range(self.max_retries + 1):
-            try:
-                return client.messages.create(**kwargs)
-            except _RETRY as exc:
-                if attempt == self.max_retries:
-                    raise GenerationError(f"the Anthropic API kept failing ({type(exc).__name__})"
-                                          f" after {attempt + 1} attempts") from None
-                self._sleep(self.backoff_s * 2 ** attempt)
-            except anthropic.APIStatusError as exc:
-                detail = str(exc.api_message or exc.status_code).replace(self._api_key, "<hidden>")
-                raise GenerationError(f"the Anthropic API refused the request (HTTP "
-                                      f"{exc.status_code}: {detail})") from None
-        raise AssertionError("unreachable")
+        """One Messages call (the SDK retries transient failures); failures as GenerationError."""
+        try:
+            return client.messages.create(**kwargs)
+        except _TRANSIENT as exc:
+            raise GenerationError(f"the Anthropic API kept failing ({type(exc).__name__}) after "
+                                  f"{self.max_retries + 1} attempts") from None
+        except anthropic.APIStatusError as exc:
+            detail = str(exc.api_message or exc.status_code).replace(self._api_key, "<hidden>")
+            raise GenerationError(f"the Anthropic API refused the request (HTTP "
+                                  f"{exc.status_code}: {detail})") from None
 
     # ----- the step API --------------------------------------------------------------------
     def start(self, question: str, variant: str = "planpool", dialect: str = "sqlite") -> State:
@@ -143,7 +137,8 @@ class LLMAgent:
                     break
                 if client is None:
                     client = anthropic.Anthropic(api_key=self._api_key, base_url=self.base_url,
-                                                 max_retries=0, timeout=self.timeout_s)
+                                                 max_retries=self.max_retries,
+                                                 timeout=self.timeout_s)
                 self._call(client, state)
         finally:
             if client is not None:
@@ -266,61 +261,5 @@ def _clarify(name: str, args: dict[str, Any], pool: QuestionPool | None, state: 
                        (("open", pool.open), ("all", list(pool.questions.values())))})
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-class MatchingUser:
-    """The two-stage simulated user (App. B): map a question to a decision variable, answer it.
-
-    A free-text question is matched to the session's variable whose rendered question shares
-    the most words (Jaccard ≥ ``min_overlap``); unmatched questions are "not specified".
-    """
-
-    def __init__(self, chat: SimulatedChatUser, min_overlap: float = 0.35):
-        self.chat = chat
-        self.min_overlap = min_overlap
-        s = chat.session
-        self.options = [(v.keys, set(_WORD.findall(render_question(v.features, s.pool.dialect)
-                                                   .lower()))) for v in s.variables()]
-        self.matched: list[tuple[str, ...] | None] = []  # per question asked
-
-    def __call__(self, question: str) -> str:
-        words = set(_WORD.findall(question.lower()))
-        best, score = None, 0.0
-        for keys, opt in self.options:
-            j = len(words & opt) / max(1, len(words | opt))
-            if j > score:
-                best, score = keys, j
-        if best is None or score < self.min_overlap:
-            self.matched.append(None)
-            return NOT_SPECIFIED
-        self.matched.append(best)
-        return self.chat.answer_keys(best)
-
-
-def llm_runner(model: str | None = None, **kwargs: Any) -> Callable[..., tuple[Episode, str | None]]:
-    """A per-run callable for :func:`core.planpool.evaluate.evaluate_task` (--agent llm)."""
-    agent = LLMAgent(model=model or DEFAULT_MODEL, **kwargs)
-
-    def run(task: Any, pool: Any, session: Any, gold: Any, variant: str,
-            user_kind: str = "pool-informed") -> tuple[Episode, str | None]:
-        user = MatchingUser(SimulatedChatUser(session, gold, user_kind))
-        db = open_database(task.database)
-        try:
-            llm = agent.run(task.question, db, user, variant)
-            key = output_key(db.execute(llm.submitted_sql)) if llm.submitted_sql else None
-        finally:
-            db.close()
-        asked = [{"keys": list(k or ()), "text": a["text"], "answer": a["answer"]}
-                 for a, k in zip(llm.asked, user.matched, strict=True)]
-        ep = Episode(variant, asked,
-                     stop=llm.stop, submitted_sql=llm.submitted_sql,
-                     pool=llm.pool.to_dict() if llm.pool else None)
-        ep.planned = llm.pool.stats()["planned"] if llm.pool else 0
-        return ep, key
-
-    return run
-
-
-__all__ = ["ASKING", "BUDGET", "LLMAgent", "LLMEpisode", "MatchingUser", "SUBMITTED", "SYSTEM",
-           "episode", "llm_runner", "restore_pool", "tools_for"]
+__all__ = ["ASKING", "BUDGET", "LLMAgent", "LLMEpisode", "SUBMITTED", "SYSTEM", "episode",
+           "restore_pool", "tools_for"]

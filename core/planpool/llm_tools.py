@@ -90,8 +90,8 @@ def datasource(name: str, args: dict[str, Any], db: TaskDatabase) -> str:
         return f"{t}: {', '.join(db.schema()[t])}\n" + table_text(db.sample_rows(t, 3))
     if name == "probe_values":
         t, c = _known(db, str(args["table"]), str(args["column"]))
-        q = exp.to_identifier
-        col, tab = q(c).sql(db.dialect), q(t).sql(db.dialect)
+        assert c is not None  # _known returns the column it was asked for
+        col, tab = exp.to_identifier(c).sql(db.dialect), exp.to_identifier(t).sql(db.dialect)
         return table_text(db.execute(f"SELECT DISTINCT {col} FROM {tab} LIMIT 20"))
     return table_text(db.execute(str(args["sql"])))
 

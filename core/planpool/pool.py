@@ -129,7 +129,7 @@ class QuestionPool:
         if self.initialised:
             raise PoolError("the pool is already initialised; add questions with add()")
         n = len(plan)
-        items = [{"text": str(p["text"]), "priority": float(p.get("priority", n - i)),
+        items: list[dict[str, Any]] = [{"text": str(p["text"]), "priority": float(p.get("priority", n - i)),
                   "payload": dict(p.get("payload", {}))} for i, p in enumerate(plan)]
         for item in items:
             if not item["text"].strip():

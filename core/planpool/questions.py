@@ -18,9 +18,9 @@ from sqlglot import exp
 from core.engine.features import Feature
 
 _IRREGULAR = {"people": "person", "casting": "casting", "series": "series", "news": "news"}
-_COMPARE = {exp.EQ: "is", exp.NEQ: "is not", exp.GT: "is greater than",
+_COMPARE: dict[type[exp.Expr], str] = {exp.EQ: "is", exp.NEQ: "is not", exp.GT: "is greater than",
             exp.GTE: "is at least", exp.LT: "is less than", exp.LTE: "is at most"}
-_AGG = {exp.Avg: "the average", exp.Sum: "the total", exp.Max: "the highest",
+_AGG: dict[type[exp.Expr], str] = {exp.Avg: "the average", exp.Sum: "the total", exp.Max: "the highest",
         exp.Min: "the lowest"}
 
 
@@ -55,7 +55,7 @@ def _literal(node: exp.Literal) -> str:
     return f"'{node.this}'" if node.is_string else str(node.this)
 
 
-def _like(node: exp.Like) -> str:
+def _like(node: exp.Like | exp.ILike) -> str:
     subject = words(node.this)
     pattern = node.expression.this if isinstance(node.expression, exp.Literal) else None
     if pattern is None:
@@ -72,7 +72,7 @@ def _like(node: exp.Like) -> str:
     return f"{subject} is '{core}' (ignoring case)"
 
 
-def words(node: exp.Expression) -> str:
+def words(node: exp.Expr) -> str:
     """An expression in words; unknown constructs keep their SQL text."""
     if isinstance(node, exp.Paren):
         return words(node.this)

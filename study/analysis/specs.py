@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.settings import BUILTIN_STUDIES, study_roots
 from study.analysis.data import StudyData
 from study.questionnaires import BUILTINS, Questionnaire
 from study.spec import StudySpec, StudySpecError, load_study
-from study.store import REPO_ROOT
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,8 @@ class SpecLookup:
 
 
 def search_dirs() -> list[Path]:
-    """Where study files are looked for: ``$PLEASQLARIFY_STUDIES_DIR``, then studies/."""
-    from study.registry import studies_dir
-    dirs = [studies_dir(), REPO_ROOT / "studies"]
+    """Where study files are looked for: core.settings.study_roots, then studies/."""
+    dirs = [*study_roots(), BUILTIN_STUDIES]
     return list(dict.fromkeys(d.resolve() for d in dirs))
 
 
@@ -66,7 +65,7 @@ def find_study_spec(study: str, data: StudyData | None = None) -> SpecLookup:
     searched = tuple(str(d) for d in search_dirs())
     if found:
         spec = next((s for s in found if s.hash in hashes), found[0])
-        problems = ()
+        problems: tuple[str, ...] = ()
         if hashes and spec.hash not in hashes:
             problems = (f"The study file {spec.path} has changed since these participants "
                         f"joined (recorded hash {', '.join(sorted(h[:12] for h in hashes))}…, "

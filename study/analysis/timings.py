@@ -1,8 +1,6 @@
 """Time per task and subtask per participant and condition (from study.timing), timer
 intervals for the export, and the facilitator's markers and notes alongside."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import pandas as pd

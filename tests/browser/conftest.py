@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from study.serve import CHROMIUM, CHROMIUM_ARGS, running
+from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

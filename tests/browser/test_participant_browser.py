@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from study.serve import start
-from study.serve import stop as _stop
 from study.store import open_store
 from study.trace import read_events
 from tests.browser.conftest import ARTIFACTS, server_env
+from tests.harness import start
+from tests.harness import stop as _stop
 from tests.study_flow_fixtures import TASK, write_mini
 
 pytestmark = pytest.mark.browser

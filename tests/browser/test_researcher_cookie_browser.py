@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 
 from study import access as A
-from study.serve import running
 from tests.browser.conftest import ARTIFACTS, server_env
+from tests.harness import running
 
 PASSWORD = "cookie-s3cret"
 

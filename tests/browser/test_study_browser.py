@@ -19,9 +19,9 @@ from playwright.sync_api import expect
 
 from study.facilitator import Console
 from study.registry import find
-from study.serve import running
 from study.store import open_store
 from tests.browser.conftest import ARTIFACTS, server_env
+from tests.harness import running
 
 pytestmark = pytest.mark.browser
 STUDY = "film-two-conditions"

@@ -479,3 +479,102 @@ def test_a_click_elsewhere_drops_the_queued_presses_and_typing_answers_nothing(
     _wait_count(page, len(session.survivors))
     _click(page, _key(pool, "dv-back"))
     _wait_count(page, pool.n)
+
+
+def _glyph_px(page) -> dict[int, tuple[float, float]]:
+    """Each drawn glyph's centre in page px (from its transform), by candidate id."""
+    return {int(k): tuple(v) for k, v in page.evaluate("""() => Object.fromEntries(
+        [...document.querySelectorAll('[data-testid="pq-action-space"] .pq-glyph')].map(g => {
+            const r = g.querySelector('.pq-hit').getBoundingClientRect();
+            return [g.dataset.id, [r.x + r.width / 2, r.y + r.height / 2]]; }))""").items()}
+
+
+def test_wheel_zoom_pan_reset_and_a_lasso_in_the_zoomed_view(page, server: str, pool) -> None:
+    """The wheel zooms at the pointer (the point under it stays), Pan drags the view, Reset
+    returns to the whole space, and a lasso in a zoomed view keeps what it encloses there."""
+    _open(page, server)
+    chart = page.locator('[data-testid="pq-action-space"]')
+    reset = chart.locator('.pq-tools button[data-action="reset"]')
+    assert reset.is_disabled()
+    box = chart.locator(".pq-plot").first.bounding_box()
+    before = _glyph_px(page)
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.wheel(0, -400)  # zoom in at the centre: exp(0.8) ≈ 2.2×
+    page.wait_for_function("() => Number(document.querySelector("
+                           "'[data-testid=\"pq-action-space\"]').dataset.zoom) > 2")
+    zoom = float(chart.get_attribute("data-zoom"))
+    after = _glyph_px(page)
+    a, b = sorted(before)[:2]
+    d0 = np.hypot(before[a][0] - before[b][0], before[a][1] - before[b][1])
+    d1 = np.hypot(after[a][0] - after[b][0], after[a][1] - after[b][1])
+    assert d1 == pytest.approx(zoom * d0, rel=0.02)  # distances scale with the zoom
+    for cid in before:  # the centre stays where it was: offsets from it scale too
+        assert after[cid][0] - cx == pytest.approx(zoom * (before[cid][0] - cx), abs=1.0)
+    assert reset.is_enabled()
+
+    chart.locator('.pq-tools button[data-mode="pan"]').click()
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    for t in np.linspace(0, 1, 6)[1:]:
+        page.mouse.move(cx + 60 * t, cy + 30 * t)
+    page.mouse.up()
+    panned = _glyph_px(page)
+    assert _count(page) == pool.n  # panning selects nothing
+    moved = [(panned[c][0] - after[c][0], panned[c][1] - after[c][1]) for c in after]
+    assert all(dx == pytest.approx(60, abs=1.5) and dy == pytest.approx(30, abs=1.5)
+               for dx, dy in moved)
+
+    chart.locator('.pq-tools button[data-mode="select"]').click()
+    x0, x1 = box["x"] + 0.3 * box["width"], box["x"] + 0.7 * box["width"]
+    y0, y1 = box["y"] + 0.3 * box["height"], box["y"] + 0.7 * box["height"]
+    inside = sorted(c for c, (x, y) in panned.items() if x0 < x < x1 and y0 < y < y1)
+    assert 0 < len(inside) < pool.n
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    for t in np.linspace(0, 1, 6)[1:]:
+        page.mouse.move(x0 + t * (x1 - x0), y0 + t * (y1 - y0))
+    page.mouse.up()
+    _wait_count(page, len(inside))
+    _click(page, _key(pool, "dv-back"))
+    _wait_count(page, pool.n)
+
+    reset.click()
+    page.wait_for_function("() => document.querySelector("
+                           "'[data-testid=\"pq-action-space\"]').dataset.zoom === '1'")
+    back = _glyph_px(page)
+    assert all(back[c] == pytest.approx(before[c], abs=0.5) for c in before)
+    assert reset.is_disabled()
+
+
+def test_the_chart_downloads_as_svg_and_png(page, server: str, pool, tmp_path) -> None:
+    """SVG: a standalone document with every glyph and its colours inlined; PNG: an image of
+    twice the chart's size."""
+    import struct
+    import xml.etree.ElementTree as ET
+
+    _open(page, server)
+    chart = page.locator('[data-testid="pq-action-space"]')
+    with page.expect_download() as got:
+        chart.locator('.pq-tools button[data-action="svg"]').click()
+    svg_path = tmp_path / got.value.suggested_filename
+    got.value.save_as(svg_path)
+    assert svg_path.name == f"action-space-{pool.task_id}.svg"
+    root = ET.parse(svg_path).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg"
+    glyphs = [g for g in root.iter(f"{ns}g") if g.get("class") == "pq-glyph"]
+    assert len(glyphs) == pool.n
+    bodies = [r for r in root.iter(f"{ns}rect") if r.get("class") == "pq-body"]
+    assert bodies and all("fill:rgb(" in r.get("style", "") for r in bodies)
+    assert not [r for r in root.iter(f"{ns}rect") if r.get("class") == "pq-hit"]
+    width = float(root.get("width"))
+
+    with page.expect_download() as got:
+        chart.locator('.pq-tools button[data-action="png"]').click()
+    png = (tmp_path / "chart.png")
+    got.value.save_as(png)
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = struct.unpack(">II", data[16:24])
+    assert w == pytest.approx(2 * width, abs=2) and h > 400

@@ -6,32 +6,28 @@
 // is set. No chart library: Plotly.react redrew the whole figure (70 ms at N = 50, 220 ms at
 // N = 200) where this changes what changed. `data.summary` is the line over the chart. With
 // `data.panel` it registers in the page-wide hub of clauses.js, which shows a speculated state
-// in it on a Yes/No before the rerun (ui/optimistic.py).
+// in it on a Yes/No before the rerun (ui/optimistic.py). The wheel zooms at the pointer, the
+// Pan tool drags the view, Reset returns to the whole space (a new task resets it too); SVG and
+// PNG download the chart as drawn, styles inlined, for papers.
+
+import {
+  boxCorners, f1, forget, frameOf, hub, IDENTITY, idsInside, isIdentity, panBy, starPoints,
+  tipPosition, zoomAt,
+} from "./logic.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const HOVER_MS = 600;
 const CLICK_PX = 4; // a drag shorter than this is a click
 const LAYERS = ["cells", "dead", "glyphs", "labels"];
-
-const f1 = (v) => Math.round(v * 10) / 10;
-
-function inside(poly, x, y) {
-  let hit = false;
-  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
-    const [xi, yi] = poly[i];
-    const [xj, yj] = poly[j];
-    if ((yi > y) !== (yj > y) && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) hit = !hit;
-  }
-  return hit;
-}
+const WHEEL_ZOOM = 0.002; // zoom factor per wheel pixel: exp(-deltaY · this)
+const EXPORT_STYLE = ["fill", "fill-opacity", "stroke", "stroke-width", "stroke-opacity",
+  "stroke-dasharray", "opacity", "font-family", "font-size", "font-weight", "text-anchor",
+  "dominant-baseline", "paint-order"]; // computed styles written into a downloaded SVG
+let charts = 0; // ids of the clip paths, one per chart on the page
 
 function frame(state) {
-  // data square [0, 1]² (y up) → px inside the margins of the current width
-  const { width, space } = state;
-  const m = space.margin;
-  const w = width - 2 * m;
-  const h = space.height - 2 * m;
-  return { px: (x) => m + x * w, py: (y) => m + (1 - y) * h, m, w, h };
+  // data square [0, 1]² (y up) → px inside the margins of the current width and zoom
+  return frameOf(state.width, state.space, state.view);
 }
 
 function drawCells(space, fr) {
@@ -66,15 +62,7 @@ function glyphMarkup(g, colours) {
     + `<rect class="pq-body" x="${-w / 2}" y="${-h / 2}" width="${w}" height="${h}" fill="${g.colour}"/>`
     + `<rect x="${-w / 2}" y="${-h / 2}" width="${w}" height="${header}" fill="${colours.header}"/>`;
   if (g.new) {
-    const cx = w / 2 + 4;
-    const cy = -h / 2 - 4;
-    const pts = [];
-    for (let k = 0; k < 10; k++) {
-      const r = k % 2 ? 2.2 : 5;
-      const a = -Math.PI / 2 + (k * Math.PI) / 5;
-      pts.push(`${f1(cx + r * Math.cos(a))},${f1(cy + r * Math.sin(a))}`);
-    }
-    out += `<polygon class="pq-new" points="${pts.join(" ")}" fill="${colours.new}"/>`;
+    out += `<polygon class="pq-new" points="${starPoints(w / 2 + 4, -h / 2 - 4)}" fill="${colours.new}"/>`;
   }
   return out + `<rect class="pq-hit" x="${-hit / 2}" y="${-hit / 2}" width="${hit}" height="${hit}"/>`;
 }
@@ -103,10 +91,14 @@ function render(state) {
   state.plot.setAttribute("y", fr.m);
   state.plot.setAttribute("width", Math.max(0, fr.w));
   state.plot.setAttribute("height", Math.max(0, fr.h));
+  for (const attr of ["x", "y", "width", "height"]) {
+    state.clip.setAttribute(attr, state.plot.getAttribute(attr));
+  }
   state.svg.setAttribute("height", space.height);
+  const view = `${state.view.k}|${state.view.x0}|${state.view.y0}`;
   let drawn = false;
   for (const name of LAYERS) {
-    const sig = `${width}|${JSON.stringify(space[name])}`;
+    const sig = `${width}|${view}|${JSON.stringify(space[name])}`;
     if (state.sigs[name] === sig) continue;
     state.sigs[name] = sig;
     state.layers[name].innerHTML = DRAW[name](space, fr);
@@ -128,12 +120,8 @@ function showTip(state, id) {
   const fr = frame(state);
   state.tip.innerHTML = g.tip;
   state.tip.hidden = false;
-  const x = fr.px(g.x);
-  const y = fr.py(g.y);
-  const tw = state.tip.offsetWidth;
-  const th = state.tip.offsetHeight;
-  const left = x + 14 + tw > state.width ? Math.max(0, x - 14 - tw) : x + 14;
-  const top = Math.min(Math.max(0, y - th / 2), Math.max(0, state.space.height - th));
+  const { left, top } = tipPosition(fr.px(g.x), fr.py(g.y), state.tip.offsetWidth,
+                                    state.tip.offsetHeight, state.width, state.space.height);
   state.tip.style.left = `${left}px`;
   state.tip.style.top = `${top}px`;
 }
@@ -157,10 +145,15 @@ function hover(state, id) {
 }
 
 function selectedIn(state, poly) {
-  // ids of the glyphs whose centre lies inside `poly` (svg px)
+  // ids of the glyphs whose centre lies inside `poly` (svg px) and in the plot (zoomed out of
+  // view they are not drawn, so they cannot be chosen)
   const fr = frame(state);
-  return state.space.glyphs.filter((g) => inside(poly, fr.px(g.x), fr.py(g.y)))
-    .map((g) => g.id).sort((a, b) => a - b);
+  const shown = state.space.glyphs.filter((g) => {
+    const x = fr.px(g.x);
+    const y = fr.py(g.y);
+    return x >= fr.m && x <= fr.m + fr.w && y >= fr.m && y <= fr.m + fr.h;
+  });
+  return idsInside(shown, poly, fr);
 }
 
 function bindDrag(state) {
@@ -176,16 +169,12 @@ function bindDrag(state) {
     state.dragging = true;
     const id = ev.pointerId;
     const start = at(ev);
+    if (state.mode === "pan") return panDrag(state, ev, start, at);
     const clicked = glyphAt(ev.target);
     const path = [start];
     let moved = 0;
     const mode = state.mode;
-    const shape = () => {
-      if (mode === "lasso") return path;
-      const [x0, y0] = start;
-      const [x1, y1] = path[path.length - 1];
-      return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
-    };
+    const shape = () => (mode === "lasso" ? path : boxCorners(start, path[path.length - 1]));
     svg.setPointerCapture(ev.pointerId);
     hideTip(state);
     const move = (e) => {
@@ -211,9 +200,7 @@ function bindDrag(state) {
       const ids = click ? (clicked === null ? [] : [clicked]) : selectedIn(state, shape());
       const gesture = click ? "click" : mode === "lasso" ? "lasso" : "box";
       if (ids.length && state.send) {
-        const h = hub();  // another gesture: presses queued behind an answer no longer apply
-        h.queue.length = 0;
-        h.next = null;
+        forget(hub());  // another gesture: presses queued behind an answer no longer apply
         state.send("select", { ids, gesture, seq: ++state.seq });
       }
     };
@@ -229,33 +216,148 @@ function bindDrag(state) {
   svg.addEventListener("pointerleave", () => hover(state, null));
 }
 
+function unit(state, [x, y]) {
+  // svg px → unit coordinates of the plot (y up)
+  const fr = frame(state);
+  return [(x - fr.m) / fr.w, 1 - (y - fr.m) / fr.h];
+}
+
+function setView(state, view) {
+  // show the space through `view` (redrawing what moved) and keep Reset's state in step
+  state.view = view;
+  state.reset.disabled = isIdentity(view);
+  state.root.dataset.zoom = String(Math.round(view.k * 100) / 100);
+  hideTip(state);
+  if (state.space && render(state)) stamp(state);
+}
+
+function panDrag(state, ev, start, at) {
+  // the Pan tool: the view follows the pointer until it is released
+  const { svg } = state;
+  const id = ev.pointerId;
+  const from = state.view;
+  const [u0, v0] = unit(state, start);
+  svg.setPointerCapture(id);
+  const move = (e) => {
+    if (e.pointerId !== id) return;
+    const [u, v] = unit({ ...state, view: from }, at(e));
+    setView(state, panBy(from, u - u0, v - v0));
+  };
+  const up = (e) => {
+    if (e.pointerId !== id) return;
+    for (const type of ["pointermove", "pointerup", "pointercancel", "lostpointercapture"]) {
+      svg.removeEventListener(type, type === "pointermove" ? move : up);
+    }
+    state.dragging = false;
+  };
+  svg.addEventListener("pointermove", move);
+  for (const type of ["pointerup", "pointercancel", "lostpointercapture"]) {
+    svg.addEventListener(type, up);
+  }
+}
+
+function bindWheel(state) {
+  // the wheel zooms at the pointer (the page does not scroll under the chart)
+  state.svg.addEventListener("wheel", (ev) => {
+    if (!state.space || state.dragging || ev.ctrlKey) return;
+    ev.preventDefault();
+    const r = state.svg.getBoundingClientRect();
+    const [u, v] = unit(state, [ev.clientX - r.left, ev.clientY - r.top]);
+    setView(state, zoomAt(state.view, Math.exp(-ev.deltaY * WHEEL_ZOOM), u, v));
+  }, { passive: false });
+}
+
+function exportMarkup(state) {
+  // the chart as a standalone SVG document: computed styles inlined, no lasso, no hit areas
+  const clone = state.svg.cloneNode(true);
+  const source = [...state.svg.querySelectorAll("*")];
+  const copies = [...clone.querySelectorAll("*")];
+  source.forEach((el, i) => {
+    const style = getComputedStyle(el);
+    copies[i].setAttribute("style", EXPORT_STYLE.map((k) => `${k}:${style.getPropertyValue(k)}`)
+      .join(";"));
+  });
+  for (const el of clone.querySelectorAll(".pq-hit, .pq-lasso")) el.remove();
+  clone.setAttribute("xmlns", SVG);
+  clone.setAttribute("width", String(state.width));
+  clone.setAttribute("height", String(state.space.height));
+  clone.setAttribute("viewBox", `0 0 ${state.width} ${state.space.height}`);
+  return new XMLSerializer().serializeToString(clone);
+}
+
+function save(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+function download(state, kind) {
+  // save the chart as drawn: SVG as it is, PNG rendered at twice the size
+  if (!state.space || !state.width) return;
+  const name = `action-space-${state.space.task || "chart"}`;
+  const svgBlob = new Blob([exportMarkup(state)], { type: "image/svg+xml" });
+  if (kind === "svg") return save(svgBlob, `${name}.svg`);
+  const img = new Image();
+  const url = URL.createObjectURL(svgBlob);
+  img.onload = () => {
+    const canvas = document.createElement("canvas");
+    canvas.width = 2 * state.width;
+    canvas.height = 2 * state.space.height;
+    const ctx = canvas.getContext("2d");
+    ctx.scale(2, 2);
+    ctx.fillStyle = "#fff";
+    ctx.fillRect(0, 0, state.width, state.space.height);
+    ctx.drawImage(img, 0, 0);
+    URL.revokeObjectURL(url);
+    canvas.toBlob((png) => png && save(png, `${name}.png`), "image/png");
+  };
+  img.src = url;
+}
+
 function toolbar(state) {
   const bar = document.createElement("div");
   bar.className = "pq-tools";
   bar.setAttribute("role", "toolbar");
   bar.setAttribute("aria-label", "Selection tool");
-  for (const [mode, label] of [["lasso", "Lasso"], ["select", "Box"]]) {
+  const tips = { lasso: "Drag a free-hand lasso around glyphs", select: "Drag a box around glyphs",
+                 pan: "Drag to move the view (the wheel zooms at the pointer)" };
+  for (const [mode, label] of [["lasso", "Lasso"], ["select", "Box"], ["pan", "Pan"]]) {
     const b = document.createElement("button");
     b.type = "button";
     b.dataset.mode = mode;
     b.textContent = label;
-    b.title = mode === "lasso" ? "Drag a free-hand lasso around glyphs" : "Drag a box around glyphs";
+    b.title = tips[mode];
     b.addEventListener("click", () => setMode(state, mode));
     bar.appendChild(b);
   }
+  const action = (name, label, title, run) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.action = name;
+    b.textContent = label;
+    b.title = title;
+    b.addEventListener("click", run);
+    bar.appendChild(b);
+    return b;
+  };
+  state.reset = action("reset", "Reset", "Show the whole space again",
+                       () => setView(state, IDENTITY));
+  state.reset.disabled = true;
+  action("svg", "SVG", "Download the chart as an SVG image", () => download(state, "svg"));
+  action("png", "PNG", "Download the chart as a PNG image", () => download(state, "png"));
   return bar;
 }
 
 function setMode(state, mode) {
   state.mode = mode;
-  for (const b of state.bar.querySelectorAll("button")) {
+  for (const b of state.bar.querySelectorAll("button[data-mode]")) {
     b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
   }
-}
-
-function hub() {  // the same object clauses.js makes (whichever module runs first)
-  return window.__pqHub || (window.__pqHub = {
-    panels: new Map(), next: null, pending: null, queue: [], seq: 0, keys: false });
+  state.svg.dataset.mode = mode;
 }
 
 function mount(parentElement) {
@@ -271,11 +373,19 @@ function mount(parentElement) {
   const plot = document.createElementNS(SVG, "rect");
   plot.setAttribute("class", "pq-plot");
   svg.appendChild(plot);
+  const clipPath = document.createElementNS(SVG, "clipPath");  // zoomed glyphs stay in the plot
+  clipPath.id = `pq-clip-${++charts}`;
+  const clip = document.createElementNS(SVG, "rect");
+  clipPath.appendChild(clip);
+  svg.appendChild(clipPath);
+  const content = document.createElementNS(SVG, "g");
+  content.setAttribute("clip-path", `url(#${clipPath.id})`);
+  svg.appendChild(content);
   const layers = {};
   for (const name of LAYERS) {
     layers[name] = document.createElementNS(SVG, "g");
     layers[name].setAttribute("class", `pq-${name}`);
-    svg.appendChild(layers[name]);
+    content.appendChild(layers[name]);
   }
   const outline = document.createElementNS(SVG, "path");
   outline.setAttribute("class", "pq-lasso");
@@ -285,12 +395,13 @@ function mount(parentElement) {
   tip.hidden = true;
   root.append(svg, tip);
   parentElement.append(summary, root);
-  const state = { root, summary, svg, plot, layers, outline, tip, sigs: {}, tips: new Map(), seq: 0,
-                  width: 0, space: null, mode: "lasso", draws: 0, hovered: null,
-                  dragging: false };
+  const state = { root, summary, svg, plot, clip, layers, outline, tip, sigs: {}, tips: new Map(),
+                  seq: 0, width: 0, space: null, mode: "lasso", draws: 0, hovered: null,
+                  dragging: false, view: IDENTITY };
   state.bar = toolbar(state);
   root.appendChild(state.bar);
   bindDrag(state);
+  bindWheel(state);
   const redraw = () => {
     const width = root.clientWidth;
     if (width === state.width) return;
@@ -318,7 +429,11 @@ function show(state, data) {
     state.summary.innerHTML = summary;
     state.summaryHtml = summary;
   }
-  if (!state.space || state.space.task !== space.task) setMode(state, space.dragmode || "lasso");
+  if (!state.space || state.space.task !== space.task) {  // a new task: its own tool and view
+    setMode(state, space.dragmode || "lasso");
+    state.view = IDENTITY;
+    state.reset.disabled = true;
+  }
   state.space = space;
   state.revision = String(data.revision ?? "");
   if (!state.width) state.width = state.root.clientWidth;

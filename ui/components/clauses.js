@@ -13,14 +13,9 @@
 // and the shortcuts of Back / Previous / Next that come while an answer is on its way are queued
 // and replayed in order once the next state's speculation has arrived.
 
-const PENDING_MS = 15000; // an answer never acknowledged (lost) stops waiting then
-const SHORTCUTS = { b: "dv-back", arrowup: "dv-up", arrowdown: "dv-down" }; // Streamlit buttons
+import { enqueue, forget, hub, idle, keyAction, SHORTCUTS, speculated } from "./logic.js";
 
-function hub() {
-  return window.__pqHub || (window.__pqHub = {
-    panels: new Map(), next: null, pending: null, queue: [], seq: 0, keys: false, busy: null,
-    shown: null });
-}
+const PENDING_MS = 15000; // an answer never acknowledged (lost) stops waiting then
 
 function dvButton(yes) {
   return document.querySelector(
@@ -35,10 +30,6 @@ function settle(h) {
     if (!entry.alive()) h.panels.delete(key);
     else if (entry.latest) entry.show(entry.latest);
   }
-}
-
-function idle(h) {
-  return !h.pending && !h.busy && !h.queue.length;
 }
 
 function drain(h) {
@@ -59,20 +50,11 @@ function drain(h) {
   }
 }
 
-function forget(h) {
-  // another gesture (lasso, clause, cluster, a Streamlit widget): what was queued no longer
-  // follows what is on the screen, and the speculated states are about to be stale
-  h.queue.length = 0;
-  h.next = null;
-}
-
 function send(h, yes, key) {
   const panel = document.querySelector('[data-testid="pq-decision-variable"]');
   if (!panel || !panel.__pq || !panel.__pq.send) return;
   const seq = ++h.seq;
-  const views = h.next && h.next.for === h.shown && h.next.key === key
-    ? h.next[yes ? "y" : "n"] : null;
-  h.next = null;
+  const views = speculated(h, yes, key);
   panel.__pq.send("answer", { key, yes, seq });
   h.pending = { seq, timer: setTimeout(() => { settle(h); forget(h); }, PENDING_MS) };
   if (!views) return; // not speculated (e.g. a repaired pool): the rerun draws it
@@ -91,7 +73,7 @@ function answer(h, yes) {
   const button = dvButton(yes);
   if (!button || button.disabled) return false;
   if (idle(h)) send(h, yes, button.dataset.key);
-  else if (h.queue.length < 8) h.queue.push({ yes });
+  else enqueue(h, { yes });
   return true;
 }
 
@@ -104,16 +86,16 @@ function bindKeys(h) {
   h.keys = true;
   // capture phase on window: before Streamlit's shortcut handler (hotkeys-js, on document)
   window.addEventListener("keydown", (ev) => {
-    if (ev.defaultPrevented || ev.repeat || ev.isComposing || ev.ctrlKey || ev.metaKey
-        || ev.altKey || typing(ev.target)) return;
+    const action = keyAction(ev, h);
+    if (!action || typing(ev.target)) return;
     if (!document.querySelector('[data-testid="pq-decision-variable"]')) return;
-    const k = (ev.key || "").toLowerCase();
-    if (k === "y" || k === "n") {
+    const k = ev.key.toLowerCase();
+    if (action === "answer") {
       if (answer(h, k === "y")) ev.preventDefault();
-    } else if (SHORTCUTS[k] && !idle(h)) { // keep Back / Previous / Next in order behind it
+    } else { // keep Back / Previous / Next in order behind the answer on its way
       ev.preventDefault();
       ev.stopImmediatePropagation();
-      if (h.queue.length < 8) h.queue.push({ button: SHORTCUTS[k] });
+      enqueue(h, { button: SHORTCUTS[k] });
     }
   }, true);
   // a click on any other workspace control goes to the server now: drop what was queued

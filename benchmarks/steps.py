@@ -1,6 +1,6 @@
 """Benchmark: the participant's whole path and first paints, timed inside the page.
 
-``python -m ui.bench_steps [--reps 5] [--root DIR]`` starts ``streamlit run app.py`` (from
+``python -m benchmarks.steps [--reps 5] [--root DIR]`` starts ``streamlit run app.py`` (from
 ``--root``, default this checkout, so an older checkout can be measured with the same bench)
 and a trivial one-button app, and prints median and p95 (ms) of every step a participant waits
 for: consent → About you, questionnaire → onboarding, onboarding → practice workspace (chart
@@ -13,7 +13,7 @@ Times are taken in the page (``performance.now()``): from the ``pointerdown`` of
 navigation start, for a first paint) to the first animation frame in which the next part is in
 the DOM. Playwright's own waits poll with a back-off (0, 20, 50, 100, 100, then every 500 ms),
 so ``locator.wait_for`` adds up to 500 ms to anything slower than ~270 ms; the rows of
-ui/bench_rerun.py that use it (first paints, Continue) read high by that much. Figures, not
+benchmarks/rerun.py that use it (first paints, Continue) read high by that much. Figures, not
 assertions (STYLE.md).
 """
 
@@ -29,11 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from study.serve import CHROMIUM, CHROMIUM_ARGS, running
-from ui.bank_cache import BUILTIN_BANK
-from ui.bench_paint import TIMEOUT_MS, VIEWPORT
+from benchmarks.common import ROOT
+from benchmarks.paint import TIMEOUT_MS, VIEWPORT
+from core.settings import BUILTIN_BANK
+from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
-ROOT = Path(__file__).resolve().parent.parent
 TASK = "film-pulp-review"
 STUDY = f"""id: steps
 title: Steps bench study
@@ -206,8 +206,8 @@ def measure(reps: int, root: Path, out: Any = sys.stderr) -> list[tuple[str, lis
     """Every row of this bench as (what, times); each is printed to ``out`` as it arrives."""
     from playwright.sync_api import sync_playwright
 
+    from benchmarks.common import stats
     from study.store import open_store
-    from ui.bench_rerun import stats
 
     rows: list[tuple[str, list[float]]] = []
 
@@ -274,9 +274,9 @@ def fresh_server_paints(browser: Any, root: Path, env: dict[str, str], tmp: Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ui.bench_rerun import print_table
+    from benchmarks.common import print_table
 
-    parser = argparse.ArgumentParser(prog="python -m ui.bench_steps", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.steps", description=__doc__)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="checkout whose app.py is served (default: this one)")

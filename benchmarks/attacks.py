@@ -1,7 +1,7 @@
 """The attacks the hard execution limits must stop, and how one is measured.
 
 One list per dialect, shared by the limit tests (which assert each is stopped in time and memory)
-and ``python -m core.engine.bench_limits`` (which prints the same measurements).
+and ``python -m benchmarks.limits`` (which prints the same measurements).
 """
 
 from __future__ import annotations

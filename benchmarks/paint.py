@@ -1,4 +1,4 @@
-"""First paint of a new session with a cold or a warm HTTP cache (used by ui/bench_rerun.py).
+"""First paint of a new session with a cold or a warm HTTP cache (used by benchmarks/rerun.py).
 
 *Cold*: a fresh browser context (empty HTTP cache, as a participant's first visit). *Warm*: the
 same context after one untimed visit to the same address, whose tab is closed first; a new tab
@@ -7,7 +7,7 @@ machine that opened the studio before). :func:`timeline` lists every request of 
 (start, end, size, cached, encoding, Cache-Control) and the WebSocket's first and last message,
 from the Chrome DevTools Protocol.
 
-``python -m ui.bench_paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]``
+``python -m benchmarks.paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]``
 prints, for the workspace with its chart drawn, median and p95 (ms) of the first paint and of
 the chart's first drawing (since navigation), cold and warm, on servers whose start-up work
 (the free page's UMAP warm-up) is over.
@@ -123,13 +123,13 @@ def timeline(browser: Any, address: str, ready: Callable[[Any], None], label: st
 
 
 def workspace_ready(page: Any) -> None:
-    """The workspace is drawn with its chart (the readiness bench_rerun's first paint uses)."""
+    """The workspace is drawn with its chart (the readiness benchmarks.rerun's first paint uses)."""
     page.get_by_text("queries remain").wait_for()
     page.locator(".pq-space[data-revision]").first.wait_for()
 
 
 def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> None:
-    from ui.bench_rerun import stats
+    from benchmarks.common import stats
 
     def row(what: str, values: list[float]) -> None:
         if values:
@@ -148,11 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
     from pathlib import Path
 
-    from study.serve import CHROMIUM, CHROMIUM_ARGS, running
-    from ui.bench_rerun import ROOT, build_bank
-    from ui.bench_split import wait_quiet
+    from benchmarks.common import ROOT, build_bank
+    from benchmarks.split import wait_quiet
+    from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
-    parser = argparse.ArgumentParser(prog="python -m ui.bench_paint", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.paint", description=__doc__)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--compare", action="append", default=[], type=Path, metavar="CHECKOUT",
                         help="also serve CHECKOUT/app.py, its repetitions interleaved with ours")

@@ -1,6 +1,6 @@
 """Per-stage timings of the engine at N = 50, 200 and 1000 candidates.
 
-``python -m core.bench [--sizes 50 200 1000] [--json OUT] [--repeat 5]``
+``python -m benchmarks.engine [--sizes 50 200 1000] [--json OUT] [--repeat 5]``
 
 Pools of the requested size are built deterministically from a film-style database by
 enumerating plausible readings (column subsets, joins, filters, DISTINCT, ORDER BY, LIMIT) with
@@ -35,6 +35,7 @@ from core.engine.similarity import functional_classes
 from core.engine.strategy import DEFAULT_STRATEGY, rank_variables
 from core.engine.taskbank import Candidate, DatabaseSpec, Task
 from core.engine.variables import mine_decision_variables
+from core.settings import REPO_ROOT
 
 BENCH_DUMP = """
 CREATE TABLE film(id INTEGER PRIMARY KEY, title TEXT, genre TEXT, year INT, minutes INT);
@@ -95,14 +96,14 @@ def _time(fn, repeat: int = 1):
 
 def layout_cold_ms(n: int) -> float:
     """Layout in a fresh interpreter with an empty numba cache (what a new server pays)."""
-    code = ("import time,sys; from core.evaluation.bench import synthetic_task; from core.engine.pool import "
+    code = ("import time,sys; from benchmarks.engine import synthetic_task; from core.engine.pool import "
             "prepare_pool; t=synthetic_task(int(sys.argv[1])); p=prepare_pool(t, layout=False);"
             "from core.engine.layout import compute_layout; s=time.perf_counter();"
             "compute_layout(p.class_index, p.class_distance, p.counts);"
             "print((time.perf_counter()-s)*1000)")
     env = dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="numba-cold-"))
     out = subprocess.run([sys.executable, "-c", code, str(n)], capture_output=True, text=True,
-                         env=env, cwd=Path(__file__).resolve().parent.parent, check=True)
+                         env=env, cwd=REPO_ROOT, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -165,7 +166,7 @@ def _warm_layout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__)
     parser.add_argument("--sizes", nargs="+", type=int, default=[50, 200, 1000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", help="also write the figures as JSON to this file "
@@ -192,4 +193,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from core._cli import run
+
+    raise SystemExit(run(main))

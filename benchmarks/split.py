@@ -1,4 +1,4 @@
-"""CPU accounting for ui/bench_rerun.py: what a key press costs the server and the renderer.
+"""CPU accounting for benchmarks/rerun.py: what a key press costs the server and the renderer.
 
 :func:`wait_quiet` holds timing back until the server is idle (its UMAP warm-up over);
 :class:`Split` (``--split``) reads the server's CPU from /proc, the renderer main thread's from

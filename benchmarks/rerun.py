@@ -1,6 +1,6 @@
 """Benchmark: how fast the studio feels in real Chromium, against a trivial app in the same run.
 
-``python -m ui.bench_rerun [--reps 10] [--no-apptest] [--only TEXT] [--network] [--split]
+``python -m benchmarks.rerun [--reps 10] [--no-apptest] [--only TEXT] [--network] [--split]
 [--bank-dir DIR]`` builds N = 50 and N = 200 pools by pooling the candidates of every built-in
 film task (they share one database), prepares them in a temporary folder (or DIR, reused) with
 a one-task study, starts ``streamlit run app.py`` and a trivial one-button app, and prints
@@ -9,7 +9,7 @@ survivors line and the chart both show the new state, painted; measured in the p
 key event), key press → the server's rerun done (the workspace shows the speculated state
 before it, :mod:`ui.optimistic`), lasso → survivors updated, first paint
 of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
-HTTP cache, see ui/bench_paint.py), participant Continue → next part, and a fresh process's
+HTTP cache, see benchmarks/paint.py), participant Continue → next part, and a fresh process's
 first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
 ``--network`` also prints each first paint's requests; ``--split`` the CPU each key press cost
 the server and the renderer. Figures, not assertions (STYLE.md).
@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
-from study.serve import CHROMIUM, CHROMIUM_ARGS, running
-from ui.bank_cache import BUILTIN_BANK
-from ui.bench_paint import TIMEOUT_MS, first_paint, new_page, timeline
-from ui.bench_split import SPLIT, Split, wait_quiet
+from benchmarks.common import ROOT, build_bank, print_table, stats
+from benchmarks.paint import TIMEOUT_MS, first_paint, new_page, timeline
+from benchmarks.split import SPLIT, Split, wait_quiet
+from core.settings import BUILTIN_BANK
+from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
-ROOT = Path(__file__).resolve().parent.parent
 COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivors"]');
                       return e ? e.innerText : null; }"""
 # what a key press or lasso must change before it counts as re-rendered: the survivors line and,
@@ -64,60 +62,6 @@ onboarding:
 questionnaires:
   - use: demographics
 """
-
-
-def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, dict[int, str]]:
-    """A bank with one task per size, candidates pooled from all built-in film tasks.
-
-    A ``dest`` already holding this bank and its prepared pools is reused as it is.
-    """
-    from core.engine.prepare import main as prepare
-
-    rows = [json.loads(line) for line in BUILTIN_BANK.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    seen: dict[str, int] = {}
-    for row in rows:
-        for cand in row["candidates"]:
-            sql, count = (cand, 1) if isinstance(cand, str) else (cand["sql"], cand.get("count", 1))
-            seen.setdefault(sql, count)
-    pooled = [{"sql": s, "count": c} for s, c in seen.items()]
-    out, ids = [], {}
-    for n in sizes:
-        if n > len(pooled):  # pad with harmless textual variants (distinct SQL, same output)
-            extra = [{"sql": f"{c['sql'].rstrip().rstrip(';')} -- v{k}", "count": 1}
-                     for k, c in enumerate(pooled * (n // len(pooled) + 1))]
-            cands = (pooled + extra)[:n]
-        else:
-            cands = pooled[:n]
-        task = dict(rows[1], id=f"bench-n{n}", candidates=cands, title=f"Bench N={n}")
-        out.append(json.dumps(task))
-        ids[n] = task["id"]
-    dest.mkdir(parents=True, exist_ok=True)
-    bank = dest / "tasks.jsonl"
-    text = "\n".join(out) + "\n"
-    if not (bank.exists() and bank.read_text(encoding="utf-8") == text
-            and all((dest / "pools" / f"{t}.json").exists() for t in ids.values())):
-        bank.write_text(text, encoding="utf-8")
-        prepare([str(bank)])
-    return bank, ids
-
-
-def stats(times: list[float]) -> tuple[float, float]:
-    """Median and 95th percentile (nearest rank) of ``times``."""
-    ordered = sorted(times)
-    p95 = ordered[min(len(ordered) - 1, max(0, math.ceil(0.95 * len(ordered)) - 1))]
-    return statistics.median(ordered), p95
-
-
-def print_table(rows: Iterable[tuple[str, list[float]]], load_before: tuple[float, float, float], head: str = "") -> None:
-    """The rows (what, times) as a Markdown table of median and p95, then the load averages."""
-    print(f"{head}| what | reps | median ms | p95 ms |\n|---|---|---|---|")
-    for what, times in rows:
-        med, p95 = stats(times) if times else (float("nan"), float("nan"))
-        print(f"| {what} | {len(times)} | {med:.0f} | {p95:.0f} |")
-    print("\nload average (1, 5, 15 min) at the start: "
-          f"{', '.join(f'{x:.2f}' for x in load_before)}; at the end: "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
 
 
 def _timed(action: Callable[[], None], until: Callable[[], None]) -> float:
@@ -290,7 +234,7 @@ class Rows(list):
             return
         try:
             times = measure()
-        except Exception as exc:  # noqa: BLE001 - a benchmark row failing must not lose the rest
+        except Exception as exc:  # a benchmark row failing must not lose the rest
             print(f"{what}: FAILED {type(exc).__name__}: {str(exc).splitlines()[0]}",
                   file=sys.stderr)
             self.append((what, []))
@@ -425,7 +369,7 @@ def _app(bank: str, task_id: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ui.bench_rerun", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.rerun", description=__doc__)
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--no-apptest", action="store_true")

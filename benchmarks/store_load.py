@@ -1,6 +1,6 @@
 """Load benchmark: concurrent simulated participants logging events, each sent twice.
 
-    python -m study.bench_load [--db URL] [--participants 20] [--events 500]
+    python -m benchmarks.store_load [--db URL] [--participants 20] [--events 500]
 
 Always runs against a temporary SQLite store, and also against ``--db`` (e.g. PostgreSQL) when
 given. Each participant joins through ``assign_participant`` (flagged simulated, in a study of
@@ -144,7 +144,7 @@ def report(r: BenchResult) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m study.bench_load", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.store_load", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", help="an extra store URL to benchmark, e.g. postgresql+psycopg://…")
     ap.add_argument("--participants", type=int, default=20)

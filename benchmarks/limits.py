@@ -1,12 +1,12 @@
 """What the hard limits cost and how fast they stop each attack (a printing benchmark).
 
-``python -m core.engine.bench_limits [--bank studies/film/tasks.jsonl] [--repeat 5]
+``python -m benchmarks.limits [--bank studies/film/tasks.jsonl] [--repeat 5]
 [--pg-url URL] [--timeout 2]``
 
 Per query on the bank's pools: the statement check alone, the same limited SQLite backend in
 this process, the full path one query per round trip (``execute``) and one round trip per pool
 (``execute_many``, what pool preparation uses); the start-up of one worker. Then each attack
-of core.engine.attacks (the limit tests' list) with its stop time, this process's RSS growth,
+of benchmarks.attacks (the limit tests' list) with its stop time, this process's RSS growth,
 the worker's peak RSS growth and whether its error says what the tests expect. First, the inputs
 aimed at the statement check itself (it runs in the app process, before any worker limit): the
 time to decide each and this process's peak memory growth, against the 0.5 s / 50 MB bound.
@@ -19,7 +19,7 @@ import statistics
 import time
 from typing import Any
 
-from core.engine.attacks import ATTACKS, CHECK_ATTACKS, run_attack, run_check
+from benchmarks.attacks import ATTACKS, CHECK_ATTACKS, run_attack, run_check
 from core.engine.execute import open_database
 from core.engine.sqlguard import check_query
 from core.engine.sqlworker import SqliteBackend, Watchdog
@@ -51,7 +51,7 @@ def per_query_cost(bank: str, repeat: int) -> dict[str, float]:
             for sql in sqls:
                 try:
                     backend.run(sql, 2.0, 1000, 16_000_000, dog)
-                except Exception:  # noqa: BLE001, S112 - failing candidates cost time too
+                except Exception:  # failing candidates cost time too
                     continue
 
     def full() -> None:
@@ -68,7 +68,7 @@ def per_query_cost(bank: str, repeat: int) -> dict[str, float]:
             for sql in sqls:
                 try:
                     check_query(sql)
-                except Exception:  # noqa: BLE001, S112
+                except Exception:
                     continue
 
     full()  # warm the worker's connections
@@ -128,7 +128,7 @@ def attack_figures(spec: DatabaseSpec, dialect: str, timeout_s: float) -> list[d
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m core.engine.bench_limits",
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.limits",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--bank", default="studies/film/tasks.jsonl",
                     help="task bank whose candidates are timed (default: the film study's)")
