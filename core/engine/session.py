@@ -409,8 +409,7 @@ class RepairSession:
         if len(decision.weights) != len(decision.sqls):
             raise SessionError("a repair decision needs one weight per added query")
         if results is None:
-            db = self.database
-            results = [db.execute(sql) for sql in decision.sqls]
+            results, features = self._rerun(decision.sqls)
         old = self.pool
         pool = extend_pool(old, list(decision.sqls), results, list(decision.weights),
                            decision.gesture or "repair", features if results else None)
@@ -420,6 +419,16 @@ class RepairSession:
         self.history.append(decision)
         self._alive.append(np.concatenate([self._alive[-1], np.ones(added, dtype=bool)]))
         self._pools.append(pool)
+
+    def _rerun(self, sqls: tuple[str, ...]) -> tuple[list[ExecutionResult],
+                                                      list[list[Feature]] | None]:
+        """Results (and features) of a recorded repair's queries: from the pool's repair cache
+        where this process ran them already (a reload, a replay), else run on the database."""
+        hits = [self.pool.repair_cache.get(sql) for sql in sqls]
+        results = [h[0] if h is not None else self.database.execute(sql)
+                    for h, sql in zip(hits, sqls, strict=True)]
+        known = all(h is not None and h[2] is not None for h in hits)
+        return results, [h[2] for h in hits] if known else None
 
     def reject_output(self, key: str) -> None:
         """Rule out every surviving candidate whose output has ``key`` ("not this output")."""

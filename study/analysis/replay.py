@@ -109,10 +109,11 @@ def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> 
                         break
             else:
                 decision = decision_of(ev.type, p)
-                if decision is None:
+                if decision is None and ev.type != "repair":
                     continue  # an inspection click without a selection
-                try:
-                    session.decide(decision)
+                try:  # a repair that found nothing changed nothing, yet it is a step
+                    if decision is not None:
+                        session.decide(decision)
                 except SessionError as exc:
                     problem = f"cannot apply {ev.type}: {exc}"
             steps.append(_snapshot(session, i, ev, before, after, problem))
