@@ -243,21 +243,20 @@ class SessionMachine(RuleBasedStateMachine):
         self.unchanged_if_refused(ok, step, state)
 
     @precondition(lambda self: self.ws is not None)
-    @rule()
-    def accept_output(self) -> None:
-        self.count("accept_output")
+    @rule(choice=st.sampled_from(["none", "reject", "accept"]),
+          method=st.sampled_from(["recompose", "recompose", "none"]))
+    def output(self, choice: str, method: str) -> None:
+        """Yes to the shown output (nothing changes), No to it, or None of these; after a No
+        repair runs (recomposition, or repair off)."""
+        self.count(f"output.{choice}" + ("" if choice == "accept" else f".{method}"))
         step, state = self.session.step, observe(self.ws)
-        has = self.session.predicted_output_key() is not None
-        assert actions.accept_output(self.ws, self.log) == has
-        assert self.session.step == step and observe(self.ws) == state
-
-    @precondition(lambda self: self.ws is not None)
-    @rule(none=st.booleans(), method=st.sampled_from(["recompose", "recompose", "none"]))
-    def reject_output(self, none: bool, method: str) -> None:
-        """No to the shown output, or None of these; then repair (or none)."""
-        self.count(f"{'none_of_these' if none else 'reject'}.{method}")
-        step, state = self.session.step, observe(self.ws)
-        queued = (actions.none_of_these if none else actions.reject_output)(self.ws, self.log)
+        if choice == "accept":
+            has = self.session.predicted_output_key() is not None
+            assert actions.accept_output(self.ws, self.log) == has
+            assert self.session.step == step and observe(self.ws) == state
+            return
+        queued = (actions.none_of_these if choice == "none" else actions.reject_output)(
+            self.ws, self.log)
         ok = False
         if queued and actions.repair_pending(self.ws):
             outcome = actions.run_repair(self.ws, self.log, method)
