@@ -44,10 +44,10 @@ def replay_panel(evs: list[Any], pool: Any, intervals: pd.DataFrame, pid: str) -
     if stopped is not None:
         k_fail = steps.index(stopped)
         with st.container(border=True, key="an_rp_failure"):
-            st.error(f"Replay cannot reproduce this trace beyond step {k_fail} of "
-                     f"{len(steps) - 1}: event `{stopped.type}` ({stopped.event_id or 'no id'}) "
-                     f"failed with {stopped.failure}. Steps before it are shown as replayed.",
-                     icon=":material/error:")
+            st.error(f"Replay cannot reproduce this trace: it stopped at step {k_fail}, event "
+                     f"`{stopped.type}` ({stopped.event_id or 'no id'}), with "
+                     f"{stopped.failure}. Steps 0–{k_fail - 1} are as replayed; the events "
+                     "after it were not replayed.", icon=":material/error:")
     k = st.slider("Step", 0, len(steps) - 1, 0, key="an_rp_k") if len(steps) > 1 else 0
     s = steps[k]
     marked = evs[s.index].server_ts if s.index >= 0 else None
