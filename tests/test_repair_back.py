@@ -3,6 +3,7 @@ workflow coding of its gestures (each failed on b320bc6)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -137,3 +138,21 @@ def test_workflow_coding_counts_selections_outputs_and_repairs() -> None:
     assert (row["n_explore"], row["n_back"]) == (1, 1)
     assert row["rule_label"] == "W3"
     assert np.isclose(float(row["explanation"].split("W3=")[1].split(")")[0]), 4 + 0.5 * 3)
+
+
+def test_a_submitted_repaired_query_is_coded_by_its_output(pools) -> None:
+    """The completion suggestion reads a submission that repair added (index past the pool)."""
+    from core.engine.similarity import output_key
+    from study.analysis.completion import pool_outputs
+
+    pool = pools["film-departed-makers"]
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    events: list[tuple[str, dict]] = []
+    actions.none_of_these(ws, lambda t, p: events.append((t, p)))
+    actions.run_repair(ws, lambda t, p: events.append((t, p)))
+    chosen = actions.submit(ws, lambda t, p: events.append((t, p)))
+    assert chosen is not None and chosen >= pool.n
+    key_of, _, _ = pool_outputs(pool)
+    payload = json.loads(json.dumps(events[-1][1]))
+    assert key_of(payload) == output_key(ws.session.pool.results[chosen])
+    assert key_of({**payload, "sql": "SELECT 1"}) is None
