@@ -58,6 +58,8 @@ BROKEN = ("SELECT * FROM no_such_table_21", "SELECT no_such_column_21 FROM no_su
 STATS: dict[str, Any] = {"sequences": 0, "steps": 0, "by_rule": {}, "seconds": 0.0}
 ARTIFACT = REPO_ROOT / "test-artifacts" / "session-machine.json"
 OPTIONS = WorkspaceOptions()
+# the default first (studies use it), then two that rank differently and never plan
+STRATEGY_CHOICES = ("planned", "expected-depth", "cluster-grouped")
 # SESSION_MACHINE_NO_SHRINK=1 reports a failing sequence as found (shrinking one can take
 # minutes here: every step runs the engine)
 PHASES = [Phase.generate] if os.environ.get("SESSION_MACHINE_NO_SHRINK") else list(Phase)
@@ -138,16 +140,17 @@ class SessionMachine(RuleBasedStateMachine):
         super().__init__()
         self.ws: WorkspaceState | None = None
         self.events: list[tuple[str, dict[str, Any]]] = []
-        self.recorded: list[tuple[int, tuple[int, ...]]] = []  # (pool size, survivors) per step
+        # (pool size, survivors, next question, best candidate) after each decision event
+        self.recorded: list[tuple[int, tuple[int, ...], str, int | None]] = []
         self.snaps: list[dict[str, Any] | None] = []  # observable state after k decisions
         self.serialised = ""  # the history last checked by serialise → load
 
     # --- set-up and bookkeeping ------------------------------------------------------------
-    @initialize(which=st.integers(0, 3))
-    def start(self, which: int) -> None:
+    @initialize(which=st.integers(0, 3), strategy=st.sampled_from(STRATEGY_CHOICES))
+    def start(self, which: int, strategy: str) -> None:
         load = self.pools[which % len(self.pools)]
         pool = load()
-        self.ws = WorkspaceState(RepairSession(pool), pool.question)
+        self.ws = WorkspaceState(RepairSession(pool, strategy=strategy), pool.question)
         self.snaps = [observe(self.ws)]
         STATS["sequences"] += 1
 
@@ -156,7 +159,9 @@ class SessionMachine(RuleBasedStateMachine):
         self.events.append((event_type, json.loads(json.dumps(payload))))
         if event_type in DECISION_TYPES:
             s = self.ws.session
-            self.recorded.append((s.pool.n, tuple(int(i) for i in s.survivors)))
+            nxt = s.next_variable()
+            self.recorded.append((s.pool.n, tuple(int(i) for i in s.survivors),
+                                  nxt.label if nxt else "", s.best_candidate()))
 
     def count(self, name: str) -> None:
         STATS["steps"] += 1
@@ -295,6 +300,19 @@ class SessionMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.ws is not None)
     @rule()
+    def reload(self) -> None:
+        """The participant reloads the page: the workspace is rebuilt from the saved session
+        (as ui.condition_views restores it) and the user goes on from there."""
+        self.count("reload")
+        s = self.session
+        state = observe(self.ws)
+        saved = json.loads(json.dumps(s.to_dict()))
+        self.ws.session = RepairSession.from_dict(saved, s.base_pool)
+        self.ws.browse, self.ws.extra = 0, {}
+        assert observe(self.ws) == state
+
+    @precondition(lambda self: self.ws is not None)
+    @rule()
     def submit(self) -> None:
         self.count("submit")
         chosen = actions.submit(self.ws, self.log)
@@ -319,6 +337,7 @@ class SessionMachine(RuleBasedStateMachine):
         s = self.session
         self.serialised = repr(s.history)
         loaded = RepairSession.from_dict(json.loads(json.dumps(s.to_dict())), s.base_pool)
+        assert loaded.strategy == s.strategy
         assert loaded.history == s.history and loaded.pool.sqls == s.pool.sqls
         assert observe(WorkspaceState(loaded, self.ws.question)) == observe(self.ws)
 
@@ -330,9 +349,10 @@ class SessionMachine(RuleBasedStateMachine):
         evs = [Event(f"e{i}", "s1", "P", t, p, study="film", condition="pleasqlarify",
                      task=pool.task_id, subtask="3", server_ts=i)
                for i, (t, p) in enumerate(self.events)]
-        steps = replay(evs, pool)
+        steps = replay(evs, pool, strategy=self.session.strategy)
         assert failure(steps) is None and not mismatches(steps), mismatches(steps)[:1]
-        assert [(x.pool_size, x.survivors) for x in steps[1:]] == self.recorded
+        assert [(x.pool_size, x.survivors, x.next_variable, x.best_candidate)
+                for x in steps[1:]] == self.recorded
         assert steps[-1].survivors == tuple(int(i) for i in self.session.survivors)
         data = StudyData(({"participant": "P", "number": 1, "condition": "pleasqlarify",
                            "condition_order": ["pleasqlarify"], "task_order": [],
@@ -375,11 +395,11 @@ def run_machine(name: str, pools: tuple[Any, ...], examples: int, steps: int) ->
 
 
 def test_no_gesture_sequence_breaks_a_film_session() -> None:
-    run_machine("film", tuple(lambda t=t: film_pool(t) for t in FILM), examples=60, steps=25)
+    run_machine("film", tuple(lambda t=t: film_pool(t) for t in FILM), examples=20, steps=25)
 
 
 def test_no_gesture_sequence_breaks_an_ambrosia_session() -> None:
-    run_machine("ambrosia", tuple(lambda i=i: dev_pool(i) for i in DEV), examples=60, steps=25)
+    run_machine("ambrosia", tuple(lambda i=i: dev_pool(i) for i in DEV), examples=25, steps=25)
 
 
 def summary() -> str | None:
