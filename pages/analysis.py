@@ -92,8 +92,9 @@ pools = _pools(study) if spec else {}
 tables = build_tables(data, spec, lookup)
 labels = {data.label(p): p for p in data.ids}
 
+# keyed: a rerun (a replay step, a task picked) keeps the tab the researcher is on
 tabs = st.tabs(["Completion", "Questionnaires", "Timings", "Workflows", "Timeline & replay",
-                "Export"])
+                "Export"], key="an_tabs")
 with tabs[0], isolated("The Completion tab"):
     comp = tables["completion"]
     rate, suggested = C.completion_rate(comp), C.completion_rate(comp, "suggested")

@@ -172,12 +172,18 @@ def test_none_of_these_then_back_on_two_tasks_replays_and_exports(browser, serve
         for i, task in enumerate(order):
             if i:
                 _idle(researcher)
-                researcher.locator(".st-key-an_rp_t [data-baseweb='select']").first.click()
-                researcher.get_by_role("option").filter(has_text=task).first.click()
+                researcher.get_by_role("combobox", name="Task").locator(
+                    "visible=true").first.click()
+                researcher.get_by_role("option", name=task).click()
+                _idle(researcher)
             researcher.get_by_text("Replay matches the recorded trace.").first.wait_for()
             researcher.get_by_role("slider").first.focus()
             researcher.keyboard.press("End")  # the last step: after the second Back
             _idle(researcher)
+            selected = researcher.get_by_role("tab", selected=True)
+            assert selected.inner_text().strip() == "Timeline & replay"  # the rerun kept it
+            box = researcher.locator(".st-key-an_rp_t input").first
+            assert task in (box.input_value() + (box.get_attribute("aria-label") or ""))
             researcher.get_by_text("Replay matches the recorded trace.").first.wait_for()
             _no_traceback(researcher)
             assert researcher.get_by_text("Replay cannot reproduce").count() == 0
