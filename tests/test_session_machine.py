@@ -399,7 +399,7 @@ def test_no_gesture_sequence_breaks_a_film_session() -> None:
 
 
 def test_no_gesture_sequence_breaks_an_ambrosia_session() -> None:
-    run_machine("ambrosia", tuple(lambda i=i: dev_pool(i) for i in DEV), examples=25, steps=25)
+    run_machine("ambrosia", tuple(lambda i=i: dev_pool(i) for i in DEV), examples=20, steps=25)
 
 
 def summary() -> str | None:
