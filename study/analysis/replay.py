@@ -4,9 +4,12 @@ Decision events: ``dv.accept``/``dv.reject`` and ``clause.accept``/``clause.reje
 ``features`` or ``feature``), restrictions (``space.lasso|box|click|cluster`` whose payload has
 ``candidates``), ``output.reject`` (payload ``outputs``), ``repair`` (payload ``sqls``,
 ``weights`` and ``method``: the added candidates are executed again on the pool's database,
-so replay needs it — ``load_prepared`` sets it), and ``undo``; ``pool.init`` starts afresh. Replay is deterministic. Where the
-payload recorded ``survivors_before``/``survivors_after`` and the replayed counts differ, or a
-decision cannot be applied, the step carries a ``mismatch`` message: reported, never hidden.
+so replay needs it — ``load_prepared`` sets it; a repair that added nothing is a step that
+changes nothing), and ``undo`` (payload ``decisions``: how many decisions one Back took back,
+2 for a rejection with its repair; default 1); ``pool.init`` starts afresh. Replay is
+deterministic. Where the payload recorded ``survivors_before``/``survivors_after`` and the
+replayed counts differ, or a decision cannot be applied, the step carries a ``mismatch``
+message: reported, never hidden; an event replay cannot get past ends it with a ``failure``.
 """
 
 from __future__ import annotations
