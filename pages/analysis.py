@@ -15,7 +15,6 @@ from study.analysis import questionnaires_agg as Q
 from study.analysis import workflows as W
 from study.analysis.data import filter_data, load_study_data
 from study.analysis.pools import study_pools
-from study.analysis.replay import replay
 from study.analysis.specs import find_study_spec
 from study.analysis.timings import annotations, timer_intervals, timings_table
 from study.export import build_tables, export_zip, find_spec, manifest, study_ids
@@ -23,6 +22,7 @@ from study.store import default_url, open_store
 from study.withdraw import withdrawals
 from ui import study_cache as data_cache
 from ui.access import require_researcher
+from ui.analysis_views import isolated, replay_panel
 from ui.router import ensure_router
 
 
@@ -92,9 +92,10 @@ pools = _pools(study) if spec else {}
 tables = build_tables(data, spec, lookup)
 labels = {data.label(p): p for p in data.ids}
 
+# keyed: a rerun (a replay step, a task picked) keeps the tab the researcher is on
 tabs = st.tabs(["Completion", "Questionnaires", "Timings", "Workflows", "Timeline & replay",
-                "Export"])
-with tabs[0]:
+                "Export"], key="an_tabs")
+with tabs[0], isolated("The Completion tab"):
     comp = tables["completion"]
     rate, suggested = C.completion_rate(comp), C.completion_rate(comp, "suggested")
     left, right = st.columns(2)
@@ -119,7 +120,7 @@ with tabs[0]:
                 st.rerun()
             except ValueError as exc:
                 st.error(str(exc))
-with tabs[1]:
+with tabs[1], isolated("The Questionnaires tab"):
     sus = tables["sus"]
     sus_q = Q.sus_points(lookup.questionnaires)
     if sus.empty:
@@ -149,7 +150,7 @@ with tabs[1]:
         # theme=None keeps the diverging palette (Streamlit's theme would recolour the bars)
         st.plotly_chart(F.likert_diverging(dist, labels=texts), key="an_likert_fig",
                         theme=None)
-with tabs[2]:
+with tabs[2], isolated("The Timings tab"):
     tim = timings_table(data)
     per_sub = st.toggle("Per subtask", value=True, key="an_tim_sub")
     st.plotly_chart(F.timing_box(tim, per_sub), key="an_tim_fig")
@@ -159,7 +160,7 @@ with tabs[2]:
     notes.insert(1, "time", [_when(ts) for ts in notes["ts"]])
     st.markdown("**Facilitator markers, notes and recordings**")
     st.dataframe(notes.drop(columns=["participant", "ts"]), hide_index=True)
-with tabs[3]:
+with tabs[3], isolated("The Workflows tab"):
     c1, c2 = st.columns(2)
     rules = W.WorkflowRules(dominance=c1.slider("Dominance share", 0.5, 1.0, 0.6,
                                                 key="an_dom"),
@@ -187,7 +188,7 @@ with tabs[3]:
                 st.rerun()
             except ValueError as exc:
                 st.error(str(exc))
-with tabs[4]:
+with tabs[4], isolated("The Timeline & replay tab"):
     who = st.selectbox("Participant", list(labels), key="an_rp_p")
     pid = labels[who]
     tasks = [t for t in dict.fromkeys(e.task for e in data.events_of(pid)) if t in pools]
@@ -195,29 +196,10 @@ with tabs[4]:
         st.info("Replay needs the study's candidate pools, which come from its study file "
                 "(missing, see above); the timeline is in the Timings tab and the export.")
     task = st.selectbox("Task", tasks, key="an_rp_t")
-    evs = data.events_of(pid, task) if task else []
-    ivs = timer_intervals(data)
-    steps = replay(evs, pools[task]) if task else []
-    if steps:
-        k = st.slider("Step", 0, len(steps) - 1, 0, key="an_rp_k") if len(steps) > 1 else 0
-        s = steps[k]
-        marked = evs[s.index].server_ts if s.index >= 0 else None
-        st.plotly_chart(F.swimlane(evs, ivs[ivs["participant"] == pid], marked),
-                        key="an_swim")
-        cols = st.columns(4)
-        cols[0].metric("Survivors", len(s.survivors))
-        cols[1].metric("Distinct outputs", s.n_classes)
-        cols[2].metric("Decisions", s.history_len)
-        cols[3].metric("Event", s.type)
-        st.write(f"Next question: `{s.next_variable or '—'}`")
-        if s.best_candidate is not None:
-            st.code(pools[task].sqls[s.best_candidate], language="sql")
-        bad = [x for x in steps if x.mismatch]
-        if s.mismatch:
-            st.error(f"Replay mismatch at this step: {s.mismatch}")
-        st.caption(f"{len(bad)} of {len(steps) - 1} decision steps disagree with the "
-                   "recorded survivor counts." if bad else "Replay matches the recorded trace.")
-with tabs[5]:
+    if task:
+        with isolated("The replay of this task"):
+            replay_panel(data.events_of(pid, task), pools[task], timer_intervals(data), pid)
+with tabs[5], isolated("The Export tab"):
     meta = manifest(raw, data, tables, lookup, {"conditions": chosen, "stages": stages,
                                                 "include_flagged": flagged,
                                                 "include_simulated": simulated},

@@ -80,7 +80,7 @@ CODEBOOK: dict[str, dict[str, Any]] = {
     "workflows": {"description": "W1/W2/W3/mixed per participant x task", "columns": {
         **_P, "label": "P<number>", "condition": "condition", "task": "task id",
         **{f"n_{a}": f"number of '{a}' actions" for a in
-           ("explore", "select", "dv", "clause", "output", "back", "submit")},
+           ("explore", "select", "dv", "clause", "output", "repair", "back", "submit")},
         "rule_label": "label from study.analysis.workflows.classify", "explanation":
         "the rule and scores", "override": "researcher's label", "coder": "who overrode",
         "final": "override, else rule_label"}},

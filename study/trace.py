@@ -30,11 +30,13 @@ EVENT_TYPES: dict[str, str] = {
     "dv.dismiss": "a decision variable was skipped/hidden without answering; {variable}",
     "clause.accept": "a Predicted Query clause (atomic feature) was required; {feature}",
     "clause.reject": "a Predicted Query clause was excluded; {feature}",
-    "undo": "the last decision was undone; {undone_event_id}",
+    "undo": "Back: the user's last gesture was taken back (a rejection with the repair it "
+            "triggered is one); {undone, decisions (how many engine decisions, default 1)}",
     # the Action Space
     "space.lasso": "lasso selection in the Action Space; {candidate_ids}",
     "space.box": "box selection in the Action Space; {candidate_ids}",
-    "space.click": "click on one candidate point; {candidate_id}",
+    "space.click": "a click on one glyph kept that candidate (a selection); "
+                   "{candidates, kept, previous}",
     "space.cluster": "a cluster was selected or focused; {cluster}",
     "space.hover": "hover on a point (sampled); {candidate_id}",
     "output.view": "an output table was opened; {candidate_id}",

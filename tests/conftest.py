@@ -83,3 +83,13 @@ def film_pools() -> list:
     from tests.conftest_core import film_pools as prepared
 
     return list(prepared())
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Print what the session state machine explored (tests/test_session_machine.py), if it ran."""
+    import sys
+
+    machine = sys.modules.get("tests.test_session_machine")
+    line = machine.summary() if machine is not None else None
+    if line:
+        terminalreporter.write_line(line)

@@ -81,3 +81,73 @@ def test_impossible_decision_is_reported(pool):
     steps = replay([ev], pool)
     assert "cannot apply dv.accept" in steps[-1].mismatch
     assert np.array_equal(np.array(steps[-1].survivors), np.arange(pool.n))
+
+
+@pytest.fixture()
+def broken_trace(tmp_path, monkeypatch, pool):
+    """Study 'mini' on the film bank; one participant whose film-pulp-review trace has a
+    recorded repair the engine cannot read (its weights are text)."""
+    from study.runner import join
+    from study.spec import load_study
+    from tests.study_flow_fixtures import TASK, study_env, write_mini
+
+    path = write_mini(tmp_path / "studies", "mini")
+    url = study_env(tmp_path, monkeypatch, "pw")
+    store = open_store(url)
+    runner = join(store, load_study(path))
+    tasks, _ = load_task_bank(BANK)
+    task_pool = load_prepared(next(t for t in tasks if t.id == TASK), default_pool_dir(BANK))
+    s = RepairSession(task_pool)
+    keys = list(s.next_variable().keys)
+    outputs = sorted({s.output_key_of(int(i)) for i in s.survivors})
+    for t, payload in [("dv.accept", {"features": keys}), ("space.click", {"candidates": [0]}),
+                       ("output.reject", {"outputs": outputs, "trigger": "none"}),
+                       ("repair", {"method": "recompose", "sqls": ["SELECT 1"],
+                                   "weights": ["heavy"]}),
+                       ("undo", {"decisions": 2})]:
+        log_event(store, session_id="s1", participant=runner.participant, type=t,
+                  payload=payload, study="mini", condition="pleasqlarify", task=TASK,
+                  subtask="3")
+    return store
+
+
+def _unlocked():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.study_flow_fixtures import ROOT
+
+    at = AppTest.from_file(str(ROOT / "pages" / "analysis.py"), default_timeout=90).run()
+    at.text_input(key="analysis_pw").input("pw")
+    at.button[0].click().run()
+    return at
+
+
+def _other_tabs_intact(at) -> None:
+    assert not at.exception, at.exception
+    assert len(at.tabs) == 6
+    assert at.get("download_button"), "the Export tab lost its download"
+    workflows = at.tabs[3].dataframe[0].value
+    assert list(workflows["n_select"]) == [1] and list(workflows["n_output"]) == [1]
+    assert list(workflows["n_repair"]) == [1]
+    assert at.tabs[1].info or at.tabs[1].dataframe  # Questionnaires drew its content
+
+
+def test_a_replay_that_stops_reports_its_step_and_leaves_the_other_tabs(broken_trace) -> None:
+    at = _unlocked()
+    _other_tabs_intact(at)
+    (box,) = [e for e in at.tabs[4].error if "Replay cannot reproduce" in e.value]
+    assert "stopped at step 4, event `repair`" in box.value and "Steps 0–3" in box.value
+    assert "ValueError" in box.value
+
+
+def test_an_engine_fault_in_the_replay_stays_in_its_panel(broken_trace, monkeypatch) -> None:
+    import ui.analysis_views
+
+    def fault(*args, **kwargs):
+        raise IndexError("boolean index did not match indexed array along axis 0; size of "
+                         "axis is 41 but size of corresponding boolean axis is 44")
+    monkeypatch.setattr(ui.analysis_views, "replay", fault)
+    at = _unlocked()
+    _other_tabs_intact(at)
+    (box,) = [e for e in at.tabs[4].error if "could not be drawn" in e.value]
+    assert "The replay of this task" in box.value and "IndexError" in box.value

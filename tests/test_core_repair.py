@@ -105,8 +105,13 @@ def test_replay_and_undo_with_repair(pool, task):
     assert again.pool.sqls == s.pool.sqls
     assert np.array_equal(again.alive, s.alive)
     assert again.predicted_output_key() == s.predicted_output_key()
+    # queries this process ran already come from the pool's repair cache; others need the
+    # database, and without one replay says what to do
+    assert RepairSession.from_dict(saved, dataclasses.replace(
+        pool, database=None)).pool.sqls == s.pool.sqls
     with pytest.raises(SessionError, match="database"):
-        RepairSession.from_dict(saved, dataclasses.replace(pool, database=None))
+        RepairSession.from_dict(saved, dataclasses.replace(pool, database=None,
+                                                           repair_cache={}))
     # a pool prepared from its task knows its database: replay needs nothing more
     assert RepairSession.from_dict(saved, pool).pool.sqls == s.pool.sqls
     while s.history[-1].kind != "repair":

@@ -128,3 +128,27 @@ def test_a_failing_speculation_costs_only_the_speculation(bank: Path, monkeypatc
     assert _next(at, prefix)["next"] is None and _ack(at, prefix) == 1
     ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
     assert ws.session.step == 1
+
+
+def test_after_none_of_these_and_back_the_speculated_state_is_the_rerun_s(bank: Path) -> None:
+    """A repaired pool is never speculated; Back returns to the prepared pool, whose Yes/No
+    states are speculated again from the state on screen and drawn unchanged by the rerun."""
+    at, prefix = _start(bank, 1)
+    before = _next(at, prefix)["next"]
+    n0 = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"].session.pool.n
+    at.button(key=f"{prefix}po.none").click().run()
+    assert not at.exception, at.exception
+    ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
+    assert ws.session.pool.n > n0 and _next(at, prefix)["next"] is None
+    at.button(key=f"{prefix}dv.back").click().run()
+    assert not at.exception, at.exception
+    assert ws.session.pool.n == n0 and not ws.session.history
+    carried = _next(at, prefix)["next"]
+    assert carried == before  # the same state as before None of these: the same speculation
+    assert carried["for"] == component_data(at, f"{prefix}dv.chips")["state"]
+    answer(at, prefix, True, seq=1)
+    assert not at.exception, at.exception
+    assert _shown(at, carried["y"]) == carried["y"]
+    types = [(t, p.get("decisions")) for t, p in at.session_state["events"]]
+    assert types == [("output.reject", None), ("repair", None), ("undo", 2),
+                     ("dv.accept", None)]

@@ -156,3 +156,37 @@ def test_unknown_participant_link_is_refused(env) -> None:
     at = _open("not-a-participant")
     assert "not valid" in _errors(at)[0]
     assert env.participants("mini") == []
+
+
+def test_refresh_after_none_of_these_and_after_back_restores_what_was_shown(env) -> None:
+    """Issue 21: after None of these a refresh shows the repaired pool (stars included); after
+    Back it shows the start again — not "0 of 41 queries remain" and "You rejected every
+    remaining output", which a saved half-undone repair used to restore."""
+    at = _open()
+    pid = _agree(at)
+    _demographics(at, pid)
+    _next(at, "onboarding")
+    _next(at, "practice")
+    _text(at, pid, "1", "the review text")
+    _next(at, flow.task_step_id(TASK, "1"))
+    key = f"pleasqlarify.workspace.study-{pid}.{TASK}"
+    n0 = at.session_state[key].session.pool.n
+    at.button(key=f"pleasqlarify.{TASK}.po.none").click().run()
+    assert not at.exception, at.exception
+    repaired = at.session_state[key].session
+    assert repaired.pool.n > n0 and [d.kind for d in repaired.history] == ["reject", "repair"]
+
+    again = _open(pid)
+    assert not again.exception, again.exception
+    restored = again.session_state[key].session
+    assert restored.pool.sqls == repaired.pool.sqls
+    assert restored.survivors.tolist() == repaired.survivors.tolist()
+    assert restored.pool.origins[n0:] == repaired.pool.origins[n0:]  # the starred glyphs
+    again.button(key=f"pleasqlarify.{TASK}.dv.back").click().run()
+    assert not again.exception, again.exception
+
+    third = _open(pid)
+    assert not third.exception, third.exception
+    session = third.session_state[key].session
+    assert not session.history and session.pool.n == n0 and len(session.survivors) == n0
+    assert not any("You rejected every remaining output" in w.value for w in third.warning)

@@ -124,13 +124,24 @@ def restrict(ws: WorkspaceState, ids: list[int], gesture: str, log: Log, *,
     return True
 
 
+def gesture_size(session: RepairSession) -> int:
+    """How many decisions the user's last gesture made: 2 for a repair with the rejection
+    that asked for it ("No" or "None of these" is one decision to the user), else 1."""
+    h = session.history
+    return 2 if len(h) >= 2 and h[-1].kind == "repair" and h[-2].kind == "reject" else \
+        min(1, len(h))
+
+
 def undo(ws: WorkspaceState, log: Log) -> bool:
-    """Back: take back the last decision of any kind."""
+    """Back: take back the user's last gesture (a rejection with the repair it triggered is
+    one), logged as one ``undo`` event whose ``decisions`` says how many it took back."""
     before = len(ws.session.survivors)
-    decision = ws.session.undo()
-    if decision is None:
+    n = gesture_size(ws.session)
+    if n == 0:
         return False
-    _decided(ws, before, log, "undo", {"undone": decision.to_dict()})
+    undone = [ws.session.undo() for _ in range(n)]
+    _decided(ws, before, log, "undo", {"undone": undone[0].to_dict(), "decisions": n,
+                                       "also": [d.to_dict() for d in undone[1:]]})
     return True
 
 

@@ -72,7 +72,7 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     shapes: dict[int, Parts | Compound] = {**rec.parts, **rec.compounds}
     keys_of = {i: set(pool.feature_keys(i)) for i in shapes}
     # bases: the candidates that agree best with the answers, the last survivors first
-    last_alive = session._alive[-1] if session.alive.any() else _last_nonempty(session)
+    last_alive = session.alive if session.alive.any() else _last_nonempty(session)
     bases = sorted(shapes, key=lambda i: (_violations(keys_of[i], yes, no),
                                           not last_alive[i], -pool.counts[i], i))
     weighted: dict[str, float] = {}
@@ -221,7 +221,9 @@ def resample(session: RepairSession, sampler: Any, *, cache: Any = None, n: int 
 
 
 def _last_nonempty(session: RepairSession) -> np.ndarray:
-    for mask in reversed(session._alive):
+    """The last non-empty survivor mask of the history, over the current pool."""
+    for step in range(session.step, -1, -1):
+        mask = session.alive_at(step)
         if mask.any():
             return mask
     raise SessionError("the session has no candidates")

@@ -120,8 +120,11 @@ class RepairSession:
         self.history: list[Decision] = []
         self._pools: list[PreparedPool] = [pool]
         self._alive: list[np.ndarray] = [np.ones(pool.n, dtype=bool)]
-        self._cache: dict[tuple[int, str], Any] = {}
-        self._cols: dict[int, dict[str, int]] = {}
+        # derived views per state: (step, id of the step's pool, name); the pool is part of the
+        # key, so a view of one pool can never be read for another (repair extends the pool,
+        # Back takes the extension back)
+        self._cache: dict[tuple[int, int, str], Any] = {}
+        self._cols: dict[int, tuple[PreparedPool, dict[str, int]]] = {}
         self._database = database if database is not None else pool.database
 
     @property
@@ -136,10 +139,12 @@ class RepairSession:
 
     @property
     def _col(self) -> dict[str, int]:
-        key = id(self.pool)
-        if key not in self._cols:
-            self._cols[key] = {f.key: j for j, f in enumerate(self.pool.vocabulary)}
-        return self._cols[key]
+        pool = self.pool
+        entry = self._cols.get(id(pool))
+        if entry is None or entry[0] is not pool:  # the entry holds its pool: ids stay unique
+            entry = self._cols[id(pool)] = (pool, {f.key: j for j, f in
+                                                   enumerate(pool.vocabulary)})
+        return entry[1]
 
     @property
     def database(self) -> TaskDatabase:
@@ -163,8 +168,14 @@ class RepairSession:
 
     @property
     def alive(self) -> np.ndarray:
-        """Boolean mask over the pool: which candidates survive."""
+        """Boolean mask over the pool: which candidates survive (always ``pool.n`` long)."""
         return self._alive[-1]
+
+    def alive_at(self, step: int) -> np.ndarray:
+        """The survivors after ``step`` decisions as a mask over the current pool (candidates
+        added by a later repair did not exist then, so they count as not surviving)."""
+        mask = self._alive[step]
+        return np.concatenate([mask, np.zeros(self.pool.n - len(mask), dtype=bool)])
 
     @property
     def survivors(self) -> np.ndarray:
@@ -220,7 +231,7 @@ class RepairSession:
                 if d.kind in ("variable", "feature") and d.answer is False]
 
     def _memo(self, name: str, compute):
-        key = (self.step, name)
+        key = (self.step, id(self.pool), name)
         if key not in self._cache:
             self._cache[key] = compute()
         return self._cache[key]
@@ -398,16 +409,26 @@ class RepairSession:
         if len(decision.weights) != len(decision.sqls):
             raise SessionError("a repair decision needs one weight per added query")
         if results is None:
-            db = self.database
-            results = [db.execute(sql) for sql in decision.sqls]
+            results, features = self._rerun(decision.sqls)
         old = self.pool
         pool = extend_pool(old, list(decision.sqls), results, list(decision.weights),
                            decision.gesture or "repair", features if results else None)
         added = pool.n - old.n
-        self._alive = [np.concatenate([a, np.zeros(added, dtype=bool)]) for a in self._alive]
+        # each step keeps its mask over its own pool: Back to before the repair finds the
+        # mask and the pool of that step, both of the old size
         self.history.append(decision)
-        self._alive.append(np.concatenate([self._alive[-1][:old.n], np.ones(added, dtype=bool)]))
+        self._alive.append(np.concatenate([self._alive[-1], np.ones(added, dtype=bool)]))
         self._pools.append(pool)
+
+    def _rerun(self, sqls: tuple[str, ...]) -> tuple[list[ExecutionResult],
+                                                      list[list[Feature]] | None]:
+        """Results (and features) of a recorded repair's queries: from the pool's repair cache
+        where this process ran them already (a reload, a replay), else run on the database."""
+        hits = [self.pool.repair_cache.get(sql) for sql in sqls]
+        results = [h[0] if h is not None else self.database.execute(sql)
+                    for h, sql in zip(hits, sqls, strict=True)]
+        known = all(h is not None and h[2] is not None for h in hits)
+        return results, [h[2] for h in hits] if known else None
 
     def reject_output(self, key: str) -> None:
         """Rule out every surviving candidate whose output has ``key`` ("not this output")."""
@@ -468,7 +489,7 @@ class RepairSession:
         if twin.history != self.history or twin.pool is not self.pool:
             return False
         for key, value in list(twin._cache.items()):
-            if key[0] == self.step:
+            if key[:2] == (self.step, id(self.pool)):
                 self._cache.setdefault(key, value)
         return True
 

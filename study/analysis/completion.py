@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from core.engine.pool import PreparedPool
+from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from study.analysis.data import StudyData, condition_of, latest_codes
 from study.store import Store
@@ -157,14 +158,30 @@ def pool_outputs(pool: PreparedPool) -> tuple[Callable[[dict[str, Any]], str | N
     gold_keys = [output_key(r) for r in pool.gold_results]
 
     def key_of(payload: dict[str, Any]) -> str | None:
-        idx = payload.get("candidate")
-        if not isinstance(idx, int) and payload.get("sql") in pool.sqls:
-            idx = pool.sqls.index(payload["sql"])
-        if not isinstance(idx, int) or not 0 <= idx < pool.n:
+        idx, sql = payload.get("candidate"), payload.get("sql")
+        if not isinstance(idx, int) and sql in pool.sqls:
+            idx = pool.sqls.index(sql)
+        if not isinstance(idx, int) or idx < 0:
             return None
-        return output_key(pool.results[idx])
+        if idx < pool.n and sql in (None, pool.sqls[idx]):
+            return output_key(pool.results[idx])
+        return _repaired_output(pool, payload)
 
     return key_of, gold_keys, [k != "error" and k in class_keys for k in gold_keys]
+
+
+def _repaired_output(pool: PreparedPool, payload: dict[str, Any]) -> str | None:
+    """Output key of a submitted candidate that repair added (not in the prepared pool): the
+    submit's recorded decisions are replayed, which re-runs the repaired queries; None if that
+    fails or the replayed candidate is not the submitted SQL."""
+    try:
+        session = RepairSession.from_dict({"history": payload.get("history") or []}, pool)
+    except Exception:  # noqa: BLE001 - an unreadable submission is uncoded, not a crash
+        return None
+    idx = payload["candidate"]
+    if idx >= session.pool.n or session.pool.sqls[idx] != payload.get("sql"):
+        return None
+    return output_key(session.pool.results[idx])
 
 
 def completion_rate(table: pd.DataFrame, column: str = "final") -> float:

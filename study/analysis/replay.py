@@ -4,15 +4,18 @@ Decision events: ``dv.accept``/``dv.reject`` and ``clause.accept``/``clause.reje
 ``features`` or ``feature``), restrictions (``space.lasso|box|click|cluster`` whose payload has
 ``candidates``), ``output.reject`` (payload ``outputs``), ``repair`` (payload ``sqls``,
 ``weights`` and ``method``: the added candidates are executed again on the pool's database,
-so replay needs it — ``load_prepared`` sets it), and ``undo``; ``pool.init`` starts afresh. Replay is deterministic. Where the
-payload recorded ``survivors_before``/``survivors_after`` and the replayed counts differ, or a
-decision cannot be applied, the step carries a ``mismatch`` message: reported, never hidden.
+so replay needs it — ``load_prepared`` sets it; a repair that added nothing is a step that
+changes nothing), and ``undo`` (payload ``decisions``: how many decisions one Back took back,
+2 for a rejection with its repair; default 1); ``pool.init`` starts afresh. Replay is
+deterministic. Where the payload recorded ``survivors_before``/``survivors_after`` and the
+replayed counts differ, or a decision cannot be applied, the step carries a ``mismatch``
+message: reported, never hidden; an event replay cannot get past ends it with a ``failure``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.engine.errors import SessionError
@@ -40,6 +43,11 @@ class ReplayStep:
     recorded_before: int | None
     recorded_after: int | None
     mismatch: str | None
+    # set on the step where replay had to stop (the engine failed on this event): what failed;
+    # the step's state fields are those of the last state reproduced
+    failure: str | None = None
+    pool_size: int = 0  # candidates at this step (repair adds some)
+    best_sql: str | None = None  # SQL of best_candidate (a repaired one is not in the pool)
 
 
 def decision_of(event_type: str, payload: dict[str, Any]) -> Decision | None:
@@ -69,39 +77,61 @@ def _snapshot(session: RepairSession, index: int, ev: Any, before: int | None,
     if after is not None and after != len(surv):
         msgs.append(f"recorded {after} survivors after, replay has {len(surv)}")
     nxt = session.next_variable()
+    best = session.best_candidate()
     return ReplayStep(index, getattr(ev, "event_id", ""), getattr(ev, "type", "start"),
                       session.step, surv, session.n_classes, session.is_done,
-                      nxt.label if nxt else "", session.best_candidate(), before, after,
-                      "; ".join(msgs) or None)
+                      nxt.label if nxt else "", best, before, after, "; ".join(msgs) or None,
+                      None, session.pool.n, None if best is None else session.pool.sqls[best])
 
 
 def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> list[ReplayStep]:
-    """The workspace state at the start and after every decision event of one task's trace."""
+    """The workspace state at the start and after every decision event of one task's trace.
+
+    A decision the session refuses is a ``mismatch`` and replay goes on; anything else that
+    fails (a recorded repair whose database is gone, an engine fault) ends the replay with a
+    last step whose ``failure`` names the event and the reason — never an exception.
+    """
     session = RepairSession(pool, **session_kwargs)
     steps = [_snapshot(session, -1, None, None, None, None)]
     for i, ev in enumerate(events):
         if ev.type not in DECISION_TYPES:
             continue
-        p = ev.payload
+        p = ev.payload or {}
         before, after = p.get("survivors_before"), p.get("survivors_after")
-        problem = None
-        if before is not None and before != len(session.survivors):
-            problem = f"recorded {before} survivors before, replay has {len(session.survivors)}"
-        if ev.type == "pool.init":
-            session = RepairSession(pool, **session_kwargs)
-        elif ev.type == "undo":
-            if session.undo() is None:
-                problem = "undo with nothing to undo"
-        else:
-            decision = decision_of(ev.type, p)
-            if decision is None:
-                continue  # an inspection click without a selection
-            try:
-                session.decide(decision)
-            except SessionError as exc:
-                problem = f"cannot apply {ev.type}: {exc}"
-        steps.append(_snapshot(session, i, ev, before, after, problem))
+        try:
+            problem = None
+            if before is not None and before != len(session.survivors):
+                problem = (f"recorded {before} survivors before, replay has "
+                           f"{len(session.survivors)}")
+            if ev.type == "pool.init":
+                session = RepairSession(pool, **session_kwargs)
+            elif ev.type == "undo":  # one Back may take back a rejection with its repair
+                for _ in range(max(1, int(p.get("decisions") or 1))):
+                    if session.undo() is None:
+                        problem = "undo with nothing to undo"
+                        break
+            else:
+                decision = decision_of(ev.type, p)
+                if decision is None and ev.type != "repair":
+                    continue  # an inspection click without a selection
+                try:  # a repair that found nothing changed nothing, yet it is a step
+                    if decision is not None:
+                        session.decide(decision)
+                except SessionError as exc:
+                    problem = f"cannot apply {ev.type}: {exc}"
+            steps.append(_snapshot(session, i, ev, before, after, problem))
+        except Exception as exc:  # noqa: BLE001 - reported on its step, the caller goes on
+            reason = f"{type(exc).__name__}: {exc}"
+            steps.append(replace(steps[-1], index=i, event_id=getattr(ev, "event_id", ""),
+                                 type=ev.type, recorded_before=before, recorded_after=after,
+                                 mismatch=f"replay stopped: {reason}", failure=reason))
+            break
     return steps
+
+
+def failure(steps: list[ReplayStep]) -> ReplayStep | None:
+    """The step where replay had to stop, if it did."""
+    return next((s for s in steps if s.failure), None)
 
 
 def mismatches(steps: list[ReplayStep]) -> list[ReplayStep]:

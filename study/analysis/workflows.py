@@ -1,10 +1,12 @@
 """Workflow analysis (paper §10.4, Figure 11): raw events -> semantic actions, transition
 matrices, and a transparent rule-based W1/W2/W3/mixed classifier a researcher can override.
 
-Semantic actions (:data:`ACTION_OF`): ``explore`` (hover/click a point, open a decision
-variable without answering), ``select`` (lasso, box or cluster selection), ``dv`` (Yes/No on a
-decision variable), ``clause`` (Yes/No on a Predicted Query clause), ``output`` (an output table
-opened), ``back`` (undo), ``submit``. Other events carry no action.
+Semantic actions (:func:`action_of`): ``explore`` (hover a point, a click that selected
+nothing, browse decision variables without answering), ``select`` (a lasso, box, click or
+cluster selection that kept queries: output-based navigation), ``dv`` (Yes/No on a decision
+variable), ``clause`` (Yes/No on a Predicted Query clause), ``output`` (an output table opened,
+or Yes/No to the predicted output, "None of these" included), ``repair`` (repair added
+candidates after a rejection), ``back`` (undo), ``submit``. Other events carry no action.
 
 Classifier, per participant x task, over the navigation actions of subtask ``nav_subtask``
 (all subtasks if None): scores dv = #dv, clause = #clause, output = #select + output_weight *
@@ -36,9 +38,18 @@ ACTION_OF: dict[str, str] = {
     "space.lasso": "select", "space.box": "select", "space.cluster": "select",
     "dv.accept": "dv", "dv.reject": "dv",
     "clause.accept": "clause", "clause.reject": "clause",
-    "output.view": "output", "undo": "back", "submit": "submit",
+    "output.view": "output", "output.accept": "output", "output.reject": "output",
+    "repair": "repair", "undo": "back", "submit": "submit",
 }
-ACTIONS = ("explore", "select", "dv", "clause", "output", "back", "submit")
+ACTIONS = ("explore", "select", "dv", "clause", "output", "repair", "back", "submit")
+
+
+def action_of(event: Any) -> str | None:
+    """The semantic action of one event (None: no action); a click that kept queries is a
+    selection (the same gesture as a lasso of one glyph), a click without one explores."""
+    if event.type == "space.click" and (event.payload or {}).get("candidates"):
+        return "select"
+    return ACTION_OF.get(event.type)
 LABELS = ("W1", "W2", "W3", "mixed", "none")
 LABEL_TEXT = {"W1": "W1 decision-based", "W2": "W2 clause-level", "W3": "W3 output-based",
               "mixed": "mixed", "none": "no navigation"}
@@ -49,7 +60,7 @@ def to_actions(events: Iterable[Any], collapse: bool = False) -> list[str]:
     """The semantic action sequence of events (consecutive repeats merged if ``collapse``)."""
     out: list[str] = []
     for e in events:
-        a = ACTION_OF.get(e.type)
+        a = action_of(e)
         if a is None or (collapse and out and out[-1] == a):
             continue
         out.append(a)
@@ -70,8 +81,8 @@ def session_sequences(data: StudyData, session_id: str) -> dict[str, list[str]]:
     """Per task, the action sequence of one browser session (transitions never cross tasks)."""
     out: dict[str, list[str]] = {}
     for e in data.events:
-        if e.session_id == session_id and e.type in ACTION_OF:
-            out.setdefault(e.task, []).append(ACTION_OF[e.type])
+        if e.session_id == session_id and action_of(e) is not None:
+            out.setdefault(e.task, []).append(action_of(e))
     return out
 
 
@@ -181,6 +192,7 @@ def task_sequences(data: StudyData, subtask: str | None = None
     """The action sequence per (participant, task), optionally of one subtask only."""
     out: dict[tuple[str, str], list[str]] = {}
     for e in data.events:
-        if e.type in ACTION_OF and e.task and (subtask is None or e.subtask == subtask):
-            out.setdefault((e.participant, e.task), []).append(ACTION_OF[e.type])
+        a = action_of(e)
+        if a is not None and e.task and (subtask is None or e.subtask == subtask):
+            out.setdefault((e.participant, e.task), []).append(a)
     return out

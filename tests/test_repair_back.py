@@ -1,0 +1,158 @@
+"""Regression tests of issue 21: Back after a repair, the replay of such a trace, and the
+workflow coding of its gestures (each failed on b320bc6)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.repair import recompose
+from core.engine.session import RepairSession
+from core.engine.taskbank import load_task_bank
+from study.analysis import workflows as W
+from study.analysis.data import StudyData
+from study.analysis.replay import failure, mismatches, replay
+from study.store import REPO_ROOT
+from study.trace import Event
+from ui import actions
+from ui.action_space import space_spec
+from ui.state import WorkspaceState
+from ui.views import panel_views, space_summary
+
+BANK = REPO_ROOT / "studies" / "film" / "tasks.jsonl"
+TASKS = ("film-dicaprio-rating", "film-departed-makers")
+
+
+@pytest.fixture(scope="module")
+def pools() -> dict:
+    tasks, _ = load_task_bank(BANK)
+    return {t.id: load_prepared(t, default_pool_dir(BANK)) for t in tasks if t.id in TASKS}
+
+
+def views(session: RepairSession) -> dict:
+    """Every derived view the workspace draws, sized to the pool it was drawn on."""
+    ws = WorkspaceState(session, session.pool.question)
+    spec = space_spec(session, session.next_variable())
+    n = session.pool.n
+    assert len(session.alive) == n
+    assert len(spec["glyphs"]) + len(spec["dead"]) == n
+    assert len(session.clusters()) == len(session.survivors)
+    panel_views(ws, show_action_space=True, show_decision_space=True, hover=True)
+    result, _, _ = session.predicted_output()
+    return {"pool": n, "survivors": session.survivors.tolist(),
+            "summary": space_summary(session, []), "stars": sum(g["new"] for g in spec["glyphs"]),
+            "next": session.next_variable().keys if session.next_variable() else None,
+            "query": [(b.feature.key, round(b.probability, 9)) for b in session.predicted_query()],
+            "output": None if result is None else (result.columns, result.rows)}
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_back_after_none_of_these_restores_the_state_before_it(pools, task) -> None:
+    """Yes, None of these (recomposition grows the pool), Back: every view is of the old pool;
+    one Back takes back the rejection with its repair, as the README promises, and a reload
+    (serialise → load) of the repaired state is the repaired state."""
+    pool = pools[task]
+    session = RepairSession(pool)
+    session.answer(session.next_variable().keys, True)
+    before = views(session)
+    keys = {session.output_key_of(int(i)) for i in session.survivors}
+    assert recompose(session, rejected_outputs=keys).added
+    assert session.pool.n > pool.n
+    repaired = views(session)
+    assert repaired["stars"] == session.pool.n - pool.n
+    reloaded = RepairSession.from_dict(session.to_dict(), pool)
+    assert views(reloaded) == repaired
+    session.undo()  # the engine's undo is one decision: the repair, then the rejection
+    assert session.pool is pool and views(session)["survivors"] == []
+    session.undo()
+    assert views(session) == before
+
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    events: list[tuple[str, dict]] = []
+
+    def log(t: str, p: dict) -> None:
+        events.append((t, p))
+    actions.answer_variable(ws, True, log)
+    shown = views(ws.session)
+    actions.none_of_these(ws, log)
+    actions.run_repair(ws, log, "recompose")
+    assert f"of {ws.session.pool.n} queries" in space_summary(ws.session, [])
+    assert actions.undo(ws, log)
+    assert views(ws.session) == shown and f"of {pool.n} queries" in shown["summary"]
+    assert events[-1][0] == "undo" and events[-1][1]["decisions"] == 2
+    steps = replay([SimpleNamespace(type=t, payload=p, event_id=str(i))
+                    for i, (t, p) in enumerate(events)], pool)
+    assert not mismatches(steps) and steps[-1].survivors == tuple(shown["survivors"])
+
+
+def test_replay_of_back_after_a_repair_reports_instead_of_raising(pools) -> None:
+    """A trace recorded on b320bc6 (one undo per decision) replays; a fault is a step."""
+    pool = pools["film-dicaprio-rating"]
+    s = RepairSession(pool)
+    v = s.next_variable()
+    s.answer(v.keys, True)
+    outputs = sorted({s.output_key_of(int(i)) for i in s.survivors})
+    outcome = recompose(RepairSession.from_dict(s.to_dict(), pool), rejected_outputs=outputs)
+    trace = [("pool.init", {}), ("dv.accept", {"features": list(v.keys)}),
+             ("space.click", {"candidates": [int(s.survivors[0])]}),
+             ("output.reject", {"outputs": outputs, "trigger": "none"}),
+             ("repair", {"method": "recompose", "sqls": list(outcome.added),
+                         "weights": [0.5] * len(outcome.added)}),
+             ("undo", {}), ("undo", {}), ("undo", {})]
+    events = [Event(f"e{i}", "s", "p", t, p, task=pool.task_id, subtask="3")
+              for i, (t, p) in enumerate(trace)]
+    steps = replay(events, pool)
+    assert failure(steps) is None and not mismatches(steps)
+    assert [st.pool_size for st in steps[1:]] == [
+        pool.n, pool.n, pool.n, pool.n, pool.n + len(outcome.added), pool.n, pool.n, pool.n]
+    assert steps[-1].survivors == steps[2].survivors
+    # an event the engine cannot read stops the replay on that step, with the reason
+    tampered = [replace(e, payload={**e.payload, "weights": ["heavy"]}) if e.type == "repair"
+                else e for e in events]
+    steps = replay(tampered, pool)
+    stopped = failure(steps)
+    assert stopped is steps[-1] and stopped.type == "repair" and stopped.event_id == "e4"
+    assert "ValueError" in stopped.failure and stopped.survivors == steps[-2].survivors
+
+def test_workflow_coding_counts_selections_outputs_and_repairs() -> None:
+    """space.click ×1 and output.reject ×2 were coded n_select 0, n_output 0 (W1 only)."""
+    ev = [("dv.accept", {}), ("space.click", {"candidates": [4], "kept": [4]}),
+          ("output.reject", {"outputs": ["a"]}), ("repair", {"sqls": ["x"]}),
+          ("output.reject", {"outputs": ["b"]}), ("output.accept", {}),
+          ("space.lasso", {"candidates": [1, 2]}), ("space.box", {"candidates": [1]}),
+          ("space.cluster", {"candidates": [1], "cluster": 1}), ("space.click", {}),
+          ("undo", {"decisions": 2})]
+    events = tuple(Event(f"P-{i}", "s-P", "P", t, p, study="film", condition="pleasqlarify",
+                         task="film-dicaprio-rating", subtask="3", server_ts=i)
+                   for i, (t, p) in enumerate(ev))
+    data = StudyData(({"participant": "P", "number": 1, "condition": "pleasqlarify",
+                       "condition_order": ["pleasqlarify"], "task_order": [], "stage": "main",
+                       "simulated": False, "flagged": False},), events)
+    row = W.workflow_table(data).iloc[0]
+    assert (row["n_select"], row["n_output"], row["n_repair"], row["n_dv"]) == (4, 3, 1, 1)
+    assert (row["n_explore"], row["n_back"]) == (1, 1)
+    assert row["rule_label"] == "W3"
+    assert np.isclose(float(row["explanation"].split("W3=")[1].split(")")[0]), 4 + 0.5 * 3)
+
+
+def test_a_submitted_repaired_query_is_coded_by_its_output(pools) -> None:
+    """The completion suggestion reads a submission that repair added (index past the pool)."""
+    from core.engine.similarity import output_key
+    from study.analysis.completion import pool_outputs
+
+    pool = pools["film-departed-makers"]
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    events: list[tuple[str, dict]] = []
+    actions.none_of_these(ws, lambda t, p: events.append((t, p)))
+    actions.run_repair(ws, lambda t, p: events.append((t, p)))
+    chosen = actions.submit(ws, lambda t, p: events.append((t, p)))
+    assert chosen is not None and chosen >= pool.n
+    key_of, _, _ = pool_outputs(pool)
+    payload = json.loads(json.dumps(events[-1][1]))
+    assert key_of(payload) == output_key(ws.session.pool.results[chosen])
+    assert key_of({**payload, "sql": "SELECT 1"}) is None

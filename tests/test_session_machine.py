@@ -1,0 +1,415 @@
+"""A repair session that no sequence of gestures can break (issue 21): a Hypothesis
+RuleBasedStateMachine drives the real engine through the workspace's gesture functions
+(:mod:`ui.actions`) on film pools and AMBROSIA dev pools (4 to 32 candidates, some invalid).
+
+Rules: Yes/No on the shown decision variable (with the speculated next state computed first, as
+the workspace does), Yes/No on one clause, Previous/Next, lasso / box / click / cluster
+selections (stale ids included), accept the shown output, No to it and None of these (with
+recomposition, or with repair off), Back (the user's gesture), the engine's one-decision undo,
+and submit. After every step: every derived view has the pool's current size; serialise →
+load gives the same workspace; a speculated Yes/No state equals the rerun's. Back restores
+exactly the state before the gesture. At the end of each sequence the trace replays to every
+recorded intermediate state and the workflow coder counts every gesture. The number of
+sequences and steps explored is written to test-artifacts/session-machine.json and shown in
+pytest's terminal summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from functools import cache
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from core.engine.pool import PreparedPool, prepare_pool
+from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.session import RepairSession
+from core.engine.taskbank import Candidate, load_task_bank
+from study.analysis import workflows as W
+from study.analysis.data import StudyData
+from study.analysis.replay import DECISION_TYPES, failure, mismatches, replay
+from study.store import REPO_ROOT
+from study.trace import Event
+from tests.conftest_core import FILM_BANK, dev_tasks
+from ui import actions, optimistic
+from ui.action_space import REPAIR_ORIGINS, clusters, contains_mask, space_spec
+from ui.state import WorkspaceOptions, WorkspaceState
+from ui.views import current_variable, decisions_html, panel_views
+
+FILM = ("film-departed-makers", "film-practice-tarantino")
+# AMBROSIA dev tasks by index: 4 candidates, 9 (one invalid), 15, and 30 plus two invalid ones
+DEV = (4, 55, 13, 8)
+BROKEN = ("SELECT * FROM no_such_table_21", "SELECT no_such_column_21 FROM no_such_table_21")
+STATS: dict[str, Any] = {"sequences": 0, "steps": 0, "by_rule": {}, "seconds": 0.0}
+ARTIFACT = REPO_ROOT / "test-artifacts" / "session-machine.json"
+OPTIONS = WorkspaceOptions()
+# the default first (studies use it), then two that rank differently and never plan
+STRATEGY_CHOICES = ("planned", "expected-depth", "cluster-grouped")
+# SESSION_MACHINE_NO_SHRINK=1 reports a failing sequence as found (shrinking one can take
+# minutes here: every step runs the engine)
+PHASES = [Phase.generate] if os.environ.get("SESSION_MACHINE_NO_SHRINK") else list(Phase)
+
+
+@cache
+def film_pool(task_id: str) -> PreparedPool:
+    """A shipped film pool (with its layout and database), loaded once per process."""
+    tasks, _ = load_task_bank(FILM_BANK)
+    return load_prepared(next(t for t in tasks if t.id == task_id), default_pool_dir(FILM_BANK))
+
+
+@cache
+def dev_pool(i: int) -> PreparedPool:
+    """An AMBROSIA dev pool without layout; task 8 gets two candidates that fail to run."""
+    task = dev_tasks()[i]
+    if i == 8:
+        task = dataclasses.replace(task, candidates=[*task.candidates,
+                                                     *(Candidate(s, 1) for s in BROKEN)])
+    return prepare_pool(task, layout=False)
+
+
+def fresh(ws: WorkspaceState) -> WorkspaceState:
+    """The workspace as a new render would draw it (top variable, no one-off flags)."""
+    return WorkspaceState(ws.session, ws.question)
+
+
+def observe(ws: WorkspaceState) -> dict[str, Any]:
+    """Everything the participant sees of the state: every panel's data, the pool size
+    shown, the starred glyphs, the survivors and the next question."""
+    s = ws.session
+    view = fresh(ws)
+    spec = space_spec(s, current_variable(view))
+    nxt = s.next_variable()
+    return {"pool": s.pool.n, "survivors": s.survivors.tolist(),
+            "stars": [g["id"] for g in spec["glyphs"] if g["new"]],
+            "next": nxt.keys if nxt else None, "best": s.best_candidate(),
+            "panels": panel_views(view, show_action_space=True, show_decision_space=True,
+                                  hover=True)}
+
+
+def check_sizes(ws: WorkspaceState) -> None:
+    """Every derived view has the current pool's size (the class of bug of issue 21)."""
+    s = ws.session
+    n, surv = s.pool.n, s.survivors.tolist()
+    assert len(s.alive) == n and all(0 <= i < n for i in surv)
+    assert len(s.clusters()) == len(surv)
+    infos = clusters(s)
+    assert sorted(i for c in infos for i in c.members) == surv
+    variable = current_variable(ws)
+    assert len(contains_mask(s, variable)) == n
+    spec = space_spec(s, variable)
+    assert [g["id"] for g in spec["glyphs"]] == surv and len(spec["dead"]) == n - len(surv)
+    origins = s.pool.origins or []
+    assert all(g["new"] == (origins[g["id"]] in REPAIR_ORIGINS) for g in spec["glyphs"])
+    for v in s.variables():
+        assert 0 <= v.example < n and s.alive[v.example]
+        assert v.yes_count + v.no_count == len(surv)
+    beliefs = s.predicted_query()
+    assert all(0 < b.probability <= 1 + 1e-9 for b in beliefs)
+    result, share, count = s.predicted_output()
+    assert count <= len(surv) and (result is None or 0 < share <= 1 + 1e-9)
+    best = s.best_candidate()
+    assert best is None or s.alive[best]
+    assert len(s.survivors_per_step()) == s.step
+    assert decisions_html(s).count(" left</small>") == s.step
+    panels = panel_views(ws, show_action_space=True, show_decision_space=True, hover=True)
+    summary = next(p["summary"] for p in panels.values() if "summary" in p)
+    assert f"<b>{len(surv)}</b> of {n} queries remain" in summary
+
+
+class SessionMachine(RuleBasedStateMachine):
+    """One participant's workspace on one pool, driven gesture by gesture."""
+
+    pools: tuple[Any, ...] = ()  # set per pool family below
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ws: WorkspaceState | None = None
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        # (pool size, survivors, next question, best candidate) after each decision event
+        self.recorded: list[tuple[int, tuple[int, ...], str, int | None]] = []
+        self.snaps: list[dict[str, Any] | None] = []  # observable state after k decisions
+        self.serialised = ""  # the history last checked by serialise → load
+
+    # --- set-up and bookkeeping ------------------------------------------------------------
+    @initialize(which=st.integers(0, 3), strategy=st.sampled_from(STRATEGY_CHOICES))
+    def start(self, which: int, strategy: str) -> None:
+        load = self.pools[which % len(self.pools)]
+        pool = load()
+        self.ws = WorkspaceState(RepairSession(pool, strategy=strategy), pool.question)
+        self.snaps = [observe(self.ws)]
+        STATS["sequences"] += 1
+
+    def log(self, event_type: str, payload: dict[str, Any]) -> None:
+        """The workspace's trace logger: keeps each decision event with the state it left."""
+        self.events.append((event_type, json.loads(json.dumps(payload))))
+        if event_type in DECISION_TYPES:
+            s = self.ws.session
+            nxt = s.next_variable()
+            self.recorded.append((s.pool.n, tuple(int(i) for i in s.survivors),
+                                  nxt.label if nxt else "", s.best_candidate()))
+
+    def count(self, name: str) -> None:
+        STATS["steps"] += 1
+        STATS["by_rule"][name] = STATS["by_rule"].get(name, 0) + 1
+
+    def settle(self, before: int, changed: bool) -> None:
+        """After a gesture: the state before it stays the snapshot of its step, the new one is
+        recorded (intermediate decisions of one gesture are not observable)."""
+        s = self.ws.session
+        if not changed:
+            assert s.step == before
+            return
+        self.snaps = self.snaps[:before + 1] + [None] * (s.step - before - 1)
+        self.snaps.append(observe(self.ws))
+        assert len(self.snaps) == s.step + 1
+
+    def unchanged_if_refused(self, ok: bool, step: int, state: dict[str, Any]) -> None:
+        """A refused gesture (a flash, no event) changes nothing the user sees."""
+        if not ok:
+            assert self.ws.session.step == step and observe(self.ws) == state
+        self.settle(step, ok)
+
+    @property
+    def session(self) -> RepairSession:
+        return self.ws.session
+
+    # --- rules -----------------------------------------------------------------------------
+    @precondition(lambda self: self.ws is not None and bool(self.ws.session.variables()))
+    @rule(yes=st.booleans())
+    def answer_variable(self, yes: bool) -> None:
+        self.count("answer_variable")
+        step = self.session.step
+        views = optimistic.next_views(self.ws, OPTIONS, hover=True)  # what the browser holds
+        keys = current_variable(self.ws).keys
+        ok = actions.answer_variable(self.ws, yes, self.log, keys)
+        assert ok  # a split variable never empties the survivors
+        self.settle(step, ok)
+        if views is not None:  # the speculated state is the rerun's, panel by panel
+            shown = panel_views(self.ws, show_action_space=True, show_decision_space=True,
+                                hover=True)
+            assert views["y" if yes else "n"] == shown  # the invariant below: == a reload
+
+    @precondition(lambda self: self.ws is not None and bool(self.ws.session.predicted_query()))
+    @rule(data=st.data(), yes=st.booleans())
+    def answer_clause(self, data: st.DataObject, yes: bool) -> None:
+        self.count("answer_clause")
+        beliefs = self.session.predicted_query()
+        key = data.draw(st.sampled_from([b.feature.key for b in beliefs]))
+        step, state = self.session.step, observe(self.ws)
+        self.unchanged_if_refused(actions.answer_clause(self.ws, key, yes, self.log), step,
+                                  state)
+
+    @precondition(lambda self: self.ws is not None)
+    @rule(delta=st.sampled_from([-1, 1]))
+    def browse(self, delta: int) -> None:
+        self.count("browse")
+        step, survivors = self.session.step, self.session.survivors.tolist()
+        moved = actions.browse(self.ws, delta, self.log)
+        ranked = self.session.variables()
+        assert self.session.step == step and self.session.survivors.tolist() == survivors
+        assert not moved or 0 <= self.ws.browse < len(ranked)
+
+    @precondition(lambda self: self.ws is not None and not self.ws.session.is_exhausted)
+    @rule(data=st.data(), gesture=st.sampled_from(["lasso", "box", "click", "cluster"]))
+    def select(self, data: st.DataObject, gesture: str) -> None:
+        self.count(f"select.{gesture}")
+        s = self.session
+        surv = s.survivors.tolist()
+        cluster = None
+        if gesture == "click":
+            ids = [data.draw(st.sampled_from(surv))]
+        elif gesture == "cluster":
+            infos = clusters(s)
+            info = data.draw(st.sampled_from(infos))
+            ids, cluster = list(info.members), info.number
+        else:  # a drawn region may also hold faded (filtered-out) glyphs and stale ids
+            ids = data.draw(st.lists(st.integers(0, s.pool.n + 2), min_size=1, max_size=12,
+                                     unique=True))
+        step, state = s.step, observe(self.ws)
+        ok = actions.restrict(self.ws, ids, gesture, self.log, cluster=cluster)
+        if ok:
+            kept = set(self.session.survivors.tolist())
+            assert kept == {i for i in ids if i in set(surv)}
+        self.unchanged_if_refused(ok, step, state)
+
+    @precondition(lambda self: self.ws is not None)
+    @rule(choice=st.sampled_from(["none", "reject", "accept"]),
+          method=st.sampled_from(["recompose", "recompose", "none"]))
+    def output(self, choice: str, method: str) -> None:
+        """Yes to the shown output (nothing changes), No to it, or None of these; after a No
+        repair runs (recomposition, or repair off)."""
+        self.count(f"output.{choice}" + ("" if choice == "accept" else f".{method}"))
+        step, state = self.session.step, observe(self.ws)
+        if choice == "accept":
+            has = self.session.predicted_output_key() is not None
+            assert actions.accept_output(self.ws, self.log) == has
+            assert self.session.step == step and observe(self.ws) == state
+            return
+        queued = (actions.none_of_these if choice == "none" else actions.reject_output)(
+            self.ws, self.log)
+        ok = False
+        if queued and actions.repair_pending(self.ws):
+            outcome = actions.run_repair(self.ws, self.log, method)
+            ok = self.session.step > step
+            if outcome is not None and outcome.added:
+                assert self.session.pool.n == state["pool"] + len(outcome.added)
+        self.unchanged_if_refused(ok, step, state)
+
+    @precondition(lambda self: self.ws is not None)
+    @rule()
+    def back(self) -> None:
+        """Back: exactly the state before the last gesture."""
+        self.count("back")
+        step = self.session.step
+        ok = actions.undo(self.ws, self.log)
+        assert ok == (step > 0)
+        expected = self.snaps[self.session.step]
+        self.snaps = self.snaps[:self.session.step + 1]
+        if expected is not None:
+            assert observe(self.ws) == expected
+
+    @precondition(lambda self: self.ws is not None and self.ws.session.step > 0)
+    @rule()
+    def engine_undo(self) -> None:
+        """The engine's own undo (one decision: a repair without its rejection) as a recorded
+        trace of b320bc6 replays it; logged as an undo of one decision."""
+        self.count("engine_undo")
+        s = self.session
+        before = len(s.survivors)
+        decision = s.undo()
+        self.log("undo", {"undone": decision.to_dict(), "decisions": 1, "step": s.step,
+                          "survivors_before": before, "survivors_after": len(s.survivors)})
+        self.snaps = self.snaps[:s.step + 1]
+        if self.snaps[-1] is not None:
+            assert observe(self.ws) == self.snaps[-1]
+
+    @precondition(lambda self: self.ws is not None)
+    @rule()
+    def reload(self) -> None:
+        """The participant reloads the page: the workspace is rebuilt from the saved session
+        (as ui.condition_views restores it) and the user goes on from there."""
+        self.count("reload")
+        s = self.session
+        state = observe(self.ws)
+        saved = json.loads(json.dumps(s.to_dict()))
+        self.ws.session = RepairSession.from_dict(saved, s.base_pool)
+        self.ws.browse, self.ws.extra = 0, {}
+        assert observe(self.ws) == state
+
+    @precondition(lambda self: self.ws is not None)
+    @rule()
+    def submit(self) -> None:
+        self.count("submit")
+        chosen = actions.submit(self.ws, self.log)
+        s = self.session
+        assert chosen == s.best_candidate()
+        if chosen is not None:
+            event = self.events[-1]
+            assert event[0] == "submit" and event[1]["sql"] == s.pool.sqls[chosen]
+            replayed = RepairSession.from_dict({"history": event[1]["history"]}, s.base_pool)
+            assert replayed.pool.sqls[chosen] == event[1]["sql"]
+
+    # --- invariants --------------------------------------------------------------------------
+    @invariant()
+    def views_have_the_pool_size(self) -> None:
+        if self.ws is not None:
+            check_sizes(self.ws)
+
+    @invariant()
+    def serialise_then_load_is_the_same_session(self) -> None:
+        if self.ws is None or self.serialised == repr(self.session.history):
+            return  # only a new history needs a new check
+        s = self.session
+        self.serialised = repr(s.history)
+        loaded = RepairSession.from_dict(json.loads(json.dumps(s.to_dict())), s.base_pool)
+        assert loaded.strategy == s.strategy
+        assert loaded.history == s.history and loaded.pool.sqls == s.pool.sqls
+        assert observe(WorkspaceState(loaded, self.ws.question)) == observe(self.ws)
+
+    def teardown(self) -> None:
+        """The trace replays to every recorded state; the coder counts every gesture."""
+        if self.ws is None or not self.events:
+            return
+        pool = self.session.base_pool
+        evs = [Event(f"e{i}", "s1", "P", t, p, study="film", condition="pleasqlarify",
+                     task=pool.task_id, subtask="3", server_ts=i)
+               for i, (t, p) in enumerate(self.events)]
+        steps = replay(evs, pool, strategy=self.session.strategy)
+        assert failure(steps) is None and not mismatches(steps), mismatches(steps)[:1]
+        assert [(x.pool_size, x.survivors, x.next_variable, x.best_candidate)
+                for x in steps[1:]] == self.recorded
+        assert steps[-1].survivors == tuple(int(i) for i in self.session.survivors)
+        data = StudyData(({"participant": "P", "number": 1, "condition": "pleasqlarify",
+                           "condition_order": ["pleasqlarify"], "task_order": [],
+                           "stage": "main", "simulated": False, "flagged": False},), tuple(evs))
+        table = W.workflow_table(data)
+        types = [t for t, _ in self.events]
+        if table.empty:
+            assert not any(W.action_of(SimpleNamespace(type=t, payload=p))
+                           for t, p in self.events)
+            return
+        row = table.iloc[0]
+        expected = {
+            "select": sum(t.startswith("space.") for t in types),
+            "output": types.count("output.accept") + types.count("output.reject"),
+            "repair": types.count("repair"), "back": types.count("undo"),
+            "dv": types.count("dv.accept") + types.count("dv.reject"),
+            "clause": types.count("clause.accept") + types.count("clause.reject"),
+            "explore": types.count("dv.browse"), "submit": types.count("submit")}
+        assert {a: int(row[f"n_{a}"]) for a in expected} == expected
+
+
+def run_machine(name: str, pools: tuple[Any, ...], examples: int, steps: int) -> None:
+    """Run the machine on one pool family and record what it explored."""
+    machine = type(f"{name}Machine", (SessionMachine,), {"pools": pools})
+    began = time.perf_counter()
+    before = dict(STATS, by_rule=dict(STATS["by_rule"]))
+    try:
+        run_state_machine_as_test(machine, settings=settings(
+            max_examples=examples, stateful_step_count=steps, deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+            database=None, phases=PHASES))
+    finally:
+        STATS["seconds"] += time.perf_counter() - began
+        STATS.setdefault("families", {})[name] = {
+            "sequences": STATS["sequences"] - before["sequences"],
+            "steps": STATS["steps"] - before["steps"],
+            "seconds": round(time.perf_counter() - began, 1)}
+        ARTIFACT.parent.mkdir(exist_ok=True)
+        ARTIFACT.write_text(json.dumps(STATS, indent=1, sort_keys=True))
+
+
+def test_no_gesture_sequence_breaks_a_film_session() -> None:
+    run_machine("film", tuple(lambda t=t: film_pool(t) for t in FILM), examples=20, steps=25)
+
+
+def test_no_gesture_sequence_breaks_an_ambrosia_session() -> None:
+    run_machine("ambrosia", tuple(lambda i=i: dev_pool(i) for i in DEV), examples=20, steps=25)
+
+
+def summary() -> str | None:
+    """The line pytest's terminal summary shows (tests/conftest.py), once the machine ran."""
+    if not STATS["sequences"]:
+        return None
+    fams = ", ".join(f"{k} {v['sequences']} sequences / {v['steps']} steps in {v['seconds']} s"
+                     for k, v in STATS.get("families", {}).items())
+    return (f"session state machine: {STATS['sequences']} sequences, {STATS['steps']} steps "
+            f"({fams}); rules: {json.dumps(STATS['by_rule'], sort_keys=True)}")
+
+
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
