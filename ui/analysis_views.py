@@ -28,7 +28,7 @@ def isolated(what: str) -> Iterator[None]:
     (Streamlit's own stop/rerun signals are BaseExceptions and pass through)."""
     try:
         yield
-    except Exception as exc:  # noqa: BLE001 - one panel's failure must not hide the others
+    except Exception as exc:
         LOG.exception("analysis panel %s failed", what)
         st.error(f"{what} could not be drawn: {type(exc).__name__}: {exc}. The other tabs are "
                  "unaffected; the server log has the traceback.", icon=":material/error:")

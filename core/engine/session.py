@@ -427,8 +427,9 @@ class RepairSession:
         hits = [self.pool.repair_cache.get(sql) for sql in sqls]
         results = [h[0] if h is not None else self.database.execute(sql)
                     for h, sql in zip(hits, sqls, strict=True)]
-        known = all(h is not None and h[2] is not None for h in hits)
-        return results, [h[2] for h in hits] if known else None
+        feats = [h[2] if h is not None else None for h in hits]
+        known = [f for f in feats if f is not None]
+        return results, known if len(known) == len(feats) else None
 
     def reject_output(self, key: str) -> None:
         """Rule out every surviving candidate whose output has ``key`` ("not this output")."""

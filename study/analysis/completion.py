@@ -176,7 +176,7 @@ def _repaired_output(pool: PreparedPool, payload: dict[str, Any]) -> str | None:
     fails or the replayed candidate is not the submitted SQL."""
     try:
         session = RepairSession.from_dict({"history": payload.get("history") or []}, pool)
-    except Exception:  # noqa: BLE001 - an unreadable submission is uncoded, not a crash
+    except Exception:
         return None
     idx = payload["candidate"]
     if idx >= session.pool.n or session.pool.sqls[idx] != payload.get("sql"):

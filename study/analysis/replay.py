@@ -120,7 +120,7 @@ def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> 
                 except SessionError as exc:
                     problem = f"cannot apply {ev.type}: {exc}"
             steps.append(_snapshot(session, i, ev, before, after, problem))
-        except Exception as exc:  # noqa: BLE001 - reported on its step, the caller goes on
+        except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
             steps.append(replace(steps[-1], index=i, event_id=getattr(ev, "event_id", ""),
                                  type=ev.type, recorded_before=before, recorded_after=after,

@@ -81,8 +81,9 @@ def session_sequences(data: StudyData, session_id: str) -> dict[str, list[str]]:
     """Per task, the action sequence of one browser session (transitions never cross tasks)."""
     out: dict[str, list[str]] = {}
     for e in data.events:
-        if e.session_id == session_id and action_of(e) is not None:
-            out.setdefault(e.task, []).append(action_of(e))
+        action = action_of(e) if e.session_id == session_id else None
+        if action is not None:
+            out.setdefault(e.task, []).append(action)
     return out
 
 

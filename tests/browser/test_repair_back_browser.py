@@ -15,10 +15,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from study.serve import running
 from study.store import open_store
 from study.trace import read_events
 from tests.browser.conftest import ARTIFACTS, server_env
+from tests.harness import running
 from tests.study_flow_fixtures import FILM_BANK, PRACTICE, write_mini
 
 pytestmark = pytest.mark.browser
