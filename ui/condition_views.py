@@ -73,10 +73,11 @@ def workspace_options(cond: Condition, step: flow.Step | None = None) -> Workspa
     if cond.id == "atomic-only":
         return WorkspaceOptions(show_action_space=cond.show_action_space,
                                 show_decision_space=False, submit=submit,
-                                show_question=not in_task, repair=cond.repair)
+                                show_question=not in_task, repair=cond.repair,
+                                labels=cond.labels)
     return WorkspaceOptions(pool_accounting=cond.pool_accounting,
                             ig_threshold=cond.ig_threshold, submit=submit,
-                            show_question=not in_task, repair=cond.repair)
+                            show_question=not in_task, repair=cond.repair, labels=cond.labels)
 
 
 def _subtask(step: flow.Step) -> str:

@@ -132,7 +132,9 @@ function showTip(state, id) {
   const y = fr.py(g.y);
   const tw = state.tip.offsetWidth;
   const th = state.tip.offsetHeight;
-  const left = x + 14 + tw > state.width ? Math.max(0, x - 14 - tw) : x + 14;
+  // beside the glyph, on the side with room; never past the chart's left or right edge
+  const left = Math.max(0, Math.min(x + 14 + tw > state.width ? x - 14 - tw : x + 14,
+                                    state.width - tw));
   const top = Math.min(Math.max(0, y - th / 2), Math.max(0, state.space.height - th));
   state.tip.style.left = `${left}px`;
   state.tip.style.top = `${top}px`;
