@@ -44,6 +44,7 @@ CSS = f"""
 .pq-chip.likely {{ border-color: {BLACK}; }}
 .pq-legend {{ font-size: 0.75rem; color: #555; }}
 .pq-labelled {{ display: inline-flex; flex-direction: column; gap: 1px; max-width: 100%; }}
+.pq-labelled > .pq-chip {{ align-self: flex-start; }}
 .pq-plain {{ font-size: 0.8rem; color: #444; line-height: 1.25; }}
 .pq-chip.words {{ font-family: inherit; }}
 .pq-question {{ font-size: 0.95rem; font-weight: 600; line-height: 1.35; margin: 2px 0;

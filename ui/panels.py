@@ -177,7 +177,8 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                        "To submit the one shown now instead, press Submit again.")
         still_open = actions.blocking(ws, options)
         st.button("Submit this query", key=ws.widget_key("submit"),
-                  type="primary" if ws.submitted is None else "secondary",
+                  type="primary" if ws.submitted is None and (
+                      options is None or options.submit_primary) else "secondary",
                   disabled=chosen is None or bool(still_open),
                   on_click=partial(actions.submit, ws, log, on_submit, options),
                   help="Record the predicted query as your answer to this task")

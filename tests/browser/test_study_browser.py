@@ -165,7 +165,7 @@ def _first_task(page, store, pid: str, name: str, reload: bool) -> None:
     _wait(page, "queries remain")
     _shot(page, f"{name}-09-task1-part3")
     _click(page, "Submit this query")
-    _wait(page, "Submitted query")
+    _wait(page, "You submitted the query")
     _shot(page, f"{name}-10-task1-submitted")
     _click(page, "Finish this task")
     _wait(page, "Task 2 of 6")

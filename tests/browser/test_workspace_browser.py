@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+from core.engine.display import sql_value
 from core.engine.prepare import default_pool_dir, load_prepared
 from core.engine.session import RepairSession
 from core.engine.taskbank import load_task_bank
@@ -239,7 +240,8 @@ def test_the_chart_draws_table_glyphs_cells_and_a_tooltip_without_a_chart_librar
     page.mouse.move(box["x"] + x * box["width"], box["y"] + (1 - y) * box["height"])
     tip = chart.locator(".pq-tip")
     tip.wait_for(state="visible")
-    assert f"Query #{cid}" in tip.inner_text()
+    first = pool.vocabulary[int(np.flatnonzero(pool.x[cid])[0])]  # the hovered glyph's clause
+    assert f"{first.keyword} {sql_value(first)}" in tip.inner_text()
     assert pool.results[cid].columns[0] in tip.inner_text()
     page.mouse.move(box["x"] - 40, box["y"] - 40)
     tip.wait_for(state="hidden")
