@@ -44,8 +44,10 @@ st.title("Study setup")
 require_researcher("setup_login")
 studies = data.studies()
 
+# open while files or a path are being checked: a rerun must not hide "is valid" and Save
+adding = any(st.session_state.get(k) for k in ("setup_up_yaml", "setup_up_bank", "setup_path"))
 with st.expander("Add a study: upload a study file and its task bank, or give a path",
-                 expanded=not studies, icon=":material/upload_file:"):
+                 expanded=not studies or adding, icon=":material/upload_file:"):
     up, local = st.tabs(["Upload", "From a path on this computer"])
     with up:
         yml = st.file_uploader("Study file (YAML)", type=["yaml", "yml"], key="setup_up_yaml")
@@ -70,8 +72,9 @@ with st.expander("Add a study: upload a study file and its task bank, or give a 
                 st.warning(str(w).replace(str(checked.spec.path), checked.study_name))
             if st.button(f"Save under studies/{checked.spec.id}/", type="primary",
                          key="setup_save"):
-                target = setup_files.save(checked)
-                st.toast(f"Saved {target.name} in studies/{dest.name}/.")
+                setup_files.save(checked)
+                st.toast(f"Saved {' and '.join(setup_files.saved_names(checked))} in "
+                         f"studies/{dest.name}/.")
                 st.session_state["setup_study"] = checked.spec.id
                 st.rerun()
 
@@ -86,7 +89,8 @@ for e in studies.values():
                  "status": f"closed: {len(closed)} problem(s)" if closed else "open",
                  "participant link": _link(e.id) if not closed else ""})
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="setup_studies",
-             column_config={"participant link": st.column_config.LinkColumn()})
+             column_config={"participant link": st.column_config.LinkColumn(width="large"),
+                            "title": st.column_config.TextColumn(width="medium")})
 choice = st.selectbox("Study", list(studies), key="setup_study",
                       format_func=lambda k: f"{studies[k].id} · {studies[k].relative()}")
 entry = studies[choice]
@@ -100,7 +104,7 @@ if not closed:
     st.success(f"**{spec.title}** (`{spec.id}`) is open: {len(spec.tasks)} tasks, "
                f"{len(spec.conditions)} condition(s), {len(spec.questionnaires)} "
                "questionnaires.")
-    st.markdown(f"Participant link: `{_link(spec.id)}`")
+    st.markdown(f"Participant link: [{_link(spec.id)}]({_link(spec.id)})")
 for w in spec.warnings:
     st.warning(str(w))
 

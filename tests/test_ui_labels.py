@@ -90,3 +90,22 @@ def test_participant_page_without_a_link_lists_the_open_studies(tmp_path, monkey
     assert not at.exception
     assert at.header[0].value == "Participant sessions"
     assert any("/participant?study=mini" in c.value for c in at.caption)
+
+
+def test_steps_and_withdrawals_are_named_for_people(tmp_path: Path) -> None:
+    from study.facilitator import idle_words
+    from study.flow import step_label
+    from ui.withdraw import withdrawal_row
+
+    spec = _spec(tmp_path, MINI)
+    assert step_label(spec, "task:film-pulp-review/3") == (
+        "Task, part 4 of 4 — Navigate (film-pulp-review)")
+    assert step_label(spec, "questionnaire:end") == "Questionnaire: Your opinion"
+    assert step_label(spec, "onboarding") == "Introduction"
+    assert step_label(spec, "task:gone/1") == "task:gone/1"
+    assert [idle_words(s) for s in (5, 125, 7500)] == ["5 s", "2 min", "2 h 5 min"]
+    row = withdrawal_row({"number": 3, "ts": 1_700_000_000_000, "by": "participant",
+                          "mode": "deleted", "condition": "pleasqlarify", "stage": "main",
+                          "counts": {"events": 12, "answers": 0, "audio_files": 1}})
+    assert row["participant"] == "P3" and row["rows"] == "1 audio files, 12 events"
+    assert row["when"].startswith("2023-11-1")  # a date, not an epoch

@@ -97,8 +97,19 @@ def researcher_withdraw(store: Store, spec: StudySpec) -> None:
     if done:
         import pandas as pd  # researcher pages only: not on the participant's path
 
-        st.dataframe(pd.DataFrame([{**w, "counts": str(w["counts"])} for w in done])
-                     .drop(columns=["id"]), hide_index=True, key="fac_wd_table")
+        st.dataframe(pd.DataFrame([withdrawal_row(w) for w in done]), hide_index=True,
+                     key="fac_wd_table")
+
+
+def withdrawal_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One withdrawal record as a researcher reads it: the participant's label, the date and
+    time, who asked, what happened to the data and how many rows of each kind."""
+    counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(record["counts"].items())
+                       if v) or "nothing stored"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record["ts"] / 1000))
+    return {"participant": f"P{record['number']}", "when": when, "asked by": record["by"],
+            "data": record["mode"], "condition": record["condition"], "stage": record["stage"],
+            "rows": counts}
 
 
 def flag_form(store: Store, spec: StudySpec, rows: list[dict[str, Any]],
