@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
 
-from core.engine.errors import StudioError
-from core.generation.keys import NO_KEY_MESSAGE, has_api_key
 from study import setup_files
 from study.setup_pools import (
     database_warnings,
-    generate_candidates,
     pool_status,
     prepare_missing,
-    study_tasks,
 )
 from study.spec_check import SpecProblem
+from ui import setup_views
 from ui import study_cache as data
 from ui.access import require_researcher
-from ui.generation import api_key
 from ui.router import ensure_router
 
 
@@ -124,32 +119,5 @@ if missing and st.button(f"Prepare {len(missing)} missing pool(s)", type="primar
 elif not missing:
     st.caption("Every pool is prepared.")
 
-st.subheader("Candidate generation", anchor=False)
-tasks = study_tasks(spec)
-if not tasks:
-    st.info("The study's task bank is missing or empty.")
-    st.stop()
-tid = st.selectbox("Task", list(tasks), key="setup_gen_task")
-n = st.number_input("Samples", 5, 200, 50, step=5, key="setup_gen_n")
-key = api_key()
-online = has_api_key(key)
-if not online:
-    st.info(f"{NO_KEY_MESSAGE}\n\nCommand line: `python -m core.generate {spec.task_bank} "
-            "--n 50 --out pools.jsonl` (with a key) or add `--offline-variants`.")
-cols = st.columns(2)
-run_llm = cols[0].button("Generate with the LLM", disabled=not online, key="setup_gen_llm")
-run_off = cols[1].button("Offline variants (no key)", key="setup_gen_off")
-if run_llm or run_off:
-    bar = st.progress(0.0, text="Starting…")
-    try:
-        pool, line = generate_candidates(
-            tasks[tid], n=int(n), offline=run_off, study_db=data.store(), api_key=key,
-            on_progress=lambda d, t, what: bar.progress(min(d / max(t, 1), 1.0),
-                                                       text=f"{what}: {d}/{t}"))
-    except StudioError as exc:
-        st.error(str(exc))
-        st.stop()
-    bar.progress(1.0, text="Done")
-    st.success(pool.summary())
-    st.download_button("Download as a task-bank line (JSONL)", json.dumps(line) + "\n",
-                       file_name=f"{tid}-pool.jsonl", key="setup_gen_dl")
+setup_views.readiness(spec)
+setup_views.candidates(spec)
