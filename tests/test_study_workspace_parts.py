@@ -43,9 +43,9 @@ def _buttons(at: AppTest, label: str) -> list:
 def test_exploration_parts_offer_no_submit_and_no_question_heading() -> None:
     at = _run(submit=False)
     assert not _buttons(at, "Submit this query")
-    assert not any(m.value.startswith("#### ") for m in at.markdown)
+    assert not any(m.value.startswith("### ") for m in at.markdown)
     shown = _run(submit=False, question=True)  # the heading the parts leave out, when asked for
-    assert any(m.value.startswith("#### ") for m in shown.markdown)
+    assert any(m.value.startswith("### ") for m in shown.markdown)
 
 
 def test_submit_is_primary_until_submitted_then_secondary() -> None:

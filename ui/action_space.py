@@ -229,6 +229,7 @@ def space_spec(session: RepairSession, variable: RankedVariable | None = None, *
         glyphs.append({"id": cid, "x": float(pos[cid, 0]), "y": float(pos[cid, 1]),
                        "w": w, "h": h, "valid": bool(valid[cid]), "cluster": num,
                        "colour": shade(num, bool(red[cid])) if valid[cid] else INVALID,
+                       "contains": bool(red[cid]) and bool(valid[cid]),
                        "new": cid < len(pool.origins) and pool.origins[cid] in REPAIR_ORIGINS,
                        "tip": hover_text(session, cid, num)})
     labels = []

@@ -38,7 +38,8 @@ CSS = f"""
   word-break: normal; hyphens: none; min-width: 0; flex: 0 1 auto; }}
 .pq-chip .badge {{ background: #fff; color: #444; padding: 1px 5px; font-size: 0.75rem;
   white-space: nowrap; align-self: center; flex: none; }}
-.pq-chip.decision .val {{ background: {RED}; color: #fff; }}
+.pq-chip.decision .val {{ background: {RED}; color: #fff; text-decoration: underline;
+  text-decoration-thickness: 2px; text-underline-offset: 2px; }}
 .pq-chip.implicit .val {{ background: linear-gradient({RED_OVERLAY}, {RED_OVERLAY}), {GREY}; }}
 .pq-chip.confirmed .val {{ background: #f6c9c9; }}
 .pq-chip.likely {{ border-color: {BLACK}; }}

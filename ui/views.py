@@ -82,8 +82,9 @@ def space_footer(ws: WorkspaceState, colour_by_variable: bool) -> dict[str, Any]
     """Caption and Keep-cluster buttons under the chart."""
     infos = clusters(ws.session)
     caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
-               "keep only those queries." + (" Red: contains the decision variable; blue: does "
-                                             "not." if colour_by_variable else ""))
+               "keep only those queries." + (" Red, hatched, outlined glyphs: contains the "
+                                             "decision variable; blue, plain: does not."
+                                             if colour_by_variable else ""))
     html = f'<p class="pq-caption">{caption}</p>'
     if len(infos) > 1:
         html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(

@@ -79,7 +79,7 @@ def question(ws: WorkspaceState, mode: str,
     candidates are the shipped pool.
     """
     if mode == "study":
-        st.markdown(f"#### {ws.question}")
+        st.markdown(f"### {ws.question}")  # under the page's h2: no skipped heading level
         return
     text = st.text_input("Question", value=ws.question, key=ws.widget_key("question"))
     ws.question = text
