@@ -48,6 +48,20 @@ def _axe(page, name: str) -> list[dict]:
     return [v for v in found if v["impact"] in BLOCKING]
 
 
+def _new_page(browser):
+    """A page of its own browser context (its own Streamlit session), lab-monitor sized."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.set_default_timeout(60_000)
+    return page
+
+
+def _open_workspace(page, url: str) -> None:
+    """The free workspace with its chart drawn and the server idle."""
+    page.goto(f"{url}/workspace")
+    page.locator('[data-testid="pq-action-space"] .pq-glyph').first.wait_for()
+    _idle(page)
+
+
 def _click(page, name: str) -> None:
     page.get_by_role("button", name=name).locator("visible=true").first.click()
 
@@ -73,9 +87,21 @@ def mini(tmp_path_factory):
     _stop(srv.proc)
 
 
+WALK = (  # (text to answer first, button, text that shows the next page, its name to check)
+    ("", "Continue", "Introduction", "introduction"),
+    ("", "Continue to the practice task", "queries remain", "practice"),
+    ("", "I feel comfortable: start the tasks", "Describe one interpretation.", "task-1"),
+    ("the text of the review", "Continue to the next part", "queries remain", "task-2a"),
+    ("two clusters", "Continue to the next part", "Explain the differences", "task-2b"),
+    ("one selects the rating", "Continue to the next part", "queries remain", ""),
+    ("", "Finish this task", "Submit a query in the workspace", "task-3-message"),
+    ("", "Submit this query", "You submitted the query", "task-3"),
+    ("", "Finish this task", "Your opinion", "end-questionnaire"),
+)
+
+
 def test_every_participant_page_and_the_workspace_pass_axe(browser, mini: str) -> None:
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    page.set_default_timeout(60_000)
+    page = _new_page(browser)
     problems: dict[str, list[dict]] = {}
     try:
         page.goto(f"{mini}/participant?study=mini")
@@ -89,35 +115,13 @@ def test_every_participant_page_and_the_workspace_pass_axe(browser, mini: str) -
         for choice in ("intermediate", "weekly"):
             page.get_by_text(choice, exact=True).first.click()
             _idle(page)
-        _click(page, "Continue")
-        page.get_by_role("heading", name="Introduction").wait_for()
-        problems["introduction"] = _axe(page, "introduction")
-        _click(page, "Continue to the practice task")
-        page.get_by_text("queries remain").first.wait_for()
-        problems["practice"] = _axe(page, "practice")
-        _click(page, "I feel comfortable: start the tasks")
-        page.get_by_text("Describe one interpretation.").first.wait_for()
-        problems["task-1"] = _axe(page, "task-1")
-        _answer(page, "the text of the review")
-        _click(page, "Continue to the next part")
-        page.get_by_text("queries remain").first.wait_for()
-        problems["task-2a"] = _axe(page, "task-2a")
-        _answer(page, "two clusters")
-        _click(page, "Continue to the next part")
-        page.get_by_text("Explain the differences").first.wait_for()
-        problems["task-2b"] = _axe(page, "task-2b")
-        _answer(page, "one selects the rating")
-        _click(page, "Continue to the next part")
-        page.get_by_text("queries remain").first.wait_for()
-        _click(page, "Finish this task")
-        page.get_by_text("Submit a query in the workspace").first.wait_for()
-        problems["task-3-message"] = _axe(page, "task-3-message")
-        _click(page, "Submit this query")
-        page.get_by_text("You submitted the query").first.wait_for()
-        problems["task-3"] = _axe(page, "task-3")
-        _click(page, "Finish this task")
-        page.get_by_text("Your opinion").first.wait_for()
-        problems["end-questionnaire"] = _axe(page, "end-questionnaire")
+        for answer, button, shown, name in WALK:  # answer (if any), press, wait, check
+            if answer:
+                _answer(page, answer)
+            _click(page, button)
+            page.get_by_text(shown).first.wait_for()
+            if name:
+                problems[name] = _axe(page, name)
         page.get_by_test_id("stRadioGroup").get_by_text("6", exact=True).click()
         _idle(page)
         _click(page, "Continue")
@@ -155,12 +159,9 @@ CONTROLS = """() => [...document.querySelectorAll(
 
 def test_every_workspace_control_is_reached_by_tab_with_a_visible_focus(browser,
                                                                          mini: str) -> None:
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    page.set_default_timeout(60_000)
+    page = _new_page(browser)
     try:
-        page.goto(f"{mini}/workspace")
-        page.get_by_text("queries remain").first.wait_for()
-        _idle(page)
+        _open_workspace(page, mini)
         controls = {c["id"]: c["name"] for c in page.evaluate(CONTROLS)}
         page.locator("body").focus()  # from the top: skip link, navigation, then the page
         reached: dict[str, dict] = {}
@@ -210,12 +211,9 @@ def test_contains_and_does_not_contain_differ_without_colour(browser, mini: str)
     contain' cell plain: the pixel spread inside one is far above the other's."""
     from PIL import Image
 
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    page.set_default_timeout(60_000)
+    page = _new_page(browser)
     try:
-        page.goto(f"{mini}/workspace")
-        page.locator('[data-testid="pq-action-space"] .pq-glyph').first.wait_for()
-        _idle(page)
+        _open_workspace(page, mini)
         chart = page.locator('[data-testid="pq-action-space"]')
         assert chart.locator(".pq-hatch").count() == chart.locator(
             '.pq-cell[data-tone="red"]').count() > 0
