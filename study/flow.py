@@ -109,7 +109,8 @@ SUBTASK_NAMES = {"1": "Interpret", "2a": "Explore outputs", "2b": "Explore queri
 
 
 def step_label(spec: StudySpec, step_id: str, steps: list[Step] | None = None) -> str:
-    """A step as a person names it: 'Task 2 of 5, part 4 of 4 — Navigate (title)', 'Consent',
+    """A step as a person names it: 'Task 2 of 5, part 4 of 4 — Navigate (title)' (without
+    ``steps``: 'title: part 4 of 4 — Navigate'), 'Consent',
     'Questionnaire: About you'. With the participant's ``steps`` the task's number in their
     order is given; unknown ids are returned as they are."""
     if step_id.startswith("task:"):
@@ -121,8 +122,9 @@ def step_label(spec: StudySpec, step_id: str, steps: list[Step] | None = None) -
         part = (f"part {subs.index(sub) + 1} of {len(subs)} — {SUBTASK_NAMES.get(sub, sub)}"
                 if sub in subs else f"part {sub}")
         k, n = task_progress(steps, step_id) if steps else (0, 0)
-        where = f"Task {k} of {n}" if k else "Task"
-        return f"{where}, {part} ({entry.title or task})"
+        if not k:  # without the participant's order: the task by its title
+            return f"{entry.title or task}: {part}"
+        return f"Task {k} of {n}, {part} ({entry.title or task})"
     if step_id.startswith("questionnaire:"):
         qid = step_id.split(":", 1)[1]
         title = next((q.title for q in spec.questionnaires if q.id == qid), qid)

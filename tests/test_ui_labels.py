@@ -99,7 +99,7 @@ def test_steps_and_withdrawals_are_named_for_people(tmp_path: Path) -> None:
 
     spec = _spec(tmp_path, MINI)
     assert step_label(spec, "task:film-pulp-review/3") == (
-        "Task, part 4 of 4 — Navigate (film-pulp-review)")
+        "film-pulp-review: part 4 of 4 — Navigate")
     assert step_label(spec, "questionnaire:end") == "Questionnaire: Your opinion"
     assert step_label(spec, "onboarding") == "Introduction"
     assert step_label(spec, "task:gone/1") == "task:gone/1"

@@ -90,7 +90,7 @@ def researcher_withdraw(store: Store, spec: StudySpec) -> None:
                     rec = withdraw(store, spec, pid, by="researcher",
                                    now=int(time.time() * 1000))
                     st.success(f"P{rec['number']} withdrawn ({rec['mode']}): "
-                               + ", ".join(f"{v} {k}" for k, v in rec["counts"].items()))
+                               + counts_words(rec["counts"]))
                 except WithdrawError as exc:
                     st.error(str(exc))
     done = withdrawals(store, spec.id)
@@ -101,11 +101,16 @@ def researcher_withdraw(store: Store, spec: StudySpec) -> None:
                      key="fac_wd_table")
 
 
+def counts_words(counts: dict[str, int]) -> str:
+    """Rows per kind in words ('12 events, 1 audio files'), the kinds that had any."""
+    return ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(counts.items())
+                     if v) or "nothing stored"
+
+
 def withdrawal_row(record: dict[str, Any]) -> dict[str, Any]:
     """One withdrawal record as a researcher reads it: the participant's label, the date and
     time, who asked, what happened to the data and how many rows of each kind."""
-    counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(record["counts"].items())
-                       if v) or "nothing stored"
+    counts = counts_words(record["counts"])
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record["ts"] / 1000))
     return {"participant": f"P{record['number']}", "when": when, "asked by": record["by"],
             "data": record["mode"], "condition": record["condition"], "stage": record["stage"],
