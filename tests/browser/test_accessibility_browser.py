@@ -236,7 +236,7 @@ def test_contains_and_does_not_contain_differ_without_colour(browser, mini: str)
             assert at is not None, f"no glyph-free square inside a {tone} cell"
             square = Image.open(io.BytesIO(page.screenshot(
                 clip={"x": at["x"], "y": at["y"], "width": 14, "height": 14}))).convert("L")
-            values = list(square.getdata())
+            values = list(square.tobytes())  # one byte per pixel ("L")
             mean = sum(values) / len(values)
             spread[tone] = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
     finally:
