@@ -66,7 +66,8 @@ if not studies:
     demo_button("film", key="an_demo_none")
     st.stop()
 with st.sidebar:
-    study = st.selectbox("Study", studies, key="an_study",
+    # per source: the options' "(no data yet)" labels differ, and a kept widget kept the old ones
+    study = st.selectbox("Study", studies, key=f"an_study_{source}",
                          format_func=lambda s: s if s in with_data else f"{s} (no data yet)")
 if study not in with_data:
     st.info(f"No participant of {study} in this database yet. Share its link from Setup, or "
