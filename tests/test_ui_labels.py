@@ -12,7 +12,7 @@ from core.engine.features import Feature
 from core.planpool.questions import join_words, render_question
 from study.spec import StudySpecError, parse_study
 from tests.study_flow_fixtures import MINI, ROOT
-from ui.chips import chip
+from ui.chips import chip, legend
 from ui.participant_views import panel_guide
 
 
@@ -50,6 +50,7 @@ def test_chip_labels(labels: str) -> None:
     assert (words in html) == (labels != "sql")
     assert ('class="kw"' in html) == (labels != "plain")
     assert "pq-chip decision" in html  # the colour encoding stays in every mode
+    assert ('class="kw"' in legend(labels)) == (labels != "plain")  # the key reads the same way
     with pytest.raises(ValueError, match="unknown labels"):
         chip(Feature("SELECT", "x"), labels="words")
 

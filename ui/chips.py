@@ -50,7 +50,7 @@ CSS = f"""
 .pq-chip.words {{ font-family: inherit; }}
 .pq-question {{ font-size: 0.95rem; font-weight: 600; line-height: 1.35; margin: 2px 0;
   border-left: 4px solid {RED}; padding-left: 8px; }}
-.pq-chip.words .val {{ background: #f3f3f3; }}
+.pq-chip.plain.words .val {{ background: #f3f3f3; }}
 </style>
 """
 
@@ -125,8 +125,15 @@ def question_line(features: Iterable[Feature], names: Mapping[str, str] | None =
             f"{escape(render_question(list(features), names=names))}</p>")
 
 
-def legend() -> str:
-    """A one-line key to the chip colours, shown once under the Decision Space."""
+def legend(labels: str = "sql") -> str:
+    """A one-line key to the chip colours, shown once under the Decision Space (in words when
+    clauses read as plain-language questions)."""
+    if labels == "plain":
+        def item(text: str, role: str) -> str:
+            return f'<span class="pq-chip {role} words"><span class="val">{text}</span></span>'
+        return (f'<div class="pq-legend pq-chips">{item("a part of the query", "plain")}'
+                f'{item("the part asked about", "decision")}'
+                f'{item("comes with it", "implicit")}</div>')
     return (f'<div class="pq-legend pq-chips">{chip(Feature("KEYWORD", "value"))}'
             f'{chip(Feature("KEYWORD", "decision variable"), "decision")}'
             f'{chip(Feature("KEYWORD", "implicitly included"), "implicit")}</div>')

@@ -84,7 +84,7 @@ def decision_space(ws: WorkspaceState, log: Log,
                help="Show the next decision variable (skips this one)")
     if options is not None and options.pool_accounting:
         open_decisions(ws, log, options)
-    st.html(legend())
+    st.html(legend(labels_of(ws)))
 
 
 def predicted_query(ws: WorkspaceState, log: Log) -> None:
