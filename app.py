@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import warmup
+from ui import a11y, warmup
 from ui.access import is_researcher, sync_cookie
 
 PAGES: dict[str, list[st.Page]] = {
@@ -43,9 +43,12 @@ researcher = is_researcher()
 sync_cookie()
 pages = {**PAGES, "Research": RESEARCH}
 participant_link = "p" in st.query_params or "study" in st.query_params
+a11y.apply()
 try:
-    st.navigation(pages, position="hidden" if participant_link and not researcher
-                  else "sidebar").run()
+    page = st.navigation(pages, position="hidden")
+    if not (participant_link and not researcher):
+        a11y.sidebar_nav(pages)  # page links: Streamlit's own sidebar list is invalid markup
+    page.run()
 finally:
     # once per process, after the first page has been drawn (also when it stopped or reran):
     # the heavy imports in the background, so the first visitor's page never waits on them

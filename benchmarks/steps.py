@@ -193,7 +193,7 @@ def participant_path(browser: Any, url: str, store: Any) -> list[float]:
                          ("2a", "Explain the differences"), ("2b", "Navigate to your")):
             _answer(page, store, pid, f"task:{TASK}/{sub}", f"answer to {sub}")
             step("Continue to the next part", workspace_drawn(nxt))
-        step("Submit this query", has_text("Submitted query"))
+        step("Submit this query", has_text("You submitted the query"))
         step("Finish this task", has_text("Your opinion"))
         page.get_by_test_id("stRadioGroup").get_by_text("6", exact=True).click()
         step("Continue", has_text("completion code"))

@@ -23,6 +23,7 @@ from study.withdraw import withdrawals
 from ui import study_cache as data_cache
 from ui.access import require_researcher
 from ui.analysis_views import isolated, replay_panel
+from ui.demo import demo_button, show_demo
 from ui.router import ensure_router
 
 
@@ -48,6 +49,7 @@ ensure_router()
 st.title("Analysis")
 require_researcher("analysis")
 
+show_demo()  # after the demo button: the demo database, simulated participants included
 sources = {"live": default_url()}
 if has_demo_db() and demo_db_url() != default_url():
     sources["demo"] = demo_db_url()
@@ -59,15 +61,19 @@ with_data = study_ids(store)
 studies = list(dict.fromkeys([*with_data, *(k for k, e in data_cache.studies().items()
                                             if e.spec is not None)]))
 if not studies:
-    st.info("No study yet. Add one on the Setup page, or run `python -m study.simulate_demo` "
-            "for demo data.")
+    st.info("No study yet. Add one on the Setup page, or make demo data of the built-in film "
+            "study (the command for scripts: `python -m study.simulate_demo`).")
+    demo_button("film", key="an_demo_none")
     st.stop()
 with st.sidebar:
-    study = st.selectbox("Study", studies, key="an_study",
+    # per source: the options' "(no data yet)" labels differ, and a kept widget kept the old ones
+    study = st.selectbox("Study", studies, key=f"an_study_{source}",
                          format_func=lambda s: s if s in with_data else f"{s} (no data yet)")
 if study not in with_data:
     st.info(f"No participant of {study} in this database yet. Share its link from Setup, or "
-            "run `python -m study.simulate_demo --study " + study + "` for demo data.")
+            "make demo data (the command for scripts: `python -m study.simulate_demo --study "
+            f"{study}`).")
+    demo_button(study, key="an_demo_empty")
     st.stop()
 with st.sidebar:
     raw = load_study_data(store, study)
@@ -76,8 +82,10 @@ with st.sidebar:
     stages = st.multiselect("Stage", ["main", "pilot"], key="an_stage")
     flagged = st.checkbox("Include flagged participants", key="an_flagged")
     simulated = st.checkbox("Include simulated participants", value=source == "demo",
-                            key="an_sim")
+                            key=f"an_sim_{source}")  # per source: the demo's are simulated
     coder = st.text_input("Coder (initials)", key="an_coder")
+    if source == "live":
+        demo_button(study, key="an_demo")
 data = filter_data(raw, conditions=chosen or None, stages=stages or None,
                    include_flagged=flagged, include_simulated=simulated)
 if not data.ids:
@@ -136,11 +144,12 @@ with tabs[1], isolated("The Questionnaires tab"):
         summary = Q.sus_summary(sus["sus"], points)
         cols = st.columns(4)
         cols[0].metric("SUS mean", f"{summary.mean:.1f}")
-        cols[1].metric("95 % CI", f"{summary.ci_low:.1f}–{summary.ci_high:.1f}")
-        cols[2].metric("vs 68: t, p", f"{summary.t:.2f}, {summary.p:.3f}")
+        cols[1].metric("95 % CI", summary.ci_text() if summary.n >= 2 else "—")
+        cols[2].metric("vs 68: t, p", summary.test_text() if summary.sd > 0 else "—")
         cols[3].metric("Grade / adjective", f"{summary.grade} / {summary.adjective}")
-        if summary.note:
-            st.caption(summary.note)
+        for line in (summary.needs(), summary.note):
+            if line:
+                st.caption(line)
         st.plotly_chart(F.sus_strip(sus, summary), key="an_sus_fig")
     items = tables["questionnaire_items"]
     if not items.empty:

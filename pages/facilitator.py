@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from study import facilitator as F
+from study import flow
 from study.assignment import Override, condition_sequences, task_sequences
 from study.runner import pending_override, set_override
 from ui import study_cache as data
@@ -41,8 +42,12 @@ def live() -> None:
     st.caption(f"{len(rows)} participant(s) · refreshed {time.strftime('%H:%M:%S')}")
     if rows:
         frame = pd.DataFrame(rows)
-        frame["participant"] = frame["participant"].str[:8] + "…"
-        st.dataframe(frame, hide_index=True, key="fac_table")
+        frame["participant"] = "P" + frame["number"].astype(str)
+        frame["idle"] = [F.idle_words(s) for s in frame["idle_s"]]
+        st.dataframe(frame[["participant", "status", "stage", "condition", "where", "idle",
+                            "flagged", "flag_reason"]], hide_index=True, key="fac_table",
+                     column_config={"where": st.column_config.TextColumn("step", width="large"),
+                                    "flag_reason": "flag reason"})
 
 
 live()
@@ -62,14 +67,15 @@ else:
     def advance() -> None:
         """Button callback: runs before the page, so the step shown below is the new one."""
         new = console.advance()
-        st.toast(f"Moved to {new.id}." if new else "The participant had already moved on.")
+        st.toast(f"Moved to {flow.step_label(spec, new.id, console.runner.steps)}." if new
+                 else "The participant had already moved on.")
 
     c = st.columns(4)
     c[3].button("Advance to next step", key="fac_advance", type="primary", on_click=advance,
                 help="Moves the participant on (their page follows within a few seconds); "
                      "required answers are not enforced")
     step = console.step()
-    st.write(f"Current step: **{step.id}**")
+    st.write(f"Current step: **{flow.step_label(spec, step.id, console.runner.steps)}**")
     if c[0].button("Start timer", key="fac_start", disabled=step.kind != "task"):
         st.toast("Timer started." if console.start() else "The timer was already started.")
     if c[1].button("Pause", key="fac_pause", disabled=step.kind != "task"):

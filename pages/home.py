@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import streamlit as st
 
 from ui import study_cache
@@ -18,8 +20,8 @@ studies = {k: e for k, e in study_cache.studies().items() if e.spec is not None}
 if studies:
     st.subheader(f"Studies ({len(studies)})", anchor=False)
     st.caption("Participants open a study with its link; researchers manage them on Setup.")
-    for sid, e in studies.items():
-        st.markdown(f"- **{e.title}** · `{sid}` · link `/participant?study={sid}`")
+    st.markdown("\n".join(f"- **{e.title}** · [`/participant?study={sid}`](participant?study="
+                          f"{quote(sid)})" for sid, e in studies.items()))
 path = bank_path()
 if not path.is_file():
     st.info(f"No task bank at `{path}`. Set PLEASQLARIFY_BANK to a JSON Lines bank.")

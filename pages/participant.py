@@ -17,6 +17,9 @@ from ui.withdraw import withdrawn_notice
 ensure_router()
 name = st.query_params.get("study", "")
 entry = data.study(name) if name else None
+if not name and not st.query_params.get("p"):
+    views.study_index(data.studies(), data.blocking)  # the sidebar entry: the open studies
+    st.stop()
 if entry is None:
     st.header("This study link does not work")
     st.write("There is no study with this name. Please check the link, or ask the facilitator "

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
 
-from core.engine.errors import StudioError
-from core.generation.keys import NO_KEY_MESSAGE, has_api_key
+from core.settings import REPO_ROOT
 from study import setup_files
 from study.setup_pools import (
     database_warnings,
-    generate_candidates,
     pool_status,
     prepare_missing,
-    study_tasks,
 )
 from study.spec import load_study
 from study.spec_check import SpecProblem
+from ui import setup_views
 from ui import study_cache as data
 from ui.access import require_researcher
-from ui.generation import api_key
 from ui.router import ensure_router
 
 
@@ -45,8 +41,10 @@ st.title("Study setup")
 require_researcher("setup_login")
 studies = data.studies()
 
+# open while files or a path are being checked: a rerun must not hide "is valid" and Save
+adding = any(st.session_state.get(k) for k in ("setup_up_yaml", "setup_up_bank", "setup_path"))
 with st.expander("Add a study: upload a study file and its task bank, or give a path",
-                 expanded=not studies, icon=":material/upload_file:"):
+                 expanded=not studies or adding, icon=":material/upload_file:"):
     up, local = st.tabs(["Upload", "From a path on this computer"])
     with up:
         yml = st.file_uploader("Study file (YAML)", type=["yaml", "yml"], key="setup_up_yaml")
@@ -64,6 +62,8 @@ with st.expander("Add a study: upload a study file and its task bank, or give a 
             _problems(checked.problems, f"in {checked.study_name}; nothing was saved")
         elif checked.spec is not None:
             dest = setup_files.destination(checked.spec)
+            where = (dest.relative_to(REPO_ROOT) if dest.is_relative_to(REPO_ROOT)
+                     else dest).as_posix()
             st.success(f"**{checked.spec.title}** (`{checked.spec.id}`) is valid: "
                        f"{len(checked.spec.tasks)} tasks, {len(checked.spec.conditions)} "
                        "condition(s).")
@@ -72,7 +72,7 @@ with st.expander("Add a study: upload a study file and its task bank, or give a 
             prepare = st.checkbox("Prepare the candidate pools on save (the study stays closed "
                                   "to participants until every pool is prepared)", value=True,
                                   key="setup_prepare_on_save")
-            if st.button(f"Save under studies/{checked.spec.id}/", type="primary",
+            if st.button(f"Save under {where}/", type="primary",
                          key="setup_save"):
                 target = setup_files.save(checked)
                 if prepare:
@@ -80,7 +80,8 @@ with st.expander("Add a study: upload a study file and its task bank, or give a 
                     prepare_missing(load_study(target), lambda i, n, t: bar.progress(
                         i / max(n, 1), text=f"Preparing {t} ({i + 1} of {n})" if i < n
                         else "Pools prepared"))
-                st.toast(f"Saved {target.name} in studies/{dest.name}/.")
+                st.toast(f"Saved {' and '.join(setup_files.saved_names(checked))} in "
+                         f"{where}/.")
                 st.session_state["setup_study"] = checked.spec.id
                 st.rerun()
 
@@ -95,7 +96,8 @@ for e in studies.values():
                  "status": f"closed: {len(closed)} problem(s)" if closed else "open",
                  "participant link": _link(e.id) if not closed else ""})
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="setup_studies",
-             column_config={"participant link": st.column_config.LinkColumn()})
+             column_config={"participant link": st.column_config.LinkColumn(width="large"),
+                            "title": st.column_config.TextColumn(width="medium")})
 choice = st.selectbox("Study", list(studies), key="setup_study",
                       format_func=lambda k: f"{studies[k].id} · {studies[k].relative()}")
 entry = studies[choice]
@@ -109,7 +111,7 @@ if not closed:
     st.success(f"**{spec.title}** (`{spec.id}`) is open: {len(spec.tasks)} tasks, "
                f"{len(spec.conditions)} condition(s), {len(spec.questionnaires)} "
                "questionnaires.")
-    st.markdown(f"Participant link: `{_link(spec.id)}`")
+    st.markdown(f"Participant link: [{_link(spec.id)}]({_link(spec.id)})")
 for w in spec.warnings:
     st.warning(str(w))
 
@@ -129,32 +131,5 @@ if missing and st.button(f"Prepare {len(missing)} missing pool(s)", type="primar
 elif not missing:
     st.caption("Every pool is prepared.")
 
-st.subheader("Candidate generation", anchor=False)
-tasks = study_tasks(spec)
-if not tasks:
-    st.info("The study's task bank is missing or empty.")
-    st.stop()
-tid = st.selectbox("Task", list(tasks), key="setup_gen_task")
-n = st.number_input("Samples", 5, 200, 50, step=5, key="setup_gen_n")
-key = api_key()
-online = has_api_key(key)
-if not online:
-    st.info(f"{NO_KEY_MESSAGE}\n\nCommand line: `python -m core.generate {spec.task_bank} "
-            "--n 50 --out pools.jsonl` (with a key) or add `--offline-variants`.")
-cols = st.columns(2)
-run_llm = cols[0].button("Generate with the LLM", disabled=not online, key="setup_gen_llm")
-run_off = cols[1].button("Offline variants (no key)", key="setup_gen_off")
-if run_llm or run_off:
-    bar = st.progress(0.0, text="Starting…")
-    try:
-        pool, line = generate_candidates(
-            tasks[tid], n=int(n), offline=run_off, study_db=data.store(), api_key=key,
-            on_progress=lambda d, t, what: bar.progress(min(d / max(t, 1), 1.0),
-                                                       text=f"{what}: {d}/{t}"))
-    except StudioError as exc:
-        st.error(str(exc))
-        st.stop()
-    bar.progress(1.0, text="Done")
-    st.success(pool.summary())
-    st.download_button("Download as a task-bank line (JSONL)", json.dumps(line) + "\n",
-                       file_name=f"{tid}-pool.jsonl", key="setup_gen_dl")
+setup_views.readiness(spec)
+setup_views.candidates(spec)

@@ -8,8 +8,11 @@ Each condition is a known interface variant with its own settings (all optional)
   is what a "No" on the Predicted Output or "None of these" does besides ruling the outputs
   out: nothing more, recombine the pool's clauses (offline), or ask the LLM for new candidates
   (needs an Anthropic key at run time; without one, recomposition runs and the page says so).
+  ``labels: sql | plain | both`` (default both) is how clauses read: the paper's SQL chips,
+  plain-language questions ("Should the answer combine films with their directors?"), or
+  each chip with its question under it.
 * ``atomic-only`` — the paper's internal baseline: no grouped Decision Space.
-  ``show_action_space`` (default true); ``repair`` as above.
+  ``show_action_space`` (default true); ``repair`` and ``labels`` as above.
 * ``planpool-chat`` — the structured agent asks its pool's questions in a chat.
   ``show_pool`` (default true) shows pending / asked / dropped questions; ``max_questions``
   (default 5) is the initial plan size; ``ig_threshold`` (default 0.05 bits) the least gain of
@@ -44,8 +47,9 @@ KNOWN_CONDITIONS = {
 }
 COMMON_KEYS = ("id", "label", "instructions")
 SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
-    "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1, "repair": "recompose"},
-    "atomic-only": {"show_action_space": True, "repair": "recompose"},
+    "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1, "repair": "recompose",
+                     "labels": "both"},
+    "atomic-only": {"show_action_space": True, "repair": "recompose", "labels": "both"},
     "planpool-chat": {"show_pool": True, "max_questions": 5, "ig_threshold": 0.05,
                       "free_text": False, "agent": "structured", "model": "",
                       "llm_budget_tokens": 2_000_000, "fallback": ""},
@@ -54,6 +58,7 @@ SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
 MAX_QUESTIONS = 20
 AGENTS = ("structured", "llm")
 REPAIRS = ("none", "recompose", "resample")
+LABELS = ("sql", "plain", "both")  # how clauses read: SQL chips, plain-language questions, both
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class Condition:
     show_sql: bool = True
     llm_budget_tokens: int = 2_000_000
     repair: str = "recompose"
+    labels: str = "both"
 
 
 _CHOICES: dict[str, tuple[tuple[str, ...], str]] = {  # setting -> (allowed values, fix)
@@ -82,6 +88,8 @@ _CHOICES: dict[str, tuple[tuple[str, ...], str]] = {  # setting -> (allowed valu
     "fallback": (("structured",), "write 'fallback: structured' (the structured agent asks "
                  "when no key is set)"),
     "repair": (REPAIRS, "e.g. 'repair: recompose' ('resample' needs ANTHROPIC_API_KEY)"),
+    "labels": (LABELS, "e.g. 'labels: both' (SQL chips with a plain-language question under "
+               "each; 'plain' for participants who do not read SQL, 'sql' as in the paper)"),
 }
 _WHOLE: dict[str, tuple[int, int | None, str, str]] = {  # setting -> (least, most, what, fix)
     "max_questions": (1, MAX_QUESTIONS, f"an integer 1..{MAX_QUESTIONS}",
@@ -205,5 +213,5 @@ def parse_conditions(ck: Checker, raw: Any) -> list[Condition]:
     return out
 
 
-__all__ = ["AGENTS", "COMMON_KEYS", "REPAIRS", "KNOWN_CONDITIONS", "SETTINGS", "Condition", "parse_condition",
+__all__ = ["AGENTS", "COMMON_KEYS", "LABELS", "REPAIRS", "KNOWN_CONDITIONS", "SETTINGS", "Condition", "parse_condition",
            "parse_conditions"]

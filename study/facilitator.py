@@ -12,7 +12,7 @@ import secrets
 import time
 from typing import Any
 
-from study.flow import Step
+from study.flow import Step, step_label
 from study.runner import Clock, Runner
 from study.spec import StudySpec
 from study.store import Store
@@ -36,9 +36,19 @@ def overview(store: Store, spec: StudySpec, *, now: int) -> list[dict[str, Any]]
         rows.append({"number": p["number"], "participant": p["participant"],
                      "status": p["status"], "stage": p["stage"], "condition": p["condition"],
                      "step": prog.get("step", "consent"),
+                     "where": step_label(spec, prog.get("step", "consent")),
                      "idle_s": max(0, (now - p["last_active"]) // 1000),
                      "flagged": bool(p["flagged"]), "flag_reason": p.get("flag_reason") or ""})
     return rows
+
+
+def idle_words(seconds: int) -> str:
+    """Idle time as a person reads it: '45 s', '3 min', '2 h 5 min'."""
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def flag(store: Store, spec: StudySpec, participant: str, session_id: str, *, reason: str,

@@ -104,6 +104,35 @@ def task_progress(steps: list[Step], step_id: str) -> tuple[int, int]:
     return (tasks.index(current) + 1 if current else 0), len(tasks)
 
 
+SUBTASK_NAMES = {"1": "Interpret", "2a": "Explore outputs", "2b": "Explore queries",
+                 "3": "Navigate"}  # the paper's Table 1 names of the four parts of a task
+
+
+def step_label(spec: StudySpec, step_id: str, steps: list[Step] | None = None) -> str:
+    """A step as a person names it: 'Task 2 of 5, part 4 of 4 — Navigate (title)' (without
+    ``steps``: 'title: part 4 of 4 — Navigate'), 'Consent',
+    'Questionnaire: About you'. With the participant's ``steps`` the task's number in their
+    order is given; unknown ids are returned as they are."""
+    if step_id.startswith("task:"):
+        task, _, sub = step_id[len("task:"):].rpartition("/")
+        entry = next((t for t in spec.tasks if t.id == task), None)
+        if entry is None:
+            return step_id
+        subs = [s for s, _ in entry.subtasks]
+        part = (f"part {subs.index(sub) + 1} of {len(subs)} — {SUBTASK_NAMES.get(sub, sub)}"
+                if sub in subs else f"part {sub}")
+        k, n = task_progress(steps, step_id) if steps else (0, 0)
+        if not k:  # without the participant's order: the task by its title
+            return f"{entry.title or task}: {part}"
+        return f"Task {k} of {n}, {part} ({entry.title or task})"
+    if step_id.startswith("questionnaire:"):
+        qid = step_id.split(":", 1)[1]
+        title = next((q.title for q in spec.questionnaires if q.id == qid), qid)
+        return f"Questionnaire: {title}"
+    return {CONSENT: "Consent", ONBOARDING: "Introduction", PRACTICE: "Practice task",
+            DONE: "Done (completion code shown)", DECLINED: "Declined"}.get(step_id, step_id)
+
+
 def transition_events(participant: str, prev: Step | None, new: Step,
                       by: str = "participant") -> list[dict[str, Any]]:
     """The events of moving from ``prev`` to ``new``: timers stopped, timers started, step."""

@@ -34,6 +34,12 @@ class Item:
     maximum: float | None = None
     group: str = ""  # e.g. the interface component the item is about
     anchors: tuple[str, str] = ("Strongly disagree", "Strongly agree")
+    describe: str = ""  # choice only: the option that opens a text field (its own answer)
+
+    @property
+    def described_id(self) -> str:
+        """The id of the text answer given with the :attr:`describe` option."""
+        return f"{self.id}_described"
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,8 @@ SQL_LEVELS = ("none", "beginner", "intermediate", "advanced")
 DEMOGRAPHICS = (
     Item("age", "Age (years)", kind="number", minimum=16, maximum=100, required=False),
     Item("gender", "Gender", kind="choice", required=False,
-         options=("woman", "man", "non-binary", "self-described", "prefer not to say")),
+         options=("woman", "man", "non-binary", "self-described", "prefer not to say"),
+         describe="self-described"),
     Item("occupation", "Occupation or field of study", kind="text", required=False),
     Item("sql_expertise", "How familiar are you with SQL?", kind="choice", options=SQL_LEVELS),
     Item("llm_code", "How often do you use large language models to write or debug code?",

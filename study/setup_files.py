@@ -175,7 +175,8 @@ def _clash(spec: StudySpec, root: Path | None) -> SpecProblem | None:
 
 
 def save(checked: Checked, *, root: Path | None = None) -> Path:
-    """Write the study file (and its bank, if one was given) under ``studies/<id>/``."""
+    """Write the study file (and its bank, if one was given) under ``studies/<id>/``; returns
+    the study file (:func:`saved_names` says what was written)."""
     if checked.spec is None:
         raise ValueError("only a study without problems can be saved; fix them first")
     folder = destination(checked.spec, root)
@@ -189,3 +190,11 @@ def save(checked: Checked, *, root: Path | None = None) -> Path:
         tmp.write_bytes(checked.bank_bytes)
         shutil.move(tmp, bank)
     return target
+
+
+def saved_names(checked: Checked) -> list[str]:
+    """The files :func:`save` writes for ``checked``, relative to its study folder."""
+    names = [checked.study_name]
+    if checked.bank_bytes is not None and checked.bank_rel:
+        names.append(str(checked.bank_rel))
+    return names

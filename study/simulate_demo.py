@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -271,8 +272,10 @@ def resolve_study(study: str | Path) -> StudySpec:
 
 
 def simulate_participants(store: Store, n: int, *, study: str | Path = DEFAULT_STUDY,
-                          seed: int = 0, error_rate: float = 0.15) -> list[str]:
-    """Simulate ``n`` participants into ``store``; returns their pseudonyms."""
+                          seed: int = 0, error_rate: float = 0.15,
+                          on_progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Simulate ``n`` participants into ``store``; returns their pseudonyms (``on_progress``
+    hears (done, n) after each, for the Analysis page's button)."""
     spec = resolve_study(study)
     if spec.task_bank is None:
         raise ValueError(f"{spec.path} names no task bank; simulation needs candidate pools")
@@ -289,6 +292,8 @@ def simulate_participants(store: Store, n: int, *, study: str | Path = DEFAULT_S
         p = _Participant(store, spec, pools, clock, rng, STYLES[i % len(STYLES)], error_rate,
                          leaves)
         out.append(p.run())
+        if on_progress:
+            on_progress(i + 1, n)
     return out
 
 

@@ -83,7 +83,7 @@ def test_analysis_page(demo_db, monkeypatch):
     at.text_input(key="analysis_pw").input("s3cret")
     at.button[0].click().run()
     assert any("hidden unless included" in i.value for i in at.info)
-    at.checkbox(key="an_sim").check().run()
+    at.checkbox(key="an_sim_live").check().run()
     assert not at.exception and len(at.tabs) == 6
     at.text_input(key="an_coder").input("ab").run()
     at.selectbox(key="an_code_s").set_value("3")

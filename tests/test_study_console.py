@@ -57,8 +57,10 @@ def test_facilitator_marker_note_pause_advance_override(env) -> None:
     at = _unlock(_page("facilitator"), "facilitator_login")
     assert not at.exception, at.exception
     assert at.dataframe  # the live session list
-    assert "task:film-pulp-review/1" in at.markdown[-1].value or any(
-        "task:film-pulp-review/1" in m.value for m in at.markdown)
+    # the current step by name ("Task 1 of 1, part 1 of 4 — Interpret (…)"), not its id
+    shown = " ".join(m.value for m in at.markdown)
+    assert "Current step: **Task 1 of 1, part 1 of 4 — Interpret (" in shown
+    assert "task:film-pulp-review/1" not in shown
     at.button(key="fac_marker_confused").click().run()
     at.text_area(key="fac_note_text").input("asked what a cluster is")
     at.button(key="FormSubmitter:fac_note-Save note").click().run()

@@ -82,7 +82,7 @@ def test_workflow_sessions_and_annotations_are_labelled(demo, monkeypatch):
     at = AppTest.from_file(PAGE, default_timeout=90).run()
     at.text_input(key="analysis_pw").input("s3cret")
     at.button[0].click().run()
-    at.checkbox(key="an_sim").check().run()
+    at.checkbox(key="an_sim_live").check().run()
     assert not at.exception
     picker = at.selectbox(key="an_sess")
     first = picker.options[0]

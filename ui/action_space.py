@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.display import spellings, sql_value
 from core.engine.execute import ExecutionResult
 from core.engine.layout import voronoi_cells
 from core.engine.session import RankedVariable, RepairSession
@@ -146,17 +147,24 @@ _LOCK = threading.Lock()  # cached_space may run in a prefetch thread and a scri
 FIGURES_PER_POOL = 128
 
 
+def names_of(pool: Any) -> dict[str, str]:
+    """The pool's identifiers as its candidates spell them (lower-case -> e.g. camelCase), for
+    display only (:func:`core.engine.display.spellings`); kept as long as the pool."""
+    return _cached(pool, ("names",), lambda: spellings(pool.sqls, pool.schema))
+
+
 def hover_text(session: RepairSession, i: int, cluster_number: int, max_features: int = 10) -> str:
-    """Tooltip of candidate ``i``: id, cluster, output shape, atomic features, output preview."""
+    """Tooltip of candidate ``i``: cluster, how it was made, output shape, atomic features as
+    the schema spells them, output preview (no internal id: people read it)."""
     pool = session.pool
     res = pool.results[i]
     rows, cols = res.shape
     origin = pool.origins[i] if i < len(pool.origins) else ""
     made = (f"new ({origin})" if origin in REPAIR_ORIGINS
             else f"sampled ×{int(pool.counts[i])}")
-    title = (f"<b>Query #{i}</b> · cluster {cluster_number} · {made}"
+    title = (f"<b>Query</b> in cluster {cluster_number} · {made}"
              f"<br>{rows} rows × {cols} columns" if res.ok else
-             f"<b>Query #{i}</b> · cluster {cluster_number} · <b>invalid</b>")
+             f"<b>Query</b> in cluster {cluster_number} · <b>does not run</b>")
     return title + _cached(pool, ("hover", i, max_features),
                            lambda: _hover_body(session, i, max_features))
 
@@ -164,8 +172,11 @@ def hover_text(session: RepairSession, i: int, cluster_number: int, max_features
 def _hover_body(session: RepairSession, i: int, max_features: int) -> str:
     pool = session.pool
     res = pool.results[i]
-    keys = pool.feature_keys(i)
-    feats = "<br>".join(escape(k if len(k) <= 60 else k[:59] + "…") for k in keys[:max_features])
+    names = names_of(pool)
+    keys = [f"{f.keyword} {sql_value(f, names)}".strip()
+            for f in (pool.vocabulary[j] for j in np.flatnonzero(pool.x[i]))]
+    feats = "<br>".join(escape(k if len(k) <= 120 else k[:119] + "…")
+                        for k in keys[:max_features])
     if len(keys) > max_features:
         feats += f"<br>… {len(keys) - max_features} more features"
     parts = ["", feats] if feats else [""]
@@ -219,6 +230,7 @@ def space_spec(session: RepairSession, variable: RankedVariable | None = None, *
         glyphs.append({"id": cid, "x": float(pos[cid, 0]), "y": float(pos[cid, 1]),
                        "w": w, "h": h, "valid": bool(valid[cid]), "cluster": num,
                        "colour": shade(num, bool(red[cid])) if valid[cid] else INVALID,
+                       "contains": bool(red[cid]) and bool(valid[cid]),
                        "new": cid < len(pool.origins) and pool.origins[cid] in REPAIR_ORIGINS,
                        "tip": hover_text(session, cid, num)})
     labels = []

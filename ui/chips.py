@@ -8,14 +8,17 @@ likely-but-unconfirmed features in the Predicted Query are bordered.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from html import escape
 
 from sqlglot.errors import TokenError
 from sqlglot.parser import Parser
 from sqlglot.tokens import Tokenizer, TokenType
 
+from core.engine.display import sql_value
 from core.engine.features import Feature
+from core.planpool.questions import phrases, render_question
 
 RED = "#d62728"
 RED_OVERLAY = "rgba(214, 39, 40, 0.28)"
@@ -23,24 +26,34 @@ GREY = "#e6e6e6"
 BLACK = "#1f1f1f"
 
 ROLES = ("plain", "decision", "implicit", "confirmed")
+LABELS = ("sql", "plain", "both")  # a study condition's `labels:`: chips, sentences, or both
 
 CSS = f"""
 <style>
 .pq-chips {{ display: flex; flex-wrap: wrap; gap: 4px 6px; line-height: 1.25; }}
 .pq-chips.inline {{ display: inline-flex; vertical-align: middle; }}
-.pq-chip {{ display: inline-flex; border-radius: 4px; overflow: hidden; font-size: 0.82rem;
-  font-family: ui-monospace, SFMono-Regular, Menlo, monospace; border: 2px solid transparent; max-width: 100%; }}
+.pq-chip {{ display: inline-flex; flex-wrap: wrap; border-radius: 4px; overflow: hidden;
+  font-size: 0.82rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
+  border: 2px solid transparent; max-width: 100%; box-sizing: border-box; }}
 .pq-chip .kw {{ background: {BLACK}; color: #fff; padding: 1px 5px; font-weight: 600;
-  white-space: nowrap; }}
-.pq-chip .val {{ background: {GREY}; color: {BLACK}; padding: 1px 5px; overflow-wrap: normal;
-  word-break: normal; hyphens: none; min-width: 0; }}
+  white-space: nowrap; flex: none; }}
+.pq-chip .val {{ background: {GREY}; color: {BLACK}; padding: 1px 5px; overflow-wrap: anywhere;
+  word-break: normal; hyphens: none; min-width: 0; flex: 0 1 auto; }}
 .pq-chip .badge {{ background: #fff; color: #444; padding: 1px 5px; font-size: 0.75rem;
-  white-space: nowrap; align-self: center; }}
-.pq-chip.decision .val {{ background: {RED}; color: #fff; }}
+  white-space: nowrap; align-self: center; flex: none; }}
+.pq-chip.decision .val {{ background: {RED}; color: #fff; text-decoration: underline;
+  text-decoration-thickness: 2px; text-underline-offset: 2px; }}
 .pq-chip.implicit .val {{ background: linear-gradient({RED_OVERLAY}, {RED_OVERLAY}), {GREY}; }}
 .pq-chip.confirmed .val {{ background: #f6c9c9; }}
 .pq-chip.likely {{ border-color: {BLACK}; }}
 .pq-legend {{ font-size: 0.75rem; color: #555; }}
+.pq-labelled {{ display: inline-flex; flex-direction: column; gap: 1px; max-width: 100%; }}
+.pq-labelled > .pq-chip {{ align-self: flex-start; }}
+.pq-plain {{ font-size: 0.8rem; color: #444; line-height: 1.25; }}
+.pq-chip.words {{ font-family: inherit; }}
+.pq-question {{ font-size: 0.95rem; font-weight: 600; line-height: 1.35; margin: 2px 0;
+  border-left: 4px solid {RED}; padding-left: 8px; }}
+.pq-chip.plain.words .val {{ background: #f3f3f3; }}
 </style>
 """
 
@@ -49,39 +62,81 @@ def breakable(text: str) -> str:
     """Escaped ``text`` that may wrap at spaces and after '.' or ',' but never inside a name.
 
     ``films.release_year`` can wrap as ``films.`` / ``release_year``; the browser's own
-    emergency breaking (which split identifiers mid-word) is off in the chip CSS.
+    emergency breaking splits a name only when it alone is wider than the column.
     """
     return "".join(escape(c) + ("<wbr>" if c in ".," else "") for c in text)
 
 
+def plain_text(feature: Feature, names: Mapping[str, str] | None = None) -> str:
+    """The feature as one plain-language Yes/No question (identifiers as the schema spells
+    them), for readers who do not write SQL; cached (a rerun draws the same clauses)."""
+    return _plain(feature, tuple(sorted((names or {}).items())))
+
+
+@lru_cache(maxsize=8192)
+def _plain(feature: Feature, names: tuple[tuple[str, str], ...]) -> str:
+    return render_question([feature], names=dict(names)) if names else phrases(feature)[0]
+
+
 def chip(feature: Feature, role: str = "plain", *, bordered: bool = False,
-         badge: str = "") -> str:
-    """One feature as a keyword/value chip; ``role`` picks the colour encoding."""
+         badge: str = "", names: Mapping[str, str] | None = None, labels: str = "sql") -> str:
+    """One feature as a keyword/value chip; ``role`` picks the colour encoding.
+
+    ``names`` respells identifiers as the schema does; ``labels`` is ``sql`` (the chip),
+    ``plain`` (the feature as a plain-language question, in the same colours) or ``both``
+    (the chip with the question under it).
+    """
     if role not in ROLES:
         raise ValueError(f"unknown chip role {role!r}; use one of {', '.join(ROLES)}")
+    if labels not in LABELS:
+        raise ValueError(f"unknown labels {labels!r}; use one of {', '.join(LABELS)}")
     classes = " ".join(c for c in ("pq-chip", role, "likely" if bordered else "") if c)
-    value = f'<span class="val">{breakable(feature.value)}</span>' if feature.value else ""
     extra = f'<span class="badge">{escape(badge)}</span>' if badge else ""
-    return (f'<span class="{classes}" title="{escape(feature.key)}">'
-            f'<span class="kw">{escape(feature.keyword)}</span>{value}{extra}</span>')
+    words = plain_text(feature, names) if labels != "sql" else ""
+    if labels == "plain":
+        return (f'<span class="{classes} words" title="{escape(feature.key)}">'
+                f'<span class="val">{escape(words)}</span>{extra}</span>')
+    shown = sql_value(feature, names)
+    value = f'<span class="val">{breakable(shown)}</span>' if shown else ""
+    sql = (f'<span class="{classes}" title="{escape(words or feature.key)}">'
+           f'<span class="kw">{escape(feature.keyword)}</span>{value}{extra}</span>')
+    if labels == "both":
+        return f'<span class="pq-labelled">{sql}<span class="pq-plain">{escape(words)}</span></span>'
+    return sql
 
 
 def chip_row(features: Iterable[Feature], *, decision: Iterable[str] = (),
              implicit: Iterable[str] = (), confirmed: Iterable[str] = (),
-             bordered: Iterable[str] = (), inline: bool = False) -> str:
-    """A wrapped row of chips; features whose key is in ``decision``/``implicit`` get that role."""
+             bordered: Iterable[str] = (), inline: bool = False,
+             names: Mapping[str, str] | None = None, labels: str = "sql") -> str:
+    """A wrapped row of chips; features whose key is in ``decision``/``implicit`` get that role
+    (``names`` and ``labels`` as in :func:`chip`)."""
     red, overlay, yes, border = set(decision), set(implicit), set(confirmed), set(bordered)
     parts = []
     for f in features:
         role = ("decision" if f.key in red else "implicit" if f.key in overlay
                 else "confirmed" if f.key in yes else "plain")
-        parts.append(chip(f, role, bordered=f.key in border))
+        parts.append(chip(f, role, bordered=f.key in border, names=names, labels=labels))
     tag = "span" if inline else "div"
     return f'<{tag} class="pq-chips{" inline" if inline else ""}">{"".join(parts)}</{tag}>'
 
 
-def legend() -> str:
-    """A one-line key to the chip colours, shown once under the Decision Space."""
+def question_line(features: Iterable[Feature], names: Mapping[str, str] | None = None,
+                  role: str = "decision") -> str:
+    """A decision variable (a conjunction of features) as one plain-language question."""
+    return (f'<p class="pq-question pq-{role}-words">'
+            f"{escape(render_question(list(features), names=names))}</p>")
+
+
+def legend(labels: str = "sql") -> str:
+    """A one-line key to the chip colours, shown once under the Decision Space (in words when
+    clauses read as plain-language questions)."""
+    if labels == "plain":
+        def item(text: str, role: str) -> str:
+            return f'<span class="pq-chip {role} words"><span class="val">{text}</span></span>'
+        return (f'<div class="pq-legend pq-chips">{item("a part of the query", "plain")}'
+                f'{item("the part asked about", "decision")}'
+                f'{item("comes with it", "implicit")}</div>')
     return (f'<div class="pq-legend pq-chips">{chip(Feature("KEYWORD", "value"))}'
             f'{chip(Feature("KEYWORD", "decision variable"), "decision")}'
             f'{chip(Feature("KEYWORD", "implicitly included"), "implicit")}</div>')

@@ -28,7 +28,7 @@ from ui.chat import ChatOptions, chat_agent, render_chat
 from ui.generation import api_key
 from ui.single_shot import render_single_shot
 from ui.state import WorkspaceOptions, workspace_state
-from ui.workspace import render_workspace
+from ui.workspace import APP_RERUN, render_workspace
 
 NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view", "output.accept"}
 WHERE_SUBMIT = {
@@ -54,7 +54,7 @@ PRACTICE_HINTS = {
 LLM_FALLBACK = ("This condition is set to use the LLM agent, but no Anthropic API key is "
                 "configured (ANTHROPIC_API_KEY in the environment or in .streamlit/secrets.toml)."
                 " The structured agent asks the questions instead.")
-Done = Callable[[], None]
+Done = Callable[[], object]  # clears the step's messages (True if there were any)
 
 
 def condition_of(runner: Runner, step: flow.Step) -> Condition:
@@ -70,13 +70,16 @@ def workspace_options(cond: Condition, step: flow.Step | None = None) -> Workspa
     """
     in_task = step is not None and step.kind == "task"
     submit = not in_task or step.subtask in flow.SUBMIT_SUBTASKS
+    primary = step is None or step.kind != "practice"
     if cond.id == "atomic-only":
         return WorkspaceOptions(show_action_space=cond.show_action_space,
                                 show_decision_space=False, submit=submit,
-                                show_question=not in_task, repair=cond.repair)
+                                show_question=not in_task, repair=cond.repair,
+                                labels=cond.labels, submit_primary=primary)
     return WorkspaceOptions(pool_accounting=cond.pool_accounting,
                             ig_threshold=cond.ig_threshold, submit=submit,
-                            show_question=not in_task, repair=cond.repair)
+                            show_question=not in_task, repair=cond.repair, labels=cond.labels,
+                            submit_primary=primary)
 
 
 def _subtask(step: flow.Step) -> str:
@@ -103,6 +106,8 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
         if event_type not in NO_STATE_CHANGE:
             runner.save_workspace(step.task, {**ws.session.to_dict(),
                                               "dismissed": [list(k) for k in ws.dismissed]})
+            if done():  # the participant acted: the page's "Submit a query…" message goes
+                ws.extra[APP_RERUN] = True
 
     def on_submit(candidate: int, sql: str) -> None:
         runner.submit(step.task, candidate, sql, _subtask(step))

@@ -16,12 +16,21 @@ import streamlit as st
 from core.generation.keys import has_api_key
 from study import limits
 from ui import actions
+from ui.action_space import names_of
 from ui.actions import Log, OnSubmit
 from ui.chips import chip_row, legend, sql_block
 from ui.components import clause_panel, trigger, view_panel
 from ui.state import WorkspaceOptions, WorkspaceState
 from ui.study_cache import secret
-from ui.views import ALL_CLAUSES, KEYS_SEP, current_variable, decision_data, output_data, query_data
+from ui.views import (
+    ALL_CLAUSES,
+    KEYS_SEP,
+    current_variable,
+    decision_data,
+    labels_of,
+    output_data,
+    query_data,
+)
 
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
 
@@ -42,7 +51,8 @@ def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> N
     box = st.container(height=min(300, 30 + 58 * len(still_open)), border=True)
     for v in still_open:
         cols = box.columns([5, 2], gap="small", vertical_alignment="center")
-        cols[0].html(chip_row(v.features, decision=v.keys)
+        cols[0].html(chip_row(v.features, decision=v.keys, names=names_of(ws.session.pool),
+                              labels=labels_of(ws))
                      + f"<small>{v.gain:.2f} bits</small>")
         cols[1].button("Dismiss", key=ws.widget_key(dismiss_key(v.keys)), type="tertiary",
                        icon=":material/close:", on_click=partial(actions.dismiss, ws, v.keys, log),
@@ -75,7 +85,7 @@ def decision_space(ws: WorkspaceState, log: Log,
                help="Show the next decision variable (skips this one)")
     if options is not None and options.pool_accounting:
         open_decisions(ws, log, options)
-    st.html(legend())
+    st.html(legend(labels_of(ws)))
 
 
 def predicted_query(ws: WorkspaceState, log: Log) -> None:
@@ -163,10 +173,13 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     chosen = session.best_candidate()
     if mode == "study" and (options is None or options.submit):
         if ws.submitted is not None:
-            st.success(f"Submitted query #{ws.submitted}.")
+            st.success("You submitted the query whose output is shown above."
+                       if ws.submitted == chosen else "You submitted a query for this task. "
+                       "To submit the one shown now instead, press Submit again.")
         still_open = actions.blocking(ws, options)
         st.button("Submit this query", key=ws.widget_key("submit"),
-                  type="primary" if ws.submitted is None else "secondary",
+                  type="primary" if ws.submitted is None and (
+                      options is None or options.submit_primary) else "secondary",
                   disabled=chosen is None or bool(still_open),
                   on_click=partial(actions.submit, ws, log, on_submit, options),
                   help="Record the predicted query as your answer to this task")
@@ -176,7 +189,7 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
             st.caption(f"Submit is disabled while {len(still_open)} decision(s) are open: "
                        f"{names}{more}. Answer or dismiss each in the Decision Space.")
     elif chosen is not None:
-        with st.expander(f"SQL of the predicted query (#{chosen})"):
+        with st.expander("SQL of the predicted query"):
             clause_panel(sql_block(session.pool.sqls[chosen]), key=ws.widget_key("sql"),
                          testid="pq-sql", on={})
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
+from urllib.parse import quote
 
 import streamlit as st
 
@@ -20,6 +21,7 @@ from study import flow
 from study.audio import audio_root, save_recording
 from study.limits import MAX_ANSWER_CHARS, answer_problem
 from study.questionnaires import Item, Questionnaire
+from study.registry import StudyEntry
 from study.runner import Runner, decline, join
 from study.spec import STAGES, StudySpec
 from study.store import Store
@@ -55,6 +57,13 @@ def runner_for(store: Store, spec: StudySpec, participant: str) -> Runner | None
 
 def _errors() -> dict[str, str]:
     return st.session_state.setdefault(ERRORS, {})
+
+
+def _clear_errors() -> bool:
+    """Drop the step's messages once the participant acts (True if there were any)."""
+    had = bool(_errors())
+    _errors().clear()
+    return had
 
 
 def _show_error(item: str) -> None:
@@ -103,6 +112,31 @@ def _next_button(runner: Runner, step: flow.Step, label: str = "Continue", *,
         st.warning("Some answers are missing; see the messages above.", icon=":material/info:")
     st.button(label, type="primary" if primary else "secondary", key=f"pq.next.{step.id}",
               disabled=runner.paused(), on_click=partial(_leave, runner, step, **kw))
+
+
+# -- no study in the link ---------------------------------------------------------------------
+def study_index(entries: Mapping[str, StudyEntry],
+                blocking: Callable[[StudyEntry], list]) -> None:
+    """The page without ``?study=``: every study open to participants, with its link (what a
+    visitor who opened "Participant session" from the sidebar needs), and what the others lack."""
+    st.header("Participant sessions")
+    open_ = {sid: e for sid, e in entries.items() if e.spec is not None and not blocking(e)}
+    if not open_:
+        st.info("No study is open to participants yet. A researcher adds or fixes studies on "
+                "the Setup page.", icon=":material/info:")
+        return
+    st.write("Participants join a study through its link. Open one below to start a session "
+             "(the link can be sent as it is; a pilot link adds `&stage=pilot`).")
+    for sid, e in open_.items():
+        with st.container(border=True):
+            st.markdown(f"**{e.title}**")
+            st.markdown(f":material/play_arrow: [Start a session of “{sid}”]"
+                        f"(participant?study={quote(sid)})")
+            st.caption(f"Link: `/participant?study={sid}`")
+    closed = len(entries) - len(open_)
+    if closed:
+        st.caption(f"{closed} more stud{'y is' if closed == 1 else 'ies are'} not open yet "
+                   "(see Setup).")
 
 
 # -- consent and the end ----------------------------------------------------------------------
@@ -174,6 +208,8 @@ def _item_widget(runner: Runner, q: Questionnaire, it: Item, value: Any) -> str:
         opts = list(it.options)
         st.radio(label, opts, index=opts.index(value) if value in opts else None,
                  horizontal=True, key=key, on_change=save)
+        if it.describe and st.session_state.get(key, value) == it.describe:
+            _described(runner, q, it)
     elif it.kind == "number":
         st.number_input(label, value=value, min_value=it.minimum, max_value=it.maximum,
                         step=1, key=key, on_change=save)
@@ -182,6 +218,16 @@ def _item_widget(runner: Runner, q: Questionnaire, it: Item, value: Any) -> str:
                      max_chars=MAX_ANSWER_CHARS)
     _show_error(it.id)
     return key
+
+
+def _described(runner: Runner, q: Questionnaire, it: Item) -> None:
+    """The optional text field of a choice's describe option (e.g. a self-described gender),
+    saved as its own answer as it is typed."""
+    item = f"{q.id}/{it.described_id}"
+    key = f"pq.{runner.participant}.{item}"
+    st.text_input(f"{it.text}: in your own words (optional)",
+                  value=runner.answers().get(item) or "", key=key,
+                  on_change=partial(_save, runner, item, key))
 
 
 def questionnaire(runner: Runner, step: flow.Step) -> None:
@@ -199,12 +245,64 @@ def questionnaire(runner: Runner, step: flow.Step) -> None:
 
 
 # -- onboarding, practice, tasks --------------------------------------------------------------
+PANEL_GUIDE = {  # what each panel is for, shown when the study's intro does not say it
+    "Action Space": "every glyph is a candidate query, placed by how similar its output is; "
+                    "colours are clusters of queries with similar outputs. Hover a glyph to see "
+                    "its clauses and output; click a glyph or drag a lasso to keep only those "
+                    "queries, or keep one cluster with the **Cluster** buttons under the chart.",
+    "Decision Space": "one yes/no question at a time about part of the query (marked in red), "
+                      "the most informative first. **Yes** and **No** remove the queries that "
+                      "disagree; **Previous** and **Next** show other questions; **Back** takes "
+                      "back your last decision.",
+    "Predicted Query": "the parts (clauses) of the remaining queries with how likely each is; "
+                       "answer **Yes** or **No** to any single part.",
+    "Predicted Output": "the output of the most likely remaining query. **Is this the output "
+                        "you want?** **No**, or **None of these** when no remaining query is "
+                        "what you mean, looks for other readings (marked with a star). "
+                        "**Submit this query** records it as your answer.",
+}
+CONDITION_PANELS = {"pleasqlarify": tuple(PANEL_GUIDE),
+                    "atomic-only": ("Action Space", "Predicted Query", "Predicted Output")}
+OTHER_GUIDES = {
+    "planpool-chat": "**Assistant**: a chat that asks you yes/no questions about what you mean "
+                     "and then proposes a query with its output; confirm it, or say it is not "
+                     "what you meant.",
+    "single-shot": "**Proposed query**: the single most likely query and its output; accept "
+                   "it, or say it is not what you meant.",
+}
+
+
+def panel_guide(spec: StudySpec) -> str:
+    """A panel-by-panel explanation of the interfaces of ``spec``'s conditions that its
+    onboarding intro does not already give (empty when the intro names every panel)."""
+    intro = (spec.onboarding.intro or "").lower()
+    lines: list[str] = []
+    for cond in spec.conditions:
+        names = CONDITION_PANELS.get(cond.id)
+        if names is None:
+            guide = OTHER_GUIDES.get(cond.id, "")
+            if guide and guide not in lines and guide.split("**")[1].lower() not in intro:
+                lines.append(guide)
+            continue
+        if cond.id == "atomic-only" and not cond.show_action_space:
+            names = tuple(n for n in names if n != "Action Space")
+        for name in names:
+            line = f"**{name}**: {PANEL_GUIDE[name]}"
+            if name.lower() not in intro and line not in lines:
+                lines.append(line)
+    return "\n".join(f"* {line}" for line in lines)
+
+
 def onboarding(runner: Runner, step: flow.Step) -> None:
-    """Intro text and the optional video."""
+    """Intro text, the panels the intro does not explain, and the optional video."""
     st.header("Introduction")
     ob = runner.spec.onboarding
     if ob.intro:
         st.markdown(ob.intro)
+    guide = panel_guide(runner.spec)
+    if guide:
+        st.subheader("What you will see", anchor=False)
+        st.markdown(guide)
     if ob.video_url:
         st.video(ob.video_url)
     _next_button(runner, step, "Continue to the practice task"
@@ -216,7 +314,7 @@ def practice(runner: Runner, step: flow.Step) -> None:
     from ui.condition_views import practice_interfaces
 
     st.header("Practice task")
-    practice_interfaces(runner, step, lambda: _errors().clear())
+    practice_interfaces(runner, step, _clear_errors)
     _next_button(runner, step, "I feel comfortable: start the tasks")
 
 
@@ -281,8 +379,7 @@ def task(runner: Runner, step: flow.Step) -> None:
                      expanded=step.subtask == "1", icon=":material/table:"):
         _database(runner, step.task)
     if step.subtask != "1":
-        render_condition(runner, step, f"study-{runner.participant}",
-                         lambda: _errors().clear())
+        render_condition(runner, step, f"study-{runner.participant}", _clear_errors)
     if not submits:
         key = f"pq.{runner.participant}.{item}"
         label = ("Your interpretation: what would the answer (output table) look like?"

@@ -32,6 +32,8 @@ class WorkspaceOptions:
     submit: bool = True  # study mode: offer Submit (exploration subtasks do not)
     show_question: bool = True  # False when the page shows the question itself
     repair: str = "recompose"  # after "No" / "None of these": none | recompose | resample
+    labels: str = "both"  # clauses as SQL chips, plain-language questions, or both
+    submit_primary: bool = True  # the practice's Submit is secondary: continuing is its step
 
 
 @dataclass

@@ -118,6 +118,13 @@ def pool(spec: StudySpec, task_id: str) -> PreparedPool:
     return _pool(str(spec.task_bank), task_id)
 
 
+def forget_banks() -> None:
+    """Drop the cached banks, pools and previews (after Setup changed a bank's candidates)."""
+    _tasks.clear()
+    _pool.clear()
+    _preview.clear()
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def _preview(bank: str, task_id: str, rows: int) -> dict[str, tuple[list[str], list[list[Any]]]]:
     from core.engine.execute import open_database

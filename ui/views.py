@@ -14,14 +14,20 @@ from html import escape
 from typing import Any
 
 from core.engine.session import Decision, RankedVariable, RepairSession
-from ui.action_space import ClusterInfo, cached_space, clusters, shade
-from ui.chips import chip, chip_row, output_table
+from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
+from ui.chips import chip, chip_row, output_table, question_line
 from ui.state import WorkspaceState
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
 CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all"
 ALL_CLAUSES = "pq_all_clauses"  # ws.extra flag: draw every open clause, not the likeliest
 KEYS_SEP = "\x1f"  # joins a variable's feature keys in its Yes/No buttons' data-key
+LABELS = "labels"  # ws.extra: how clauses read (sql | plain | both), from the study condition
+
+
+def labels_of(ws: WorkspaceState) -> str:
+    """How this workspace shows clauses: SQL chips, plain-language questions, or both."""
+    return str(ws.extra.get(LABELS, "both"))
 
 
 def current_variable(ws: WorkspaceState) -> RankedVariable | None:
@@ -76,8 +82,9 @@ def space_footer(ws: WorkspaceState, colour_by_variable: bool) -> dict[str, Any]
     """Caption and Keep-cluster buttons under the chart."""
     infos = clusters(ws.session)
     caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
-               "keep only those queries." + (" Red: contains the decision variable; blue: does "
-                                             "not." if colour_by_variable else ""))
+               "keep only those queries." + (" Red, hatched, outlined glyphs: contains the "
+                                             "decision variable; blue, plain: does not."
+                                             if colour_by_variable else ""))
     html = f'<p class="pq-caption">{caption}</p>'
     if len(infos) > 1:
         html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(
@@ -111,15 +118,19 @@ def decision_html(ws: WorkspaceState) -> str:
         ahead = "" if variable.expected_turns is None else \
             f" · about <b>{variable.expected_turns:.1f}</b> more questions expected"
         pool = session.pool
+        names, labels = names_of(pool), labels_of(ws)
         feats = [pool.vocabulary[j] for j in pool.x[variable.example].nonzero()[0]]
+        shown = (question_line(variable.features, names) if labels == "plain" else
+                 chip_row(variable.features, decision=variable.keys, names=names)
+                 + (question_line(variable.features, names) if labels == "both" else ""))
+        example = "" if labels == "plain" else (
+            "<p><small>One of the remaining queries that contains it, in full:</small></p>"
+            + chip_row(feats, decision=variable.keys,
+                       implicit=[f.key for f in variable.implicit], names=names))
         body = (f"<p>Variable <b>{ws.browse + 1}</b> of {len(ranked)} · information gain "
-                f"<b>{variable.gain:.2f} bits</b>{ahead}</p>"
-                + chip_row(variable.features, decision=variable.keys)
+                f"<b>{variable.gain:.2f} bits</b>{ahead}</p>" + shown
                 + f'<p class="pq-caption">Contained in {variable.yes_count} of {n} remaining '
-                "queries. Should your query contain it?</p>"
-                f"<p><small>Example query #{variable.example} containing it:</small></p>"
-                + chip_row(feats, decision=variable.keys,
-                           implicit=[f.key for f in variable.implicit]))
+                "queries. Should your query contain it?</p>" + example)
     keys = KEYS_SEP.join(variable.keys) if variable is not None else None
     answers = ('<div class="pq-row pq-answers">'
                + button("Yes", "answer", "Keep only the queries that contain the red clause(s)",
@@ -171,17 +182,20 @@ def _feature(session: RepairSession, key: str):
     raise KeyError(key)
 
 
-def decisions_html(session: RepairSession) -> str:
-    """The numbered decisions with the survivors left after each (bottom of the panel)."""
+def decisions_html(session: RepairSession, labels: str = "sql") -> str:
+    """The numbered decisions with the survivors left after each (bottom of the panel): chips,
+    or plain-language questions when ``labels`` is plain."""
     if not session.history:
         return ('<p><b>Decisions</b></p><p class="pq-caption">None yet. Answer in the Decision '
                 "Space, say Yes/No to a clause above, or select queries in the Action Space.</p>")
     counts = session.survivors_per_step()
     lines = []
+    names = names_of(session.pool)
     for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
         chips = "" if d.kind in ("restrict", "reject", "repair") else chip_row(
             [_feature(session, k) for k in d.features], inline=True,
-            confirmed=d.features if d.answer else ())
+            confirmed=d.features if d.answer else (), names=names,
+            labels="plain" if labels == "plain" else "sql")
         lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d))}</small> {chips}'
                      f'<small>→ <b>{n}</b> left</small></div>')
     return f'<p><b>Decisions</b></p><div>{"".join(lines)}</div>'
@@ -201,13 +215,15 @@ def shown_clauses(ws: WorkspaceState, open_beliefs: list) -> list:
 def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
     """The Predicted Query's chips and open-clause rows (with Yes/No) as one panel's HTML."""
     parts = []
+    names, labels = names_of(ws.session.pool), labels_of(ws)
     if not beliefs:
         parts.append('<div class="pq-note pq-info">No valid query remains.</div>')
     fixed = [b for b in beliefs if b.determined]
     if fixed:
         parts.append("<p><small>Determined (in every remaining query):</small></p>" + chip_row(
             [b.feature for b in fixed], confirmed=[b.feature.key for b in fixed if b.confirmed],
-            bordered=[b.feature.key for b in fixed if not b.confirmed]))
+            bordered=[b.feature.key for b in fixed if not b.confirmed], names=names,
+            labels=labels))
     open_beliefs = [] if ws.session.is_done else [b for b in beliefs if not b.determined]
     if not open_beliefs:
         return "".join(parts)
@@ -217,7 +233,7 @@ def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
         k = b.feature.key
         shown_chip = chip(b.feature, "confirmed" if b.confirmed else "plain",
                           bordered=not b.confirmed and b.probability >= LIKELY,
-                          badge=f"{b.probability:.0%}")
+                          badge=f"{b.probability:.0%}", names=names, labels=labels)
         rows.append(f"<div>{shown_chip}</div>"
                     + button("Yes", "clause", f"Keep queries with {k}", key=k, yes=True,
                              disabled=b.confirmed)
@@ -236,7 +252,8 @@ def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
 
 
 def query_data(ws: WorkspaceState) -> dict[str, Any]:
-    html = clauses_html(ws, ws.session.predicted_query()) + decisions_html(ws.session)
+    html = clauses_html(ws, ws.session.predicted_query()) + decisions_html(ws.session,
+                                                                           labels_of(ws))
     return panel(ws, "pq", html, "pq-clauses")
 
 

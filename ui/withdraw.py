@@ -90,15 +90,31 @@ def researcher_withdraw(store: Store, spec: StudySpec) -> None:
                     rec = withdraw(store, spec, pid, by="researcher",
                                    now=int(time.time() * 1000))
                     st.success(f"P{rec['number']} withdrawn ({rec['mode']}): "
-                               + ", ".join(f"{v} {k}" for k, v in rec["counts"].items()))
+                               + counts_words(rec["counts"]))
                 except WithdrawError as exc:
                     st.error(str(exc))
     done = withdrawals(store, spec.id)
     if done:
         import pandas as pd  # researcher pages only: not on the participant's path
 
-        st.dataframe(pd.DataFrame([{**w, "counts": str(w["counts"])} for w in done])
-                     .drop(columns=["id"]), hide_index=True, key="fac_wd_table")
+        st.dataframe(pd.DataFrame([withdrawal_row(w) for w in done]), hide_index=True,
+                     key="fac_wd_table")
+
+
+def counts_words(counts: dict[str, int]) -> str:
+    """Rows per kind in words ('12 events, 1 audio files'), the kinds that had any."""
+    return ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(counts.items())
+                     if v) or "nothing stored"
+
+
+def withdrawal_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One withdrawal record as a researcher reads it: the participant's label, the date and
+    time, who asked, what happened to the data and how many rows of each kind."""
+    counts = counts_words(record["counts"])
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record["ts"] / 1000))
+    return {"participant": f"P{record['number']}", "when": when, "asked by": record["by"],
+            "data": record["mode"], "condition": record["condition"], "stage": record["stage"],
+            "rows": counts}
 
 
 def flag_form(store: Store, spec: StudySpec, rows: list[dict[str, Any]],

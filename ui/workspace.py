@@ -29,7 +29,7 @@ from ui.optimistic import CSS as CARRIER_CSS
 from ui.optimistic import acknowledge, carrier
 from ui.panels import decision_space, predicted_output, predicted_query
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
-from ui.views import space_data, space_footer
+from ui.views import LABELS, space_data, space_footer
 
 MODES = ("free", "study")
 APP_RERUN = "rerun_app"  # ws.extra flag: a fragment callback changed what the page shows
@@ -81,7 +81,7 @@ def question(ws: WorkspaceState, mode: str,
     candidates are the shipped pool.
     """
     if mode == "study":
-        st.markdown(f"#### {ws.question}")
+        st.markdown(f"### {ws.question}")  # under the page's h2: no skipped heading level
         return
     text = st.text_input("Question", value=ws.question, key=ws.widget_key("question"))
     ws.question = text
@@ -104,6 +104,7 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
     if options.pool_accounting and not options.show_decision_space:
         raise ValueError("pool accounting needs the Decision Space (dismissing happens there)")
     ws = workspace_state(pool, namespace or mode)
+    ws.extra[LABELS] = options.labels
     st.html(CSS + CARRIER_CSS)
     if options.show_question:
         question(ws, mode, on_new_question)

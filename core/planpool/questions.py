@@ -10,11 +10,13 @@ to its SQL text, so every feature renders.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 
 import sqlglot
 from sqlglot import exp
 
+from core.engine.display import join_class, respell
 from core.engine.features import Feature
 
 _IRREGULAR = {"people": "person", "casting": "casting", "series": "series", "news": "news"}
@@ -24,9 +26,14 @@ _AGG: dict[type[exp.Expr], str] = {exp.Avg: "the average", exp.Sum: "the total",
         exp.Min: "the lowest"}
 
 
+def snake(name: str) -> str:
+    """A schema name in lower snake case ('instrumentName' -> 'instrument_name'), for words."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
 def singular(table: str) -> str:
     """A table name read as one of its rows ('reviews' -> 'review', 'people' -> 'person')."""
-    t = table.lower().strip("()")
+    t = snake(table).strip("()")
     if t in _IRREGULAR:
         return _IRREGULAR[t]
     if t.endswith("ies") and len(t) > 4:
@@ -40,11 +47,11 @@ def singular(table: str) -> str:
 
 def column_words(column: str, table: str = "") -> str:
     """'reviews.review_text' -> "the review's text"; an unqualified column -> 'the <name>'."""
-    col = column.lower()
+    col = snake(column)
     if not table:
         return "the " + col.replace("_", " ")
     owner = singular(table)
-    for prefix in (owner + "_", table.lower() + "_"):
+    for prefix in (owner + "_", snake(table) + "_"):
         if col.startswith(prefix) and len(col) > len(prefix):
             col = col[len(prefix):]
             break
@@ -144,6 +151,34 @@ def expression_words(sql: str, dialect: str = "sqlite") -> str:
         return sql
 
 
+def _names(tables: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c' of table names in words."""
+    words_ = [snake(t).replace("_", " ") for t in dict.fromkeys(tables)]
+    return words_[0] if len(words_) == 1 else f"{', '.join(words_[:-1])} and {words_[-1]}"
+
+
+def join_words(value: str) -> str | None:
+    """An inner-join class in words, or None when ``value`` is not one: ``directors.film_id =
+    films.id`` -> 'films with their directors'; ``casting.film_id = ratings.film_id`` ->
+    'casting and ratings of the same film'."""
+    cols = join_class(value)
+    if cols is None:
+        return None
+    pairs = [tuple(c.split(".", 1)) for c in cols]
+    hubs = [t for t, c in pairs if c.lower() == "id"]
+    for hub in hubs:
+        refs = [t for t, c in pairs if t != hub and snake(c) in
+                (singular(hub) + "_id", snake(hub) + "_id")]
+        if len(refs) + 1 == len(pairs):
+            return f"{snake(hub).replace('_', ' ')} with their {_names(refs)}"
+    shared = {snake(c) for _, c in pairs}
+    if len(shared) == 1 and not hubs and (key := shared.pop()).endswith("_id"):
+        return f"{_names([t for t, _ in pairs])} of the same {key[:-3].replace('_', ' ')}"
+    cols_ = [column_words(c, t) for t, c in pairs]
+    return (f"{_names([t for t, _ in pairs])} where {', '.join(cols_[:-1])} and {cols_[-1]} "
+            f"{'are' if len(cols_) == 2 else 'are all'} equal")
+
+
 def _on_words(value: str, dialect: str) -> str:
     try:
         node = sqlglot.parse_one(value, read=dialect)
@@ -193,6 +228,9 @@ def phrases(feature: Feature, dialect: str = "sqlite") -> tuple[str, str]:
         return (f"Should rows without a matching {s} be kept as well?",
                 f"rows without a matching {s} be kept")
     if kw == "ON":
+        joined = join_words(value)
+        if joined is not None:
+            return (f"Should the answer combine {joined}?", f"the answer combine {joined}")
         frag = _on_words(value, dialect)
         return f"Should {frag}?", frag
     if kw in ("WHERE", "WHERE …"):
@@ -228,9 +266,11 @@ def phrases(feature: Feature, dialect: str = "sqlite") -> tuple[str, str]:
     return f"Should the query contain {text}?", f"the query contain {text}"
 
 
-def render_question(features: Iterable[Feature], dialect: str = "sqlite") -> str:
-    """One plain-language Yes/No question for a conjunction of features."""
-    feats = list(features)
+def render_question(features: Iterable[Feature], dialect: str = "sqlite",
+                    names: Mapping[str, str] | None = None) -> str:
+    """One plain-language Yes/No question for a conjunction of features (identifiers in the
+    spelling ``names`` gives them: see :func:`core.engine.display.spellings`)."""
+    feats = [Feature(f.keyword, respell(f.value, names or {})) for f in features]
     if not feats:
         raise ValueError("a question needs at least one feature")
     if len(feats) == 1:
@@ -242,5 +282,5 @@ def render_question(features: Iterable[Feature], dialect: str = "sqlite") -> str
     return f"Should {', '.join(frags[:-1])}, and {frags[-1]}?"
 
 
-__all__ = ["column_words", "expression_words", "phrases", "render_question", "singular",
+__all__ = ["column_words", "join_words", "snake", "expression_words", "phrases", "render_question", "singular",
            "words"]

@@ -53,12 +53,27 @@ def completion_heatmap(table: pd.DataFrame, column: str = "final") -> go.Figure:
     for state in states:  # a legend of the codes, as in the paper's Table 1
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=CODE_LABELS.get(
             state, state), marker={"size": 12, "symbol": "square", "color": colours[state]}))
+    many = len(cols) > 24  # participant labels turn upright; Plotly thins them when crowded
     fig.update_layout(yaxis={"autorange": "reversed", "tickmode": "array", "tickvals": rows,
                              "automargin": True},
-                      title="Task completion (researcher codes; else the tool's suggestion)",
-                      height=120 + 30 * len(rows), plot_bgcolor="white",
-                      legend={"orientation": "h", "y": -0.15})
+                      xaxis={"side": "bottom", "tickangle": -90 if many else 0,
+                             "automargin": True, "type": "category"},
+                      title={"text": "Task completion (researcher codes; else the tool's "
+                             "suggestion)", "y": 0.98, "yanchor": "top"},
+                      height=heatmap_height(len(rows), many), plot_bgcolor="white",
+                      margin={"t": 110},
+                      legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"})
     return fig
+
+
+ROW_PX = 30  # a heatmap or bar row, and a Likert bar, never thinner than this
+
+
+def heatmap_height(rows: int, upright_labels: bool = False) -> int:
+    """The completion grid's height: every row at least ROW_PX, at least three rows' worth (one
+    participant and one task no longer collapse to a thin line), room above for the title and
+    the legend and below for the participant labels."""
+    return 110 + ROW_PX * max(3, rows) + (90 if upright_labels else 50)
 
 
 def sus_strip(scores: pd.DataFrame, summary: SusSummary) -> go.Figure:
@@ -66,16 +81,21 @@ def sus_strip(scores: pd.DataFrame, summary: SusSummary) -> go.Figure:
     fig = go.Figure(go.Scatter(x=scores["sus"], y=[0] * len(scores), mode="markers",
                                text=scores["participant"], name="participants",
                                marker={"size": 10, "opacity": 0.7}))
-    fig.add_trace(go.Scatter(x=[summary.mean], y=[0.3], mode="markers", name="mean, 95 % CI",
+    ci = summary.n >= 2  # one score has no interval: the mean alone, named so
+    fig.add_trace(go.Scatter(x=[summary.mean], y=[0.3], mode="markers",
+                             name="mean, 95 % CI" if ci else "mean (a CI needs 2 participants)",
                              error_x={"type": "data", "symmetric": False,
                                       "array": [summary.ci_high - summary.mean],
-                                      "arrayminus": [summary.mean - summary.ci_low]},
+                                      "arrayminus": [summary.mean - summary.ci_low]}
+                             if ci else None,
                              marker={"size": 14, "symbol": "diamond"}))
     fig.add_vline(x=SUS_BENCHMARK, line_dash="dash", annotation_text="68 benchmark",
                   annotation_position="bottom left")
-    fig.update_layout(xaxis={"range": [0, 100], "title": "SUS"}, yaxis={"visible": False},
-                      height=260, title=f"SUS M = {summary.mean:.1f} ({summary.grade}, "
-                      f"{summary.adjective})")
+    fig.update_layout(xaxis={"range": [0, 100], "title": "SUS"},
+                      yaxis={"visible": False, "range": [-0.5, 0.8]}, height=300,
+                      title=f"SUS M = {summary.mean:.1f} ({summary.grade}, "
+                      f"{summary.adjective}, n = {summary.n})", margin={"t": 90},
+                      legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"})
     return fig
 
 
@@ -88,8 +108,10 @@ def likert_diverging(dist: pd.DataFrame, facet: str = "group",
         return fig
     labels = labels or {}
     d = dist.copy()
-    d["row"] = [" / ".join(str(x) for x in (f, c, _short(labels.get(i, i))) if x) for f, c, i in
+    d["row"] = [" / ".join(str(x) for x in (f, c, labels.get(i, i)) if x) for f, c, i in
                 zip(d.get(facet, ""), d.get("condition", ""), d["item"], strict=True)]
+    d["row"] = [wrap(r) for r in d["row"]]  # whole item texts, on several lines if long
+    lines = max((r.count("<br>") + 1 for r in d["row"]), default=1)
     points = int(d["points"].max())
     mid = (points + 1) / 2
 
@@ -113,16 +135,30 @@ def likert_diverging(dist: pd.DataFrame, facet: str = "group",
                              orientation="h", name=str(int(level)), legendrank=int(level),
                              marker_color=colour(int(level))))
     fig.update_layout(barmode="relative", xaxis_title="% of answers (disagree ← → agree)",
-                      height=max(300, 120 + 34 * d["row"].nunique()),
+                      height=likert_height(d["row"].nunique(), lines),
                       yaxis={"autorange": "reversed", "automargin": True},
-                      legend={"orientation": "h", "title": "answer", "y": 1.0,
-                              "yanchor": "bottom"})
+                      margin={"t": 70},  # the legend sits in this margin, above the top bar
+                      legend={"orientation": "h", "title": "answer", "x": 0, "y": 1.0,
+                              "yanchor": "bottom", "traceorder": "normal"})
     return fig
 
 
-def _short(text: str, width: int = 60) -> str:
-    """An axis label of at most ``width`` characters."""
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+def likert_height(rows: int, lines: int = 1) -> int:
+    """Room for every bar (each label's lines at 16 px, at least ROW_PX + 4), the legend above
+    and the axis title below."""
+    return 70 + 60 + max(2, rows) * max(ROW_PX + 4, 16 * lines + 8)
+
+
+def wrap(text: str, width: int = 48) -> str:
+    """An axis label broken into lines of at most ``width`` characters at spaces (``<br>``):
+    item texts are read whole, never cut with an ellipsis."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
 
 
 def timing_box(timings: pd.DataFrame, subtasks: bool = True) -> go.Figure:

@@ -91,6 +91,29 @@ class SusSummary:
     adjective: str
     note: str
 
+    def needs(self) -> str:
+        """What the CI and the t-test still need ('' when both can be computed)."""
+        if self.n < 2:
+            return (f"The 95 % CI and the t-test against {SUS_BENCHMARK:g} need at least 2 "
+                    f"participants (there {'is' if self.n == 1 else 'are'} {self.n}).")
+        if not self.sd > 0:
+            return "The t-test needs scores that differ (all are equal)."
+        return ""
+
+    def ci_text(self) -> str:
+        """The 95 % CI as a person reads it, or what it needs (never 'nan–nan')."""
+        if self.n < 2:
+            return f"needs at least 2 participants (have {self.n})"
+        return f"{self.ci_low:.1f}–{self.ci_high:.1f}"
+
+    def test_text(self) -> str:
+        """The t-test against the benchmark as 't, p', or what it needs."""
+        if self.n < 2:
+            return f"needs at least 2 participants (have {self.n})"
+        if not self.sd > 0:
+            return "needs scores that differ (all are equal)"
+        return f"{self.t:.2f}, {self.p:.3f}"
+
 
 def sus_summary(scores: Iterable[float], points: int = 5,
                 benchmark: float = SUS_BENCHMARK) -> SusSummary:

@@ -159,7 +159,7 @@ def test_whole_participant_flow_with_reload(browser, study) -> None:
         _wait(page, "Submit a query in the workspace")
         _shot(page, "8-task-3-required")
         _click(page, "Submit this query")
-        _wait(page, "Submitted query")
+        _wait(page, "You submitted the query")
         _click(page, "Finish this task")
         _wait(page, "Your opinion")
         _shot(page, "9-end-questionnaire")

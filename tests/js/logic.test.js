@@ -61,6 +61,10 @@ test("tipPosition: right of the point, left of it near the edge, inside the heig
   assert.deepEqual(tipPosition(380, 100, 50, 20, 400, 300), { left: 316, top: 90 });
   assert.deepEqual(tipPosition(10, 295, 50, 20, 400, 300), { left: 24, top: 280 });
   assert.deepEqual(tipPosition(10, 2, 50, 20, 400, 300), { left: 24, top: 0 });
+  // wider than the room on either side: never past the left edge
+  assert.deepEqual(tipPosition(200, 100, 300, 20, 400, 300), { left: 0, top: 90 });
+  // a point panned past the right edge: the tooltip stays inside the chart
+  assert.deepEqual(tipPosition(450, 100, 50, 20, 400, 300), { left: 350, top: 90 });
 });
 
 test("zoomAt keeps the point under the cursor in place and stays within bounds", () => {

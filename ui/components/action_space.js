@@ -40,7 +40,9 @@ function drawCells(space, fr) {
       d += "Z";
     }
     const tone = c.red ? "red" : "blue";
-    return `<path class="pq-cell" data-cluster="${c.cluster}" data-tone="${tone}" d="${d}" fill="${c.fill}"/>`;
+    // "contains" is hatched as well as red, so it reads without colour (and in greyscale)
+    const hatch = c.red ? `<path class="pq-hatch" d="${d}" fill="url(#pq-hatch)"/>` : "";
+    return `<path class="pq-cell" data-cluster="${c.cluster}" data-tone="${tone}" d="${d}" fill="${c.fill}"/>${hatch}`;
   }).join("");
 }
 
@@ -59,7 +61,7 @@ function glyphMarkup(g, colours) {
   const header = Math.min(3, h / 2);
   const hit = Math.max(w, h, 12);
   let out = `<rect x="${-(w + 2) / 2}" y="${-(h + 2) / 2}" width="${w + 2}" height="${h + 2}" fill="#fff"/>`
-    + `<rect class="pq-body" x="${-w / 2}" y="${-h / 2}" width="${w}" height="${h}" fill="${g.colour}"/>`
+    + `<rect class="pq-body${g.contains ? " pq-contains" : ""}" x="${-w / 2}" y="${-h / 2}" width="${w}" height="${h}" fill="${g.colour}"/>`
     + `<rect x="${-w / 2}" y="${-h / 2}" width="${w}" height="${header}" fill="${colours.header}"/>`;
   if (g.new) {
     out += `<polygon class="pq-new" points="${starPoints(w / 2 + 4, -h / 2 - 4)}" fill="${colours.new}"/>`;
@@ -372,7 +374,12 @@ function mount(parentElement) {
   svg.setAttribute("width", "100%");
   const plot = document.createElementNS(SVG, "rect");
   plot.setAttribute("class", "pq-plot");
-  svg.appendChild(plot);
+  // the hatch of "contains" cells: colour is never the only cue (WCAG 1.4.1)
+  const defs = document.createElementNS(SVG, "defs");
+  defs.innerHTML = '<pattern id="pq-hatch" width="7" height="7" patternUnits="userSpaceOnUse"'
+    + ' patternTransform="rotate(45)"><rect width="2.2" height="7" fill="rgba(40,10,10,0.32)"/>'
+    + "</pattern>";
+  svg.append(defs, plot);
   const clipPath = document.createElementNS(SVG, "clipPath");  // zoomed glyphs stay in the plot
   clipPath.id = `pq-clip-${++charts}`;
   const clip = document.createElementNS(SVG, "rect");

@@ -59,8 +59,9 @@ export function starPoints(cx, cy, outer = 5, inner = 2.2) {
 
 export function tipPosition(x, y, tw, th, width, height, gap = 14) {
   // where a tooltip of tw × th px goes beside the point (x, y): right of it unless it would
-  // leave the chart, vertically centred and kept inside the chart's height
-  const left = x + gap + tw > width ? Math.max(0, x - gap - tw) : x + gap;
+  // leave the chart, never past the chart's left or right edge, vertically centred and kept
+  // inside the chart's height
+  const left = Math.max(0, Math.min(x + gap + tw > width ? x - gap - tw : x + gap, width - tw));
   const top = Math.min(Math.max(0, y - th / 2), Math.max(0, height - th));
   return { left, top };
 }
