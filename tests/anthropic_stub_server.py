@@ -62,6 +62,12 @@ class LoopbackServer:
         """Status, extra headers and JSON payload for one request (called in its thread)."""
         raise NotImplementedError
 
+    def respond_get(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """Status, headers (with content-type) and body for a GET; none by default."""
+        body = json.dumps({"type": "error", "error": {"type": "not_found_error",
+                                                      "message": f"no GET {path}"}})
+        return 404, {"content-type": "application/json"}, body.encode()
+
     def start(self) -> Self:
         self._thread.start()
         return self
@@ -89,10 +95,15 @@ def _handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b"{}"
             status, headers, payload = server.respond(self.path, dict(self.headers),
                                                       json.loads(raw or b"{}"))
-            data = json.dumps(payload).encode()
+            self._send(status, {"content-type": "application/json", **headers},
+                       json.dumps(payload).encode())
+
+        def do_GET(self) -> None:
+            self._send(*server.respond_get(self.path, dict(self.headers)))
+
+        def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
             try:
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 for key, value in headers.items():
                     self.send_header(key, value)

@@ -36,6 +36,14 @@ def make_bank(dest: Path, lines: tuple[int, ...] = (0, 1, 8),
     return bank
 
 
+def dev_slice(dest: Path, n: int = 2, source: Path = AMBROSIA_DEV) -> Path:
+    """The first ``n`` tasks of an AMBROSIA-format bank as ``dest/bank.jsonl`` (not prepared)."""
+    bank = dest / "bank.jsonl"
+    rows = source.read_text(encoding="utf-8").splitlines()[:n]
+    bank.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return bank
+
+
 def task_ids(bank: Path) -> list[str]:
     """Ids of the tasks in ``bank``, in file order."""
     return [json.loads(line)["id"] for line in bank.read_text(encoding="utf-8").splitlines()

@@ -122,3 +122,13 @@ def test_without_the_action_space_no_chart_spec_is_built(pool, monkeypatch) -> N
     ws = workspace_state(pool, store={})
     speculate.speculate(ws, ws.session.next_variable(), chart=False)
     assert set(ws.extra[speculate.KEY]["forks"]) == {True, False} and not built
+
+
+@pytest.mark.parametrize("value", ["0", "off", "False"])
+def test_the_switch_turns_speculation_off(pool, value: str, monkeypatch) -> None:
+    ws = workspace_state(pool, store={})
+    variable = ws.session.variables()[0]
+    monkeypatch.setenv(speculate.ENV, value)
+    assert speculate.speculate(ws, variable) == {} and not speculate.adopt(ws, True)
+    monkeypatch.setenv(speculate.ENV, "1")
+    assert set(speculate.speculate(ws, variable)) == {True, False}

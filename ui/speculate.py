@@ -12,6 +12,7 @@ browser draws the render while this is computed. A fork never changes the live s
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from ui.action_space import cached_space
@@ -21,6 +22,13 @@ if TYPE_CHECKING:
     from ui.state import WorkspaceState
 
 KEY = "speculated"  # ws.extra: {"for": (pool, step, survivors, history, keys, chart), "forks": ...}
+ENV = "PLEASQLARIFY_SPECULATE"  # 0/off/false: no speculation (benchmarks measure its cost)
+
+
+def enabled() -> bool:
+    """Whether next states are speculated: on unless $PLEASQLARIFY_SPECULATE is 0/off/false/no
+    (read per render, so a server started with it off answers from the rerun alone)."""
+    return os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
 def _warm(twin: RepairSession, chart: bool) -> None:
@@ -42,7 +50,7 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool =
     returns the forks by answer (empty when there is nothing to speculate).
     """
     session = ws.session
-    if variable is None or session.pool is not session.base_pool:
+    if variable is None or session.pool is not session.base_pool or not enabled():
         return {}
     mark = (id(session.pool), session.step, session.alive.tobytes(),
             tuple(repr(d) for d in session.history), variable.keys, chart)

@@ -281,6 +281,23 @@ def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
     return db, db.schema()
 
 
+def _serial(tasks: list[Any], strategies: tuple[str, ...], progress: Progress,
+            args: argparse.Namespace) -> tuple[list[Run], list[dict]]:
+    """Prepare every task's pool, then evaluate them all in this process (``--jobs 1``)."""
+    pools, schemas = [], []
+    for t in tasks:
+        db, schema = _open(t)
+        try:
+            pools.append((prepare_pool(t, db=db, layout=False, conjuncts=args.conjuncts),
+                          t.ambiguity))
+        finally:
+            db.close()
+        schemas.append(schema)
+    return evaluate(pools, strategies, progress, populations=tuple(args.population),
+                    repair=args.repair, schemas=schemas, conjuncts=args.conjuncts,
+                    max_turns=args.budget, databases=[t.database for t in tasks])
+
+
 def main(argv: list[str] | None = None) -> int:
     from core.evaluation.report import format_per_gold, format_per_task, format_table, report
 
@@ -304,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
                         "tree over the pool's own questions), each strategy's turns and ratios")
     parser.add_argument("--conjuncts", action="store_true",
                         help="also use WHERE conjuncts as atomic features")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="evaluate tasks in N processes (same output as 1)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
     tasks = []
@@ -311,18 +330,14 @@ def main(argv: list[str] | None = None) -> int:
         loaded = load_tasks(bank)
         tasks.extend(loaded[: args.limit] if args.limit else loaded)
     progress = Progress(len(tasks), "evaluate")
-    pools, schemas = [], []
-    for t in tasks:
-        db, schema = _open(t)
-        try:
-            pools.append((prepare_pool(t, db=db, layout=False, conjuncts=args.conjuncts),
-                          t.ambiguity))
-        finally:
-            db.close()
-        schemas.append(schema)
-    runs, unrealised = evaluate(pools, strategies, progress, populations=tuple(args.population),
-                                repair=args.repair, schemas=schemas, conjuncts=args.conjuncts,
-                                max_turns=args.budget, databases=[t.database for t in tasks])
+    if args.jobs > 1:
+        from core.evaluation.parallel import evaluate_tasks
+
+        runs, unrealised = evaluate_tasks(
+            tasks, args.jobs, evaluate, progress, strategies=strategies, populations=tuple(args.population),
+            repair=args.repair, conjuncts=args.conjuncts, max_turns=args.budget)
+    else:
+        runs, unrealised = _serial(tasks, strategies, progress, args)
     progress.close()
     summary = report(runs, unrealised, strategies, headline=args.user, repair=args.repair,
                      budget=args.budget)

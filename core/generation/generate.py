@@ -1,10 +1,13 @@
 """Pre-generate candidate pools for a whole task bank before a study's sessions.
 
 ``python -m core.generate BANK.jsonl --n 50 --out POOLS.jsonl [--study-db URL] [--model M]
-[--temperature 0.7] [--concurrency 4] [--budget-usd X] [--offline-variants] [--base-url URL]``
+[--temperature 0.7] [--concurrency 4] [--budget-usd X] [--offline-variants] [--base-url URL]
+[--batch [--batch-state FILE] [--poll-s 30]]``
 
 Each task is sampled from an Anthropic model (key from ``$ANTHROPIC_API_KEY``), or with
-``--offline-variants`` built from its gold queries by sqlglot rewrites. Pools are cached
+``--offline-variants`` built from its gold queries by sqlglot rewrites, or with ``--batch``
+through the Message Batches API (half the price; resumable, see :mod:`core.generation.batch`).
+Pools are cached
 (study database with ``--study-db``, else ``logs/pool-cache/``), so a second run samples
 nothing. POOLS.jsonl is a task bank: each task line with its generated ``candidates`` and a
 ``generation`` object (settings, usage, estimated cost, origin labels and every raw sample).
@@ -27,6 +30,7 @@ from core.engine.execute import open_database
 from core.engine.pool import PreparedPool
 from core.engine.prepare import load_prepared
 from core.engine.taskbank import Task, load_task_bank
+from core.generation.batch import BatchRun, TaskOutcome, default_state_path
 from core.generation.poolcache import GeneratedPool, PoolCache, Sample, open_pool_cache
 from core.generation.sampler import (
     DEFAULT_MODEL,
@@ -160,6 +164,12 @@ def _parser(prog: str = "python -m core.generate") -> argparse.ArgumentParser:
                    help="no API: build pools by rewriting each task's gold queries")
     p.add_argument("--seed", type=int, default=0, help="random_state of the variant generator")
     p.add_argument("--tasks", help="comma-separated task ids (default: all)")
+    p.add_argument("--batch", action="store_true",
+                   help="one Message Batch for the whole bank (half the price, results within "
+                        "24 h); an interrupted run resumes when started again")
+    p.add_argument("--batch-state", help="the batch state file (default OUT.batch.json)")
+    p.add_argument("--poll-s", type=float, default=30.0,
+                   help="seconds between batch status checks (default 30)")
     return p
 
 
@@ -193,6 +203,13 @@ def main(argv: list[str] | None = None, *, stdout: TextIO = sys.stdout,
     if args.tasks:
         wanted = set(args.tasks.split(","))
         tasks = [t for t in tasks if t.id in wanted]
+    batched: dict[str, TaskOutcome] | None = None
+    if args.batch:
+        try:
+            batched = _run_batch(args, tasks, sampler, cache, stderr)
+        except StudioError as exc:
+            print(f"error: {exc}", file=stderr)
+            return 2
     progress = _Progress(stderr, len(tasks))
     totals = {"ok": 0, "failed": 0, "distinct": 0, "replies": 0, "invalid": 0,
               "in": 0, "out": 0, "usd": 0.0}
@@ -200,7 +217,9 @@ def main(argv: list[str] | None = None, *, stdout: TextIO = sys.stdout,
     with open(args.out, "w", encoding="utf-8") as out:
         for number, task in enumerate(tasks, 1):
             progress.task(number, task.id)
-            pool, spent, fatal = _one_task(task, args, sampler, cache, progress, totals)
+            pool, spent, fatal = (_one_task(task, args, sampler, cache, progress, totals)
+                                  if batched is None else
+                                  _batch_task(batched[task.id], progress, totals))
             if pool is not None and pool.candidates:
                 out.write(json.dumps(pool_line(task, pool)) + "\n")
                 out.flush()
@@ -222,6 +241,29 @@ def main(argv: list[str] | None = None, *, stdout: TextIO = sys.stdout,
           f"{totals['in']} input + {totals['out']} output tokens; estimated cost "
           f"${totals['usd']:.4f} (list-price estimate); written to {args.out}", file=stdout)
     return 0 if totals["failed"] == 0 and totals["ok"] == len(tasks) else 1
+
+
+def _run_batch(args: argparse.Namespace, tasks: list[Task], sampler: AnthropicSampler | None,
+               cache: PoolCache, stderr: TextIO) -> dict[str, TaskOutcome]:
+    """Every task's pool through one Message Batch (resuming a recorded one)."""
+    if sampler is None:
+        raise GenerationError("--batch samples from the API; it cannot be combined with "
+                              "--offline-variants")
+    if args.budget_usd is not None or args.budget_tokens is not None:
+        raise GenerationError("--budget-usd/--budget-tokens cannot stop a batch once it is "
+                              "submitted; bound it with --n and --tasks instead")
+    state = args.batch_state or default_state_path(args.out)
+    return BatchRun(sampler, cache, state, poll_s=args.poll_s, stream=stderr).run(tasks)
+
+
+def _batch_task(outcome: TaskOutcome, progress: _Progress,
+                totals: dict[str, Any]) -> tuple[GeneratedPool | None, tuple[float, int, int],
+                                                 bool]:
+    """Report one task's batch outcome like a directly sampled task; never aborts the run."""
+    progress.end(outcome.report())
+    pool = outcome.pool
+    totals["ok" if pool is not None and pool.complete else "failed"] += 1
+    return pool, (outcome.fresh_usd, *outcome.fresh_tokens), False
 
 
 def _over_budget(args: argparse.Namespace, totals: dict[str, Any]) -> bool:

@@ -71,6 +71,7 @@ class Sample:
     output_tokens: int = 0
     attempts: int = 0
     origin: str = "model"
+    price_factor: float = 1.0  # share of the list price billed (0.5 through the Batches API)
 
     @property
     def ok(self) -> bool:
@@ -143,7 +144,8 @@ class GeneratedPool:
 
     @property
     def cost_usd(self) -> float:
-        return estimate_cost(self.model, self.input_tokens, self.output_tokens)
+        return sum(estimate_cost(self.model, s.input_tokens, s.output_tokens) * s.price_factor
+                   for s in self.samples)
 
     def missing(self) -> int:
         """How many more successful replies a complete pool needs."""

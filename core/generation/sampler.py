@@ -220,19 +220,32 @@ class AnthropicSampler:
                                 "queries should answer, then generate again.")
         db = database if isinstance(database, TaskDatabase) else _open(database)
         pool = self.empty_pool(question, db.spec)
-        try:
-            system, user = build_prompt(question, db, self.config.prompt_version,
-                                        self.config.rows_per_table)
-        except DatabaseError as exc:
-            raise SamplingError(f"Cannot read the task database to build the prompt: {exc}. "
-                                "Check the task's database entry (file, dump or URL) and that "
-                                "its server is running.", kind="database") from None
+        system, user = self.prompt(question, db)
         total = self.config.n if n is None else n
         run = _Run(dialect=db.dialect)
         self._run(pool, run, total, system, user, on_progress)
         pool.requests = run.requests
         pool.temperature_applied = run.send_temperature
         return self._finish(pool, run, total)
+
+    def prompt(self, question: str, db: TaskDatabase) -> tuple[str, str]:
+        """(system, user) prompt for ``question`` under this sampler's prompt version."""
+        try:
+            return build_prompt(question, db, self.config.prompt_version,
+                                self.config.rows_per_table)
+        except DatabaseError as exc:
+            raise SamplingError(f"Cannot read the task database to build the prompt: {exc}. "
+                                "Check the task's database entry (file, dump or URL) and that "
+                                "its server is running.", kind="database") from None
+
+    def params(self, system: str, user: str, send_temperature: bool = True) -> dict[str, Any]:
+        """The Messages API parameters of one sample (also one request of a batch)."""
+        params: dict[str, Any] = {
+            "model": self.config.model, "max_tokens": self.config.max_tokens, "system": system,
+            "messages": [{"role": "user", "content": user}]}
+        if send_temperature:
+            params["temperature"] = self.config.temperature
+        return params
 
     def _run(self, pool: GeneratedPool, run: _Run, total: int, system: str, user: str,
              on_progress: Progress | None) -> None:
@@ -279,12 +292,11 @@ class AnthropicSampler:
 
     def _request(self, client: anthropic.Anthropic, run: _Run, system: str,
                  user: str) -> Any:
-        extra = {"temperature": self.config.temperature} if run.send_temperature else None
+        params = self.params(system, user, run.send_temperature)
+        extra = {"temperature": params.pop("temperature")} if run.send_temperature else None
         with run.lock:
             run.requests += 1
-        return client.messages.create(
-            model=self.config.model, max_tokens=self.config.max_tokens, system=system,
-            messages=[{"role": "user", "content": user}], extra_body=extra)
+        return client.messages.create(**params, extra_body=extra)
 
     def _one(self, client: anthropic.Anthropic, run: _Run, index: int, system: str,
              user: str) -> Sample:
@@ -372,6 +384,7 @@ def _kept(pool: GeneratedPool) -> str:
 
 
 def _open(spec: DatabaseSpec) -> TaskDatabase:
+    """Open a task database for prompting, or one SamplingError saying what to check."""
     try:
         db = open_database(spec)
         db.schema()
