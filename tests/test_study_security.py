@@ -257,7 +257,10 @@ def test_a_withdrawal_beside_a_long_read_neither_stalls_writes_nor_leaves_the_wa
     withdrawer = threading.Thread(target=lambda: withdraw(
         store, spec, runner.participant, by="participant", now=10**6, audio=tmp_path / "audio"))
     withdrawer.start()
-    time.sleep(0.3)  # the withdrawal is committed and its scrub waits for the reader
+    gone = runner.participant
+    while store.participant(gone) is not None:  # until the withdrawal's deletion commits;
+        time.sleep(0.01)  # its scrub then waits for the reader
+    time.sleep(0.05)
     other.log("space.hover", {"candidate": 1, "client_ts": None, "step": 0})
     release.set()  # the other participant's write finished while the read was still open
     reader.join()
