@@ -32,9 +32,6 @@ from study.limits import parse_int
 
 ENV_PASSWORD = settings.PASSWORD_ENV
 ENV_ANNOUNCED = settings.ANNOUNCED_ENV  # set by study.serve: already printed
-PASSWORD_FILE = settings.password_file()
-KEY_FILE = settings.signing_key_file()
-REVOKED_FILE = settings.revoked_tokens_file()
 SECRETS_FILE = settings.SECRETS_FILE
 TOKEN_TTL_S = 10 * 3600  # a working day
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
@@ -76,11 +73,12 @@ def configured_password(secret: str | None = None,
     return secret or env.get(ENV_PASSWORD) or None
 
 
-def announce(secret: str | None = None, *, path: str | Path = PASSWORD_FILE,
+def announce(secret: str | None = None, *, path: str | Path | None = None,
              env: Mapping[str, str] | None = None,
              echo: Callable[[str], None] = print) -> str:
     """At server start: the stored hash of the password to check (generating and printing one)."""
     env = os.environ if env is None else env
+    path = path or settings.password_file()
     chosen = configured_password(secret, env)
     if not chosen and env.get(ENV_ANNOUNCED) and stored_hash(path):
         return stored_hash(path)
@@ -96,15 +94,15 @@ def announce(secret: str | None = None, *, path: str | Path = PASSWORD_FILE,
     return stored
 
 
-def stored_hash(path: str | Path = PASSWORD_FILE) -> str:
+def stored_hash(path: str | Path | None = None) -> str:
     """The hash the last :func:`announce` wrote ('' when there is none)."""
-    p = Path(path)
+    p = Path(path or settings.password_file())
     return p.read_text(encoding="utf-8").strip() if p.is_file() else ""
 
 
-def signing_key(path: str | Path = KEY_FILE) -> bytes:
+def signing_key(path: str | Path | None = None) -> bytes:
     """The HMAC key of researcher tokens (created once, mode 0600)."""
-    p = Path(path)
+    p = Path(path or settings.signing_key_file())
     if not p.is_file():
         _write_private(p, secrets.token_hex(32))
     return bytes.fromhex(p.read_text(encoding="utf-8").strip())
@@ -151,8 +149,9 @@ class Revocations:
     """The server-side list of revoked token ids (logout), shared by every server process of
     this data folder through an append-only 0600 file; expired entries are ignored on read."""
 
-    def __init__(self, path: str | Path = REVOKED_FILE, clock: Callable[[], float] = time.time):
-        self.path = Path(path)
+    def __init__(self, path: str | Path | None = None,
+                 clock: Callable[[], float] = time.time):
+        self.path = Path(path or settings.revoked_tokens_file())
         self.clock = clock
         self._lock = threading.Lock()
         self._seen: tuple[int, int] | None = None
@@ -253,7 +252,7 @@ def _secrets_password(path: Path = SECRETS_FILE) -> str | None:
         return None
 
 
-def main(argv: list[str] | None = None, *, path: str | Path = PASSWORD_FILE,
+def main(argv: list[str] | None = None, *, path: str | Path | None = None,
          secrets_file: Path = SECRETS_FILE, env: Mapping[str, str] | None = None) -> int:
     """Print a fresh researcher password (a running server re-reads the stored hash); refused
     when a password is configured, since the server then checks that one instead."""

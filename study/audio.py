@@ -13,6 +13,7 @@ import wave
 from pathlib import Path
 
 from core import settings
+from study.limits import audio_problem
 
 AUDIO_ENV = settings.AUDIO_ENV
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -35,7 +36,11 @@ def wav_duration_ms(data: bytes) -> int | None:
 
 def save_recording(participant: str, task: str, data: bytes,
                    root: Path | None = None) -> tuple[Path, int | None]:
-    """Write the recording atomically to ``<root>/<participant>/<task>.wav``; (path, ms)."""
+    """Write the recording atomically to ``<root>/<participant>/<task>.wav``; (path, ms).
+    Raises ValueError (the message for the participant) over the participant input bound."""
+    problem = audio_problem(len(data))
+    if problem:
+        raise ValueError(problem)
     root = root or audio_root()
     folder = root / _SAFE.sub("_", participant)
     folder.mkdir(parents=True, exist_ok=True)

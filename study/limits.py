@@ -2,9 +2,9 @@
 
 Everything a participant (or anyone holding a participant link) can put in a request passes
 here before it reaches the store: written answers (:func:`answer_problem`), selections in the
-Action Space (:func:`selection`), hover reports (:func:`hover`), tab-visibility batches
-(:func:`tab_events`) and numbers parsed from text (:func:`parse_int`). Over a bound, an answer
-gets a message for the participant; a telemetry report is dropped and counted
+Action Space (:func:`selection`), think-aloud recordings (:func:`audio_problem`), hover reports
+(:func:`hover`), tab-visibility batches (:func:`tab_events`) and numbers parsed from text
+(:func:`parse_int`). Over a bound, an answer or a recording gets a message for the participant; a telemetry report is dropped and counted
 (:data:`DROPPED`, per reason) — never an exception on the page, never an unbounded row.
 """
 
@@ -21,6 +21,7 @@ MAX_EVENTS_PER_MESSAGE = 20  # tab-visibility transitions read from one browser 
 MAX_PAYLOAD_BYTES = 256_000  # one trace event's JSON payload
 MAX_INT_DIGITS = 15  # digits of any number parsed from the browser (epoch ms has 13)
 MAX_TS_MS = 10**14  # a client timestamp past year 5000 is not a timestamp
+MAX_AUDIO_BYTES = 64_000_000  # one think-aloud recording: ~33 min of st.audio_input's 16 kHz WAV
 
 
 class _Dropped:
@@ -70,6 +71,14 @@ def answer_problem(value: Any) -> str | None:
     if isinstance(value, str) and len(value) > MAX_ANSWER_CHARS:
         return (f"Your answer is {len(value):,} characters long; at most {MAX_ANSWER_CHARS:,} "
                 "are kept. Please shorten it and try again.")
+    return None
+
+
+def audio_problem(n_bytes: int) -> str | None:
+    """The message to show when a recording is over :data:`MAX_AUDIO_BYTES`, else None."""
+    if n_bytes > MAX_AUDIO_BYTES:
+        return (f"This recording is {n_bytes / 1e6:,.0f} MB; at most {MAX_AUDIO_BYTES / 1e6:,.0f}"
+                " MB are kept. Please record a shorter one.")
     return None
 
 

@@ -29,7 +29,6 @@ from core.settings import REPO_ROOT
 from study import access
 from study.limits import parse_int
 
-LOCK_FILE = settings.server_lock_file()
 DEFAULT_PORT = 8501
 
 
@@ -43,9 +42,10 @@ def _port(argv: Sequence[str]) -> int | None:
     return None
 
 
-def claim(port: int, path: Path = LOCK_FILE) -> int | None:
+def claim(port: int, path: Path | None = None) -> int | None:
     """Take the data folder's server lock for this process (the fd, inheritable across
     ``execv``), writing pid and port into it; None when a running server holds it."""
+    path = path or settings.server_lock_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -59,8 +59,9 @@ def claim(port: int, path: Path = LOCK_FILE) -> int | None:
     return fd
 
 
-def holder(path: Path = LOCK_FILE) -> dict[str, Any] | None:
+def holder(path: Path | None = None) -> dict[str, Any] | None:
     """``{"pid", "port", "started"}`` of the server running on this data folder, else None."""
+    path = path or settings.server_lock_file()
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -81,10 +82,11 @@ def holder(path: Path = LOCK_FILE) -> dict[str, Any] | None:
         os.close(fd)
 
 
-def main(argv: list[str] | None = None, *, lock: Path = LOCK_FILE) -> int:
+def main(argv: list[str] | None = None, *, lock: Path | None = None) -> int:
     """Take the data folder's server lock, announce the password, then replace this process
     with the Streamlit server; 1 (and where the running one is) when one already runs."""
     options = list(sys.argv[1:] if argv is None else argv)
+    lock = lock or settings.server_lock_file()
     port = _port(options)
     if port is None:  # explicit, so Streamlit never moves to another port unannounced
         port = parse_int(os.environ.get("STREAMLIT_SERVER_PORT"), 1, 65535) or DEFAULT_PORT

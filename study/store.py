@@ -29,6 +29,7 @@ from sqlalchemy import (
     select,
     text,
 )
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import make_url
@@ -88,6 +89,7 @@ class Store:
         self.dialect = engine.dialect.name
         self.url = engine.url.render_as_string(hide_password=True)
         self._write_lock = threading.Lock()
+        self._scrub_pending = False  # a scrub gave up beside a reader (see scrub)
         self._local = threading.local()
         self._insert_event_stmt = self._build_insert_event()
 
@@ -122,6 +124,8 @@ class Store:
                     yield conn
             finally:
                 self._local.conn = None
+        if self._scrub_pending:  # a withdrawal's scrub met a reader: try again now
+            self.scrub(attempts=1)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -147,16 +151,28 @@ class Store:
         """After a deletion (a withdrawal): copy the WAL into the main file, whose freed space
         ``secure_delete`` overwrites, and truncate the WAL, so no old copy of a deleted row
         stays in either file. True when the WAL was emptied; retried while another
-        connection still reads an older snapshot. PostgreSQL keeps dead rows until VACUUM
-        (README, *Withdrawal*); nothing is done here for it."""
+        connection still reads an older snapshot. Each try gives up at once instead of
+        waiting under the write lock (a long read would stall every write of this process),
+        and a scrub that gave up is tried again after each later write until it succeeds.
+        PostgreSQL keeps dead rows until VACUUM (README, *Withdrawal*); nothing is done here
+        for it."""
         if self.dialect != "sqlite":
             return False
         for attempt in range(attempts):
             with self._write_lock, self.engine.connect() as conn:
-                busy = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").first()
+                conn.exec_driver_sql("PRAGMA busy_timeout = 0")
+                try:
+                    busy = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").first()
+                except sa_exc.OperationalError:  # another process holds the write lock
+                    busy = None
+                finally:
+                    conn.exec_driver_sql(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
             if busy is not None and not busy[0]:
+                self._scrub_pending = False
                 return True
-            time.sleep(0.05 * (attempt + 1))
+            if attempt + 1 < attempts:
+                time.sleep(0.05 * (attempt + 1))
+        self._scrub_pending = True
         return False
 
     def insert(self, table: Any) -> Any:

@@ -169,3 +169,27 @@ def test_a_failure_past_the_retries_is_one_clear_error(task):
     assert server.seen == 2
     assert "kept failing (RateLimitError) after 2 attempts" in str(err.value)
     assert KEY not in str(err.value)
+
+
+def test_tool_calls_off_their_schema_are_tool_errors_not_exceptions(task):
+    """The API does not enforce a tool's input schema: arguments of the wrong type (a number
+    for the question list, an object for a priority) come back to the model as that call's
+    error, and the episode goes on, instead of a TypeError on the participant's page."""
+    script = [
+        [use("init_pool", questions=5)],
+        [use("init_pool", questions=None)],
+        [use("init_pool", questions=["Should the result include the review's text?"])],
+        [use("add_question", question="Only reviews of films from 1994?", priority={"a": 1})],
+        [use("drop_question", id="q1", reason="resolved")],
+        [use("submit", sql="SELECT review_text FROM reviews")],
+    ]
+    db = open_database(task.database)
+    try:
+        with ToolScriptServer(script) as server:
+            ep = agent(server).run(task.question, db, lambda q: "yes", "planpool")
+    finally:
+        db.close()
+    assert ep.stop == "submitted"
+    errors = [c for c in ep.calls if c["error"]]
+    assert [c["name"] for c in errors] == ["init_pool", "init_pool", "add_question"]
+    assert all("not iterable" in c["result"] or "float()" in c["result"] for c in errors)

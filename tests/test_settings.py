@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -60,3 +61,24 @@ def test_the_write_check_sees_new_changed_and_deleted_files(tmp_path):
     after = checkout_state(Path(tmp_path))
     assert written_outside(before, after) == ["gone.txt", "ignored/cache.json", "kept.txt",
                                               "new.txt"]
+
+
+def test_researcher_access_files_follow_the_data_folder_set_after_import(monkeypatch, tmp_path):
+    """study.access and study.serve read their paths when called, as core.settings promises:
+    module constants computed at import sent the signing key, password hash, revocations and
+    server lock to the checkout's logs/ whatever the data folder was set to later."""
+    from study import access, serve
+
+    monkeypatch.setenv(settings.DATA_ENV, str(tmp_path))
+    access.signing_key()
+    access.announce(env={}, echo=lambda _: None)
+    assert access.stored_hash().startswith("scrypt$")
+    access.Revocations().revoke(access.make_token(b"k", 0.0))
+    fd = serve.claim(8599)
+    assert fd is not None
+    try:
+        assert serve.holder()["port"] == 8599
+    finally:
+        os.close(fd)
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "researcher_key", "researcher_password", "researcher_revoked", "server.lock"}

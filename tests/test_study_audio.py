@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import wave
 
+import pytest
+
 from study.audio import audio_root, save_recording, wav_duration_ms
 
 
@@ -43,3 +45,15 @@ def test_unreadable_audio_is_kept_without_a_duration(tmp_path):
 def test_audio_root_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("PLEASQLARIFY_AUDIO_DIR", str(tmp_path))
     assert audio_root() == tmp_path
+
+
+def test_a_recording_over_the_bound_is_refused_before_anything_is_written(tmp_path):
+    """A participant link could store Streamlit's whole upload limit (200 MB) per task and
+    rerun; a recording over study.limits.MAX_AUDIO_BYTES is refused with the reason."""
+    from study.limits import MAX_AUDIO_BYTES
+
+    with pytest.raises(ValueError, match="at most 64 MB are kept"):
+        save_recording("p1", "t", bytes(MAX_AUDIO_BYTES + 1), root=tmp_path)
+    assert not any(tmp_path.iterdir())
+    path, _ = save_recording("p1", "t", _wav(0.5), root=tmp_path)
+    assert path.is_file()

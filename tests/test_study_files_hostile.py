@@ -98,3 +98,15 @@ def test_the_check_runs_once_per_upload(tmp_path, monkeypatch):
     setup_files.check("study.yaml", (text + "description: changed\n").encode(), "tasks.jsonl",
                       FILM_BANK.read_bytes(), root=tmp_path)
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("line", [
+    '{"id": ' + "[" * 100_000 + "]" * 100_000 + "}",  # RecursionError in json.loads
+    '{"id": ' + "1" * 5000 + "}",  # ValueError: Python's 4300-digit int limit
+], ids=["deep-json", "5000-digit-number"])
+def test_a_hostile_uploaded_bank_line_is_a_file_line_problem(line: str, tmp_path):
+    checked = setup_files.check("study.yaml", UPLOADED.encode(), "tasks.jsonl",
+                                (line + "\n").encode(), root=tmp_path)
+    assert checked.spec is None
+    text = " ".join(str(p) for p in checked.problems)
+    assert "tasks.jsonl" in text and ":1" in text, text

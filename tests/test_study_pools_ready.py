@@ -81,3 +81,21 @@ def test_a_participant_request_never_fits_a_layout(study, monkeypatch) -> None:
     tasks, _ = load_task_bank(study.task_bank, lenient=True)
     with pytest.raises(prepare.PoolNotPreparedError, match=f"'{tasks[0].id}' is not prepared"):
         prepare.load_prepared(tasks[0], prepare.default_pool_dir(study.task_bank), fit=False)
+
+
+def test_a_bank_saved_again_is_read_again_by_the_running_server(tmp_path):
+    """Setup saves a new version of a study's bank and prepares its pools in the running
+    server: the participant pages' caches (keyed by the bank's path alone) kept serving the
+    old task and pool until a restart."""
+    from types import SimpleNamespace
+
+    from ui import study_cache
+
+    line = json.loads(FILM_BANK.read_text(encoding="utf-8").splitlines()[0])
+    bank = tmp_path / "tasks.jsonl"
+    bank.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    spec = SimpleNamespace(task_bank=bank)
+    assert study_cache.task(spec, line["id"]).question == line["question"]
+    bank.write_text(json.dumps({**line, "question": "Which films did Tarantino write?"}) + "\n",
+                    encoding="utf-8")
+    assert study_cache.task(spec, line["id"]).question == "Which films did Tarantino write?"

@@ -21,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from streamlit.testing.v1 import AppTest
 
 from study import access as A
+from study import schema as S
 from study.audio import save_recording
 from study.runner import join
 from study.spec import load_study
@@ -224,3 +225,60 @@ class RateLimitModel(RuleBasedStateMachine):
 
 TestRateLimitModel = RateLimitModel.TestCase
 TestRateLimitModel.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
+
+
+def test_a_withdrawal_beside_a_long_read_neither_stalls_writes_nor_leaves_the_wal(tmp_path):
+    """The scrub's checkpoint waits for readers: it must not hold the process's write lock
+    while it waits (every participant's events stalled for the whole read), and a scrub that
+    gave up beside a reader is finished by a later write."""
+    db = tmp_path / "study.sqlite"
+    store = open_store(f"sqlite:///{db}")
+    spec = load_study(write_mini(tmp_path / "studies"))
+    other = join(store, spec)
+    runner = join(store, spec)
+    runner.answer("task:film-pulp-review/1", FREE_TEXT)
+
+    def reading() -> tuple[threading.Thread, threading.Event, list[bool]]:
+        """A researcher's long read (an export) in another thread, until released."""
+        started, release, by_hang_detector = threading.Event(), threading.Event(), []
+
+        def read() -> None:
+            with store.read() as conn:
+                conn.exec_driver_sql("SELECT count(*) FROM events").fetchone()
+                started.set()
+                by_hang_detector.append(not release.wait(20))
+
+        thread = threading.Thread(target=read)
+        thread.start()
+        started.wait()
+        return thread, release, by_hang_detector
+
+    reader, release, timed_out = reading()
+    withdrawer = threading.Thread(target=lambda: withdraw(
+        store, spec, runner.participant, by="participant", now=10**6, audio=tmp_path / "audio"))
+    withdrawer.start()
+    gone = runner.participant
+    while store.participant(gone) is not None:  # until the withdrawal's deletion commits;
+        time.sleep(0.01)  # its scrub then waits for the reader
+    time.sleep(0.05)
+    other.log("space.hover", {"candidate": 1, "client_ts": None, "step": 0})
+    release.set()  # the other participant's write finished while the read was still open
+    reader.join()
+    withdrawer.join()
+    assert timed_out == [False]
+    assert _disk_bytes(db).count(FREE_TEXT.encode()) == 0
+
+    runner = join(store, spec)
+    runner.answer("task:film-pulp-review/1", FREE_TEXT)
+    reader, release, timed_out = reading()
+    with store.write() as conn:  # a deletion committed after the reader's snapshot
+        for table in (S.answers, S.events):
+            conn.execute(table.delete().where(table.c.participant == runner.participant))
+    assert store.scrub(attempts=1) is False  # gives up beside the reader, without waiting
+    release.set()
+    reader.join()
+    assert timed_out == [False]
+    other.log("space.hover", {"candidate": 2, "client_ts": None, "step": 0})  # finishes it
+    assert Path(f"{db}-wal").stat().st_size == 0
+    assert _disk_bytes(db).count(FREE_TEXT.encode()) == 0
+    store.close()

@@ -340,7 +340,11 @@ def _audio(runner: Runner, step: flow.Step) -> None:
         blob = rec.getvalue()
         digest = hashlib.sha256(blob).hexdigest()
         if st.session_state.get(f"{key}.saved") != digest:
-            path, ms = save_recording(runner.participant, step.task, blob)
+            try:
+                path, ms = save_recording(runner.participant, step.task, blob)
+            except ValueError as exc:  # over study.limits.MAX_AUDIO_BYTES: nothing stored
+                st.warning(str(exc))
+                return
             runner.log("audio", {"path": str(path.relative_to(audio_root())),
                                  "bytes": len(blob), "duration_ms": ms,
                                  "sha256": digest})

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
+from core.engine.poolfile import default_pool_dir
 from core.engine.taskbank import Task, load_task_bank
 from core.generation.keys import has_api_key
 from core.settings import study_roots
@@ -91,31 +92,47 @@ def pools_missing(spec: StudySpec) -> list[SpecProblem]:
     return _pools_missing(spec.hash, (str(bank), stamp), spec)
 
 
+def _stamp(path: str | Path) -> tuple[int, int]:
+    """(mtime ns, size) of a file, (0, 0) when absent: part of the keys below, so a bank
+    saved again or a pool prepared again (Setup) is read again instead of served stale."""
+    try:
+        info = Path(path).stat()
+    except OSError:
+        return 0, 0
+    return info.st_mtime_ns, info.st_size
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _tasks(bank: str) -> dict[str, Task]:
+def _tasks(bank: str, stamp: tuple[int, int]) -> dict[str, Task]:
     tasks, _ = load_task_bank(bank, lenient=True)
     return {t.id: t for t in tasks}
 
 
+def _bank_tasks(bank: str) -> dict[str, Task]:
+    """The tasks of the bank as it is on disk now."""
+    return _tasks(bank, _stamp(bank))
+
+
 def task(spec: StudySpec, task_id: str) -> Task:
     """A task of the study's bank."""
-    return _tasks(str(spec.task_bank))[task_id]
+    return _bank_tasks(str(spec.task_bank))[task_id]
 
 
 @st.cache_resource(show_spinner="Loading the candidate pool…", max_entries=64)
-def _pool(bank: str, task_id: str) -> PreparedPool:
+def _pool(bank: str, task_id: str, stamp: tuple[tuple[int, int], ...]) -> PreparedPool:
     from core.engine.planner import warm_planner
-    from core.engine.prepare import default_pool_dir, load_prepared
+    from core.engine.prepare import load_prepared
 
     # never a layout fit on a participant's request: the study stays closed until prepared
-    pool = load_prepared(_tasks(bank)[task_id], default_pool_dir(bank), fit=False)
+    pool = load_prepared(_bank_tasks(bank)[task_id], default_pool_dir(bank), fit=False)
     warm_planner(pool)  # the default strategy's plan, solved while the page draws
     return pool
 
 
 def pool(spec: StudySpec, task_id: str) -> PreparedPool:
     """The prepared pool of a study task (shared, never mutated)."""
-    return _pool(str(spec.task_bank), task_id)
+    bank = str(spec.task_bank)
+    return _pool(bank, task_id, (_stamp(bank), _stamp(default_pool_dir(bank) / f"{task_id}.json")))
 
 
 def forget_banks() -> None:
@@ -126,10 +143,11 @@ def forget_banks() -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _preview(bank: str, task_id: str, rows: int) -> dict[str, tuple[list[str], list[list[Any]]]]:
+def _preview(bank: str, task_id: str, rows: int, stamp: tuple[int, int]
+             ) -> dict[str, tuple[list[str], list[list[Any]]]]:
     from core.engine.execute import open_database
 
-    db = open_database(_tasks(bank)[task_id].database)
+    db = open_database(_bank_tasks(bank)[task_id].database)
     try:
         out = {}
         for table in db.schema():
@@ -143,7 +161,8 @@ def _preview(bank: str, task_id: str, rows: int) -> dict[str, tuple[list[str], l
 def database_preview(spec: StudySpec, task_id: str, rows: int = 20
                      ) -> dict[str, tuple[list[str], list[list[Any]]]]:
     """Columns and first rows of every table of the task's database."""
-    return _preview(str(spec.task_bank), task_id, rows)
+    bank = str(spec.task_bank)
+    return _preview(bank, task_id, rows, _stamp(bank))
 
 
 def secret(name: str) -> str | None:

@@ -224,6 +224,12 @@ def load_task_bank(
             problems.append(_problem(str(p), number, "(line)",
                                      f"is not valid JSON ({exc.msg} at column {exc.colno})"))
             continue
+        except (RecursionError, ValueError) as exc:  # deep nesting; a number of 4300+ digits
+            what = ("nests too deeply to be read" if isinstance(exc, RecursionError)
+                    else f"cannot be read ({str(exc)[:120]})")
+            problems.append(_problem(str(p), number, "(line)",
+                                     f"{what}; write each task as one flat JSON object"))
+            continue
         try:
             task = parse_task(obj, p.parent, (str(p), number))
         except TaskBankError as exc:

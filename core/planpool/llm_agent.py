@@ -185,7 +185,7 @@ class LLMAgent:
                 text, qid = q.text, q.id
             else:
                 raise ValueError(f"unknown tool {use['name']!r}")
-        except (PoolError, KeyError, ValueError) as exc:
+        except (PoolError, KeyError, ValueError, TypeError) as exc:
             self._result(state, use, _error_text(exc), True)
             return False
         state["pending"] = {"tool_use_id": use["id"], "question": text, "qid": qid}
@@ -222,8 +222,8 @@ class LLMAgent:
         try:
             return (datasource(name, args, db) if name in DATASOURCE
                     else _clarify(name, args, pool, state)), False
-        except (PoolError, KeyError, ValueError) as exc:
-            if isinstance(exc, PoolNotEmptyError):
+        except (PoolError, KeyError, ValueError, TypeError) as exc:  # TypeError: the API
+            if isinstance(exc, PoolNotEmptyError):  # does not enforce the input schema
                 state["refused"] += 1
             return _error_text(exc), True
 
@@ -237,7 +237,12 @@ class LLMAgent:
 
 
 def _error_text(exc: Exception) -> str:
-    return f"missing argument {exc}" if isinstance(exc, KeyError) else str(exc)
+    """The tool_result text of a failed call: what was missing or wrong, for the model."""
+    if isinstance(exc, KeyError):
+        return f"missing argument {exc}"
+    if isinstance(exc, TypeError):
+        return f"an argument has the wrong type ({exc}); follow the tool's input schema"
+    return str(exc)
 
 
 def _clarify(name: str, args: dict[str, Any], pool: QuestionPool | None, state: State) -> str:
