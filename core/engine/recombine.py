@@ -46,7 +46,7 @@ class _Recomposer:
         valid = pool.valid
         for i, sql in enumerate(pool.sqls):
             if valid[i]:
-                p = decompose_query(sql, pool.dialect, pool.schema)
+                p = self._atoms(sql)[0]
                 if isinstance(p, Parts):
                     self.parts[i] = p
                 elif isinstance(p, Compound):
@@ -63,7 +63,7 @@ class _Recomposer:
         # then the plain SELECTs nested in candidates (IN-subqueries, derived tables)
         self.nested: list[tuple[int, Parts]] = []
         for i in sorted(map(int, np.flatnonzero(valid)), key=lambda i: (-weight[i], i)):
-            for p in nested_parts(pool.sqls[int(i)], pool.dialect, pool.schema):
+            for p in self._atoms(pool.sqls[int(i)])[1]:
                 if p not in self.donors:
                     self.donors.append(p)
                     self.nested.append((int(i), p))
@@ -75,6 +75,16 @@ class _Recomposer:
                 self.known.setdefault((group, key), frozenset(
                     k for k in keys if k.split(" ", 1)[0] in _GROUPS[group]
                     and not (group == "select" and k == "DISTINCT")))
+
+    def _atoms(self, sql: str) -> tuple[Parts | Compound | None, list[Parts]]:
+        """A candidate's clause atoms and its nested SELECTs' atoms, decomposed once per pool
+        (its sessions and their repaired copies share the cache: a query's atoms never change)."""
+        cache = self.session.pool.atom_cache
+        if sql not in cache:
+            pool = self.session.pool
+            cache[sql] = (decompose_query(sql, pool.dialect, pool.schema),
+                          nested_parts(sql, pool.dialect, pool.schema))
+        return cache[sql]
 
     def approx_features(self, p: Parts | Compound) -> set[str]:
         """The features ``p`` will have: each clause group's as seen in the pool when some
