@@ -53,6 +53,7 @@ class _Recomposer:
                     self.compounds[i] = p
         self._tables: dict[str, frozenset[str]] = {}
         self._disjuncts: dict[str, list[str]] = {}
+        self._covering: dict[frozenset[str], list[tuple[str, tuple[Join, ...]]]] = {}
         weight = pool.counts
         order = sorted(self.parts, key=lambda i: (-weight[i], i))
         self.donors = [self.parts[i] for i in order]
@@ -189,10 +190,16 @@ class _Recomposer:
         composed = self.compose_path(need | {p.source}, p.source)
         if composed is not None:
             out.append(replace(p, source=composed[0], joins=composed[1]))
-        paths = {(d.source, d.joins) for d in self.donors if need <= d.tables}
-        ranked = sorted(paths, key=lambda sj: (len(sj[1]), sj[0], str(sj[1])))
-        out += [replace(p, source=s, joins=j) for s, j in ranked[:2]]
+        out += [replace(p, source=s, joins=j) for s, j in self.covering_paths(need)]
         return out
+
+    def covering_paths(self, need: frozenset[str]) -> list[tuple[str, tuple[Join, ...]]]:
+        """The two shortest donor join paths whose tables cover ``need`` (once per need)."""
+        if need not in self._covering:
+            paths = {(d.source, d.joins) for d in self.donors if need <= d.tables}
+            self._covering[need] = sorted(
+                paths, key=lambda sj: (len(sj[1]), sj[0], str(sj[1])))[:2]
+        return self._covering[need]
 
     def pruned(self, p: Parts) -> Parts | None:
         """``p`` without the joined tables none of its atoms needs (inner joins only)."""
