@@ -10,6 +10,7 @@ combinations live in :mod:`core.engine.guided`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -29,10 +30,44 @@ from core.engine.atoms import (
     decompose_query,
     nested_parts,
 )
+from core.engine.planner import pool_planner
+from core.engine.pool import PreparedPool
 from core.engine.predicates import _unparen
 from core.engine.session import RepairSession
 
 MAX_TRIED = 200  # queries executed per repair round at most
+
+def pool_atoms(pool: PreparedPool, sql: str) -> tuple[Parts | Compound | None, list[Parts]]:
+    """A candidate's clause atoms and its nested SELECTs' atoms, decomposed once per pool
+    (its sessions and their repaired copies share ``atom_cache``: a query's atoms never
+    change)."""
+    cache = pool.atom_cache
+    if sql not in cache:
+        cache[sql] = (decompose_query(sql, pool.dialect, pool.schema),
+                      nested_parts(sql, pool.dialect, pool.schema))
+    return cache[sql]
+
+
+def decompose_pool(pool: PreparedPool) -> None:
+    """Decompose every valid candidate ahead of the first repair, so a "No" or "None of these"
+    does not wait for it."""
+    for i, sql in enumerate(pool.sqls):
+        if pool.valid[i]:
+            pool_atoms(pool, sql)
+
+
+def warm_pool(pool: PreparedPool) -> threading.Thread:
+    """Build the pool's planner, then decompose its candidates for repair, in one background
+    thread, so a session's first question and first "None of these" wait for neither (the
+    pages call it when they load a pool; :func:`core.engine.planner.warm_planner` plus atoms)."""
+    def warm() -> None:
+        pool_planner(pool)
+        decompose_pool(pool)
+
+    thread = threading.Thread(target=warm, daemon=True, name="pleasqlarify-planner")
+    thread.start()
+    return thread
+
 
 class _Recomposer:
     """One repair round's inventory of atoms and the edits built from it."""
@@ -78,14 +113,8 @@ class _Recomposer:
                     and not (group == "select" and k == "DISTINCT")))
 
     def _atoms(self, sql: str) -> tuple[Parts | Compound | None, list[Parts]]:
-        """A candidate's clause atoms and its nested SELECTs' atoms, decomposed once per pool
-        (its sessions and their repaired copies share the cache: a query's atoms never change)."""
-        cache = self.session.pool.atom_cache
-        if sql not in cache:
-            pool = self.session.pool
-            cache[sql] = (decompose_query(sql, pool.dialect, pool.schema),
-                          nested_parts(sql, pool.dialect, pool.schema))
-        return cache[sql]
+        """A candidate's clause atoms and its nested SELECTs' atoms (:func:`pool_atoms`)."""
+        return pool_atoms(self.session.pool, sql)
 
     def approx_features(self, p: Parts | Compound) -> set[str]:
         """The features ``p`` will have: each clause group's as seen in the pool when some
