@@ -7,7 +7,8 @@ a one-task study, starts ``streamlit run app.py`` and a trivial one-button app, 
 median and p95 (ms) of: key press → re-rendered (trivial app, workspace at N = 50 and 200: the
 survivors line and the chart both show the new state, painted; measured in the page from the
 key event), key press → the server's rerun done (the workspace shows the speculated state
-before it, :mod:`ui.optimistic`), lasso → survivors updated, first paint
+before it, :mod:`ui.optimistic`), lasso → survivors updated, "None of these" (key X) → the
+repaired state painted (repair after a rejection), first paint
 of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
 HTTP cache, see benchmarks/paint.py), participant Continue → next part, and a fresh process's
 first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
@@ -130,6 +131,48 @@ def keypress(page, reps: int, back: str | None, warm_up: bool = False
             _settle(page)
     split.report()
     return shown, confirmed
+
+
+# Armed before "None of these" (key X): the key's time, then the time after the frame that first
+# shows the repaired state (survivors line and chart changed, the spinner and the running
+# status gone) was painted. Measured in the page, like ARM_JS.
+ARM_REPAIR_JS = f"""b => {{
+  const w = window.__pqRepair = {{ t0: null, shown: null }};
+  document.addEventListener("keydown", (e) => {{ if (w.t0 === null) w.t0 = e.timeStamp; }},
+                            {{ capture: true, once: true }});
+  const check = () => {{
+    const [n, r] = ({STATE_JS})();
+    if (w.shown === null && n !== b[0] && r !== b[1]
+        && !document.querySelector('[data-testid="stStatusWidget"]')
+        && !document.body.innerText.includes("Looking for other readings")) {{
+      obs.disconnect();
+      requestAnimationFrame(() => setTimeout(() => {{ w.shown = performance.now(); }}, 0));
+    }}
+  }};
+  const obs = new MutationObserver(check);
+  obs.observe(document.body, {{ subtree: true, childList: true, attributes: true,
+                               characterData: true }});
+}}"""
+
+
+def repair_press(page, reps: int, back: str) -> list[float]:
+    """"None of these" (key X) → the repaired state painted, then Back (untimed), ``reps``
+    times: the wait a person sees after rejecting the outputs (issue 24)."""
+    times = []
+    for _ in range(reps):
+        before = page.evaluate(STATE_JS)
+        page.evaluate(ARM_REPAIR_JS, before)
+        page.keyboard.press("x")
+        page.wait_for_function("() => window.__pqRepair.shown !== null", timeout=TIMEOUT_MS)
+        t = page.evaluate("() => window.__pqRepair")
+        times.append(t["shown"] - t["t0"])
+        _settle(page)
+        page.locator(f"{back}:enabled >> visible=true").first.wait_for()
+        page.keyboard.press("b")
+        page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before[0])
+        _settle(page)
+        page.locator("h3", has_text="Decision Space").click()  # keys go to the page again
+    return times
 
 
 def open_task(page, url: str, task_id: str) -> None:
@@ -301,6 +344,8 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                 if n == 50:
                     rows.add(f"workspace N={n}: lasso → survivors updated",
                              lambda page=page, back=back: lasso(page, reps, back))
+                rows.add(f"workspace N={n}: None of these → repaired state painted",
+                         lambda page=page, back=back: repair_press(page, reps, back))
                 page.context.close()
             paint_rows(rows, browser, "Home", f"{url}/",
                        lambda pg: pg.get_by_text("Built-in tasks").wait_for(), reps, network)

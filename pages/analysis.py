@@ -4,6 +4,7 @@ and replay, export. Thin: every computation lives in study.analysis and study.ex
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -13,7 +14,7 @@ from study.analysis import completion as C
 from study.analysis import figures as F
 from study.analysis import questionnaires_agg as Q
 from study.analysis import workflows as W
-from study.analysis.data import filter_data, load_study_data
+from study.analysis.data import filter_data
 from study.analysis.pools import study_pools
 from study.analysis.specs import find_study_spec
 from study.analysis.timings import annotations, timer_intervals, timings_table
@@ -22,6 +23,7 @@ from study.store import default_url, open_store
 from study.withdraw import withdrawals
 from ui import study_cache as data_cache
 from ui.access import require_researcher
+from ui.analysis_cache import memo, study_data
 from ui.analysis_views import isolated, replay_panel
 from ui.demo import demo_button, show_demo
 from ui.router import ensure_router
@@ -76,7 +78,7 @@ if study not in with_data:
     demo_button(study, key="an_demo_empty")
     st.stop()
 with st.sidebar:
-    raw = load_study_data(store, study)
+    raw = study_data(store, study)  # loaded once per data version (ui.analysis_cache)
     conds = sorted({p["condition"] for p in raw.participants})
     chosen = st.multiselect("Condition", conds, key="an_cond")
     stages = st.multiselect("Stage", ["main", "pilot"], key="an_stage")
@@ -86,8 +88,8 @@ with st.sidebar:
     coder = st.text_input("Coder (initials)", key="an_coder")
     if source == "live":
         demo_button(study, key="an_demo")
-data = filter_data(raw, conditions=chosen or None, stages=stages or None,
-                   include_flagged=flagged, include_simulated=simulated)
+data = memo(filter_data, raw, conditions=chosen or None, stages=stages or None,
+                include_flagged=flagged, include_simulated=simulated)
 if not data.ids:
     st.info(f"No participants of {study} pass the filters ({len(raw.ids)} in total; simulated "
             "ones are hidden unless included).")
@@ -97,7 +99,7 @@ spec = lookup.spec
 for problem in lookup.problems:
     st.warning(problem, icon=":material/warning:")
 pools = _pools(study) if spec else {}
-tables = build_tables(data, spec, lookup)
+tables = memo(build_tables, data, spec, lookup)
 labels = {data.label(p): p for p in data.ids}
 
 # keyed: a rerun (a replay step, a task picked) keeps the tab the researcher is on
@@ -160,7 +162,7 @@ with tabs[1], isolated("The Questionnaires tab"):
         st.plotly_chart(F.likert_diverging(dist, labels=texts), key="an_likert_fig",
                         theme=None)
 with tabs[2], isolated("The Timings tab"):
-    tim = timings_table(data)
+    tim = memo(timings_table, data)
     per_sub = st.toggle("Per subtask", value=True, key="an_tim_sub")
     st.plotly_chart(F.timing_box(tim, per_sub), key="an_tim_fig")
     st.dataframe(tim.drop(columns=["participant"]), hide_index=True)
@@ -179,7 +181,7 @@ with tabs[3], isolated("The Workflows tab"):
     st.dataframe(wf.drop(columns=["participant"]), hide_index=True)
     st.plotly_chart(F.workflow_sankey(W.path_links(W.task_sequences(data, "3").values())),
                     key="an_sankey")
-    matrices, sess_labels = W.session_matrices(data), W.session_labels(data)
+    matrices, sess_labels = memo(W.session_matrices, data), W.session_labels(data)
     if matrices:
         sess = st.selectbox("Session (busiest first)", list(matrices), key="an_sess",
                             format_func=sess_labels.get)
@@ -215,7 +217,7 @@ with tabs[5], isolated("The Export tab"):
                     len(withdrawals(store, study)))
     st.dataframe(pd.DataFrame(list(meta["counts"].items()), columns=["table", "rows"]),
                  hide_index=True, key="an_manifest")
-    st.download_button("Download export (zip)", export_zip(tables, meta),
+    st.download_button("Download export (zip)", partial(export_zip, tables, meta),  # on click
                        file_name=f"{study}-{time.strftime('%Y%m%d-%H%M')}.zip",
                        mime="application/zip", key="an_export")
     st.caption("CSV and Parquet per table, bundle.json, codebook.md/json and manifest.json "

@@ -255,6 +255,22 @@ class Store:
         with self.read() as conn:
             return int(conn.execute(q).scalar_one())
 
+    def data_version(self, study: str) -> tuple[Any, ...]:
+        """A cheap fingerprint of everything the Analysis page reads of ``study``: its events
+        (count, latest seq), its participants' rows, their answers (count, latest update) and
+        the codes (count, latest id); it changes whenever any of them does (a cache key)."""
+        members = select(S.participants.c.participant).where(S.participants.c.study == study)
+        p = S.participants.c
+        with self.read() as conn:
+            ev = conn.execute(select(func.count(), func.max(S.events.c.seq))
+                              .where(S.events.c.study == study)).one()
+            people = conn.execute(select(S.participants).where(p.study == study)
+                                  .order_by(p.number)).all()
+            ans = conn.execute(select(func.count(), func.max(S.answers.c.updated))
+                               .where(S.answers.c.participant.in_(members))).one()
+            codes = conn.execute(select(func.count(), func.max(S.codes.c.id))).one()
+        return (tuple(ev), tuple(tuple(r) for r in people), tuple(ans), tuple(codes))
+
     # -- participants and sessions ------------------------------------------------------------
     def participant(self, participant: str) -> dict[str, Any] | None:
         """The participant's row (JSON columns decoded), or None if unknown."""

@@ -160,3 +160,15 @@ def test_a_warmed_planner_is_the_one_sessions_get():
     session = RepairSession(pool)
     assert session.next_variable().expected_turns == pytest.approx(
         got.plan(np.ones(pool.n, dtype=bool)).expected)
+
+
+def test_the_pages_warm_up_builds_the_plan_and_repairs_atoms():
+    """Issue 24: warm_pool (what the pages call on loading a pool) leaves the plan built and
+    every valid candidate decomposed for repair, so the first None of these waits for neither."""
+    from core.engine.recombine import warm_pool
+
+    pool = prepare_pool(load_tasks(FILM_BANK)[2], layout=False)  # a fresh pool object
+    warm_pool(pool).join()
+    assert pool_planner(pool)[0] is not None
+    assert {sql for sql, ok in zip(pool.sqls, pool.valid, strict=True) if ok} <= set(
+        pool.atom_cache)

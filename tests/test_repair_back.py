@@ -156,3 +156,42 @@ def test_a_submitted_repaired_query_is_coded_by_its_output(pools) -> None:
     payload = json.loads(json.dumps(events[-1][1]))
     assert key_of(payload) == output_key(ws.session.pool.results[chosen])
     assert key_of({**payload, "sql": "SELECT 1"}) is None
+
+
+def _repair_app(bank: str, task_id: str) -> None:
+    """The free workspace of one film task, counting the script's runs (AppTest script)."""
+    import streamlit as st
+
+    from ui.bank_cache import task_pool
+    from ui.workspace import render_workspace
+
+    st.session_state["runs"] = st.session_state.get("runs", 0) + 1
+    events = st.session_state.setdefault("events", [])
+    render_workspace(task_pool(bank, task_id), mode="free",
+                     log=lambda t, p: events.append((t, p)))
+
+
+def test_none_of_these_draws_the_repaired_state_in_the_same_run(pools) -> None:
+    """Issue 24: the click's run repairs first and draws the repaired pool; there is no second
+    (whole-app) rerun, and the trace is the rejection, then the repair; one Back undoes both."""
+    from streamlit.testing.v1 import AppTest
+
+    task = "film-departed-makers"
+    pool = pools[task]
+    at = AppTest.from_function(_repair_app, args=(str(BANK), task), default_timeout=180)
+    at.run()
+    key = f"pleasqlarify.{task}"
+    runs = at.session_state["runs"]
+    at.button(key=f"{key}.po.none").click().run()
+    assert not at.exception
+    assert at.session_state["runs"] == runs + 1
+    ws = at.session_state[f"pleasqlarify.workspace.free.{task}"]
+    assert ws.session.pool.n > pool.n
+    assert [t for t, _ in at.session_state["events"]][-2:] == ["output.reject", "repair"]
+    shown = "".join(m.value for m in at.markdown) + "".join(
+        str(getattr(h, "proto", "")) for h in at.get("html"))
+    assert f"of {ws.session.pool.n} queries remain" in shown or any(
+        f"of {ws.session.pool.n} queries" in str(el.proto) for el in at.get("bidi_component"))
+    at.button(key=f"{key}.dv.back").click().run()
+    ws = at.session_state[f"pleasqlarify.workspace.free.{task}"]
+    assert ws.session.pool.n == pool.n and ws.session.step == 0

@@ -18,6 +18,7 @@ import streamlit as st
 
 from study.analysis import figures as F
 from study.analysis.replay import failure, replay
+from ui.analysis_cache import memo
 
 LOG = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ def isolated(what: str) -> Iterator[None]:
 def replay_panel(evs: list[Any], pool: Any, intervals: pd.DataFrame, pid: str) -> None:
     """The replay of one participant × task: a step slider, the swimlane, the state at that
     step, and — when replay had to stop — the failing step and its reason in its own box."""
-    steps = replay(evs, pool)
+    steps = memo(replay, evs, pool)  # once per trace (its events are cached objects)
     if not steps:
         return
     stopped = failure(steps)

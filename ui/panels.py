@@ -144,19 +144,25 @@ def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
         actions.answer_clause(ws, value["key"], bool(value.get("yes")), log)
 
 
+def repair_if_pending(ws: WorkspaceState, log: Log, options: WorkspaceOptions | None) -> None:
+    """Run the repair a "No" / "None of these" queued, under a spinner, before any panel is
+    drawn: the panels then show the repaired state in this same run (no second rerun)."""
+    if not actions.repair_pending(ws):
+        return
+    method = options.repair if options is not None else "recompose"
+    with st.spinner("Looking for other readings of the question…"):
+        actions.run_repair(ws, log, method,
+                           actions.resampler_for(method, secret("ANTHROPIC_API_KEY")))
+
+
 def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                      on_submit: OnSubmit | None, options: WorkspaceOptions | None = None
                      ) -> None:
     """Output of the most probable functional class, agreement, done/stuck notices, Submit;
-    "Is this the output you want?" and "None of these", whose rejection runs repair."""
+    "Is this the output you want?" and "None of these", whose rejection queues repair
+    (:func:`repair_if_pending` runs it at the start of the next run)."""
     session = ws.session
     st.subheader("Predicted Output", anchor=False)
-    if actions.repair_pending(ws):
-        method = options.repair if options is not None else "recompose"
-        with st.spinner("Looking for other readings of the question…"):
-            actions.run_repair(ws, log, method,
-                              actions.resampler_for(method, secret("ANTHROPIC_API_KEY")))
-        st.rerun()
     result = session.predicted_output()[0]
     n = len(session.survivors)
     if session.is_exhausted:

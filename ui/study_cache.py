@@ -120,12 +120,12 @@ def task(spec: StudySpec, task_id: str) -> Task:
 
 @st.cache_resource(show_spinner="Loading the candidate pool…", max_entries=64)
 def _pool(bank: str, task_id: str, stamp: tuple[tuple[int, int], ...]) -> PreparedPool:
-    from core.engine.planner import warm_planner
     from core.engine.prepare import load_prepared
+    from core.engine.recombine import warm_pool
 
     # never a layout fit on a participant's request: the study stays closed until prepared
     pool = load_prepared(_bank_tasks(bank)[task_id], default_pool_dir(bank), fit=False)
-    warm_planner(pool)  # the default strategy's plan, solved while the page draws
+    warm_pool(pool)  # the default plan and repair's atoms, made while the page draws
     return pool
 
 

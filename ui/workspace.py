@@ -27,7 +27,7 @@ from ui.chips import CSS
 from ui.components import action_space_chart, trigger, view_panel
 from ui.optimistic import CSS as CARRIER_CSS
 from ui.optimistic import acknowledge, carrier
-from ui.panels import decision_space, predicted_output, predicted_query
+from ui.panels import decision_space, predicted_output, predicted_query, repair_if_pending
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
 from ui.views import LABELS, space_data, space_footer
 
@@ -149,6 +149,7 @@ def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
     """Everything a decision changes, as one fragment: a gesture reruns this, not the page."""
     if ws.extra.pop(APP_RERUN, False):
         st.rerun(scope="app")  # e.g. a submit: the page around the workspace changes too
+    repair_if_pending(ws, log, options)  # first, so every panel shows the repaired state
     if ws.flash:
         st.warning(ws.flash)
         ws.flash = None

@@ -9,6 +9,7 @@ feature set contradicts. The search over combinations lives in :mod:`core.engine
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import sqlglot
 from sqlglot import exp
@@ -41,8 +42,10 @@ class Parts:
     order: tuple[str, ...]
     limit: str
 
-    @property
+    @cached_property
     def tables(self) -> frozenset[str]:
+        """The base tables the query reads (computed once: repair asks it of every donor for
+        every edit it fits)."""
         return frozenset([self.source, *(j.table for j in self.joins)])
 
     def sql(self, dialect: str) -> str:

@@ -58,6 +58,9 @@ class PreparedPool:
     # SQL -> (result, features) of queries repair tried on this pool (shared by its sessions
     # and their extended copies: a query's output never changes); never saved
     repair_cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # SQL -> (clause atoms, nested SELECTs' atoms) of candidates repair decomposed (shared
+    # like repair_cache: a repair round then parses only the candidates it has not seen)
+    atom_cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -189,7 +192,7 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
                        pool.gold_sqls, pool.gold_results,
                        (pool.origins or ["shipped"] * pool.n) + [origin] * len(sqls),
                        pool.schema, pool.not_null, pool.unique, pool.database,
-                       pool.repair_cache)
+                       pool.repair_cache, pool.atom_cache)
     if pool.positions is not None:
         new.positions = _place(pool.positions, class_index, class_sim, pool.n)
     return new

@@ -10,6 +10,7 @@ combinations live in :mod:`core.engine.guided`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -29,10 +30,44 @@ from core.engine.atoms import (
     decompose_query,
     nested_parts,
 )
+from core.engine.planner import pool_planner
+from core.engine.pool import PreparedPool
 from core.engine.predicates import _unparen
 from core.engine.session import RepairSession
 
 MAX_TRIED = 200  # queries executed per repair round at most
+
+def pool_atoms(pool: PreparedPool, sql: str) -> tuple[Parts | Compound | None, list[Parts]]:
+    """A candidate's clause atoms and its nested SELECTs' atoms, decomposed once per pool
+    (its sessions and their repaired copies share ``atom_cache``: a query's atoms never
+    change)."""
+    cache = pool.atom_cache
+    if sql not in cache:
+        cache[sql] = (decompose_query(sql, pool.dialect, pool.schema),
+                      nested_parts(sql, pool.dialect, pool.schema))
+    return cache[sql]
+
+
+def decompose_pool(pool: PreparedPool) -> None:
+    """Decompose every valid candidate ahead of the first repair, so a "No" or "None of these"
+    does not wait for it."""
+    for i, sql in enumerate(pool.sqls):
+        if pool.valid[i]:
+            pool_atoms(pool, sql)
+
+
+def warm_pool(pool: PreparedPool) -> threading.Thread:
+    """Build the pool's planner, then decompose its candidates for repair, in one background
+    thread, so a session's first question and first "None of these" wait for neither (the
+    pages call it when they load a pool; :func:`core.engine.planner.warm_planner` plus atoms)."""
+    def warm() -> None:
+        pool_planner(pool)
+        decompose_pool(pool)
+
+    thread = threading.Thread(target=warm, daemon=True, name="pleasqlarify-planner")
+    thread.start()
+    return thread
+
 
 class _Recomposer:
     """One repair round's inventory of atoms and the edits built from it."""
@@ -46,13 +81,14 @@ class _Recomposer:
         valid = pool.valid
         for i, sql in enumerate(pool.sqls):
             if valid[i]:
-                p = decompose_query(sql, pool.dialect, pool.schema)
+                p = self._atoms(sql)[0]
                 if isinstance(p, Parts):
                     self.parts[i] = p
                 elif isinstance(p, Compound):
                     self.compounds[i] = p
         self._tables: dict[str, frozenset[str]] = {}
         self._disjuncts: dict[str, list[str]] = {}
+        self._covering: dict[frozenset[str], list[tuple[str, tuple[Join, ...]]]] = {}
         weight = pool.counts
         order = sorted(self.parts, key=lambda i: (-weight[i], i))
         self.donors = [self.parts[i] for i in order]
@@ -63,7 +99,7 @@ class _Recomposer:
         # then the plain SELECTs nested in candidates (IN-subqueries, derived tables)
         self.nested: list[tuple[int, Parts]] = []
         for i in sorted(map(int, np.flatnonzero(valid)), key=lambda i: (-weight[i], i)):
-            for p in nested_parts(pool.sqls[int(i)], pool.dialect, pool.schema):
+            for p in self._atoms(pool.sqls[int(i)])[1]:
                 if p not in self.donors:
                     self.donors.append(p)
                     self.nested.append((int(i), p))
@@ -75,6 +111,10 @@ class _Recomposer:
                 self.known.setdefault((group, key), frozenset(
                     k for k in keys if k.split(" ", 1)[0] in _GROUPS[group]
                     and not (group == "select" and k == "DISTINCT")))
+
+    def _atoms(self, sql: str) -> tuple[Parts | Compound | None, list[Parts]]:
+        """A candidate's clause atoms and its nested SELECTs' atoms (:func:`pool_atoms`)."""
+        return pool_atoms(self.session.pool, sql)
 
     def approx_features(self, p: Parts | Compound) -> set[str]:
         """The features ``p`` will have: each clause group's as seen in the pool when some
@@ -179,10 +219,16 @@ class _Recomposer:
         composed = self.compose_path(need | {p.source}, p.source)
         if composed is not None:
             out.append(replace(p, source=composed[0], joins=composed[1]))
-        paths = {(d.source, d.joins) for d in self.donors if need <= d.tables}
-        ranked = sorted(paths, key=lambda sj: (len(sj[1]), sj[0], str(sj[1])))
-        out += [replace(p, source=s, joins=j) for s, j in ranked[:2]]
+        out += [replace(p, source=s, joins=j) for s, j in self.covering_paths(need)]
         return out
+
+    def covering_paths(self, need: frozenset[str]) -> list[tuple[str, tuple[Join, ...]]]:
+        """The two shortest donor join paths whose tables cover ``need`` (once per need)."""
+        if need not in self._covering:
+            paths = {(d.source, d.joins) for d in self.donors if need <= d.tables}
+            self._covering[need] = sorted(
+                paths, key=lambda sj: (len(sj[1]), sj[0], str(sj[1])))[:2]
+        return self._covering[need]
 
     def pruned(self, p: Parts) -> Parts | None:
         """``p`` without the joined tables none of its atoms needs (inner joins only)."""

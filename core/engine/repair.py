@@ -35,6 +35,7 @@ from core.engine.similarity import output_key
 
 REPAIR_PRIOR = 0.5  # weight of a recomposed candidate (pool candidates weigh >= 1)
 MAX_BASES = 8  # candidates edited per repair round
+EXECUTE_CHUNK = 32  # proposals executed per worker round trip (few run past the last admitted)
 
 
 @dataclass(frozen=True)
@@ -144,29 +145,33 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
     features: list[list[Feature]] = []
     outputs_added: set[str] = set()
     cache = pool.repair_cache
-    for tried, (sql, weight) in enumerate(proposals):
-        if len(added) >= max_new or tried >= MAX_TRIED:
+    budget = [(sql, w) for sql, w in proposals[:MAX_TRIED] if sql not in known_sql]
+    for start in range(0, len(budget), EXECUTE_CHUNK):
+        if len(added) >= max_new:
             break
-        if sql in known_sql:
-            continue
-        if sql not in cache:
-            result = db.execute(sql)  # the read-only allow-list (check_query) runs first
+        chunk = budget[start:start + EXECUTE_CHUNK]
+        todo = list(dict.fromkeys(sql for sql, _ in chunk if sql not in cache))
+        # one worker round trip per chunk; the read-only allow-list (check_query) runs first
+        for sql, result in zip(todo, db.execute_many(todo), strict=True):
             cache[sql] = [result, output_key(result), None]
-        result, key, feature_list = cache[sql]
-        if not result.ok or key in rejected or key in alive_outputs or key in outputs_added:
-            continue
-        if feature_list is None:
-            try:
-                feature_list = cache[sql][2] = pool.features_of(sql)
-            except sqlglot.errors.SqlglotError:
-                feature_list = cache[sql][2] = []
-        if not feature_list or _violations({f.key for f in feature_list}, yes, no):
-            continue
-        outputs_added.add(key)
-        added.append(sql)
-        results.append(result)
-        weights.append(weight)
-        features.append(feature_list)
+        for sql, weight in chunk:
+            if len(added) >= max_new:
+                break
+            result, key, feature_list = cache[sql]
+            if not result.ok or key in rejected or key in alive_outputs or key in outputs_added:
+                continue
+            if feature_list is None:
+                try:
+                    feature_list = cache[sql][2] = pool.features_of(sql)
+                except sqlglot.errors.SqlglotError:
+                    feature_list = cache[sql][2] = []
+            if not feature_list or _violations({f.key for f in feature_list}, yes, no):
+                continue
+            outputs_added.add(key)
+            added.append(sql)
+            results.append(result)
+            weights.append(weight)
+            features.append(feature_list)
     new_outputs = sum(1 for k in outputs_added if k not in set(pool.class_keys))
     if added:
         session.decide(Decision("repair", gesture=method, sqls=tuple(added),

@@ -1,0 +1,75 @@
+"""Issue 24: the Analysis page computes a study's data once per data version (ui.analysis_cache,
+Store.data_version) instead of on every rerun; a change of any data it reads is a new version."""
+
+from __future__ import annotations
+
+from study.analysis.data import filter_data, load_study_data
+from study.assignment import assign_participant
+from study.export import build_tables, find_spec
+from study.store import open_store
+from study.trace import log_event
+from ui import analysis_cache as cache
+
+
+def test_data_version_changes_with_every_kind_of_data_the_page_reads(tmp_path) -> None:
+    """Events, participants (join, flag), answers and codes each make a new version; reads,
+    and another study's events, do not."""
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    spec = find_spec("film")
+    assert spec is not None
+    versions = [store.data_version("film")]
+
+    def changed() -> bool:
+        versions.append(store.data_version("film"))
+        return versions[-1] != versions[-2]
+
+    pid = assign_participant(store, spec, now=1000).participant
+    assert changed()
+    log_event(store, session_id="s1", participant=pid, type="dv.accept", event_id="e1",
+              study="film", task="film-pulp-review", subtask="3", clock=lambda: 2.0)
+    assert changed()
+    load_study_data(store, "film")
+    assert not changed()
+    log_event(store, session_id="s2", participant="other", type="dv.accept", event_id="e2",
+              study="elsewhere", clock=lambda: 3.0)
+    assert not changed()
+    store.put_answer(pid, "sus7/sus1", 4, now=4000)
+    assert changed()
+    store.set_flagged(pid, True, "left early")
+    assert changed()
+    store.add_code(pid, "completion:solved", "AB", 5000, task="film-pulp-review", subtask="3")
+    assert changed()
+    assert len(set(versions)) == 6
+
+
+def test_memo_computes_once_per_version_and_inputs(tmp_path) -> None:
+    """The same loaded data gives the same filtered data and tables (no recomputation); new
+    data is loaded and computed afresh; lists are keys by value; the cache stays bounded."""
+    cache.clear()
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    spec = find_spec("film")
+    pid = assign_participant(store, spec, now=1000).participant
+    raw = cache.study_data(store, "film")
+    assert cache.study_data(store, "film") is raw and raw.ids == [pid]
+    calls: list[int] = []
+
+    def tables(data):
+        calls.append(1)
+        return build_tables(data, spec)
+
+    data = cache.memo(filter_data, raw, conditions=["pleasqlarify"], include_simulated=True)
+    assert cache.memo(filter_data, raw, conditions=["pleasqlarify"],
+                      include_simulated=True) is data
+    assert cache.memo(filter_data, raw, conditions=None) is not data
+    first = cache.memo(tables, data)
+    assert cache.memo(tables, data) is first and len(calls) == 1
+    log_event(store, session_id="s1", participant=pid, type="dv.accept", event_id="e1",
+              study="film", task="film-pulp-review", subtask="3", clock=lambda: 2.0)
+    fresh = cache.study_data(store, "film")
+    assert fresh is not raw and len(fresh.events) == len(raw.events) + 1
+    cache.memo(tables, cache.memo(filter_data, fresh, include_simulated=True))
+    assert len(calls) == 2
+    for i in range(cache.MAX_ENTRIES + 5):
+        cache.memo(str, i)
+    assert len(cache._MEMO) == cache.MAX_ENTRIES
+    cache.clear()

@@ -1,0 +1,65 @@
+"""Analysis computed once per study and data version, not on every rerun of the page.
+
+The Analysis page reruns on every widget (a tab's selectbox, the replay slider, a filter), and
+recomputing the study's data, its export tables and the export zip cost seconds on each. Here
+:func:`study_data` loads a study once per :meth:`study.store.Store.data_version` (new events,
+answers, codes or a participant's change make a new version), and :func:`memo` keeps what is
+computed from it, keyed by the identity of its inputs: the same loaded data gives the same
+filtered data object, whose tables and timings are then found again. Results are shared
+between reruns and sessions, so callers must not mutate them (the page copies before editing).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from study.analysis.data import StudyData, load_study_data
+from study.store import Store
+
+T = TypeVar("T")
+MAX_ENTRIES = 16  # results kept, least recently used dropped (~3 data versions of a study)
+_LOCK = threading.Lock()
+_MEMO: OrderedDict[tuple, tuple[Any, tuple]] = OrderedDict()
+
+
+def _token(value: Any) -> Any:
+    """A key part for one argument: its value when hashable (lists become tuples), else its
+    identity (the entry holds the argument, so the identity cannot be reused meanwhile)."""
+    if isinstance(value, list | tuple):
+        return ("seq", tuple(_token(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return ("v", value)
+
+
+def memo(fn: Callable[..., T], *args: Any, version: Any = None, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, computed once per ``version`` and inputs (see module)."""
+    key = (fn.__module__, fn.__qualname__, _token(version), _token(args),
+           tuple((k, _token(v)) for k, v in sorted(kwargs.items())))
+    with _LOCK:
+        hit = _MEMO.get(key)
+        if hit is not None:
+            _MEMO.move_to_end(key)
+            return hit[0]
+    result = fn(*args, **kwargs)  # outside the lock: two sessions may compute it both once
+    with _LOCK:
+        _MEMO[key] = (result, (args, kwargs))
+        while len(_MEMO) > MAX_ENTRIES:
+            _MEMO.popitem(last=False)
+    return result
+
+
+def study_data(store: Store, study: str) -> StudyData:
+    """Every participant, event, answer and code of ``study``, loaded once per data version."""
+    return memo(load_study_data, store, study, version=store.data_version(study))
+
+
+def clear() -> None:
+    """Forget every cached result (tests; a researcher never needs it: versions change)."""
+    with _LOCK:
+        _MEMO.clear()
