@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import sqlglot
 
+from core.engine.answers import is_answer
 from core.engine.atoms import Compound, Parts, _violations, decompose, decompose_query
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult
@@ -52,6 +53,14 @@ def _answer_sets(session: RepairSession) -> tuple[list[tuple[str, ...]], list[tu
     return yes, session.no_sets()
 
 
+def _clause_sets(yes: list[tuple[str, ...]], no: list[tuple[str, ...]]
+                 ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """The answers a query can be checked against before it runs: clause features only (an
+    answer about the output is checked on the output, in :func:`_admit`)."""
+    clause_yes = [c for c in (tuple(k for k in s if not is_answer(k)) for s in yes) if c]
+    return clause_yes, [s for s in no if not any(is_answer(k) for k in s)]
+
+
 def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
               max_new: int = 24) -> RepairOutcome:
     """Add up to ``max_new`` recomposed candidates with new outputs to ``session`` (in place).
@@ -67,7 +76,7 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
         session.reject_outputs(still)
     pool = session.pool
     known_sql = set(pool.sqls)
-    yes, no = _answer_sets(session)
+    yes, no = _clause_sets(*_answer_sets(session))
     rec = _Recomposer(session)
     shapes: dict[int, Parts | Compound] = {**rec.parts, **rec.compounds}
     keys_of = {i: set(pool.feature_keys(i)) for i in shapes}
@@ -160,7 +169,9 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
                 feature_list = cache[sql][2] = pool.features_of(sql)
             except sqlglot.errors.SqlglotError:
                 feature_list = cache[sql][2] = []
-        if not feature_list or _violations({f.key for f in feature_list}, yes, no):
+        if not feature_list or _violations({f.key for f in feature_list}
+                                           | {f.key for f in pool.answer_features(result)},
+                                           yes, no):
             continue
         outputs_added.add(key)
         added.append(sql)

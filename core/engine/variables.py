@@ -54,13 +54,15 @@ def mine_decision_variables(
     max_group: int = 3,
     groups_per_cluster: int = 4,
     also: tuple[tuple[int, ...], ...] = (),
+    allowed: np.ndarray | None = None,
 ) -> list[DecisionVariable]:
     """Every variable that splits the survivors (rows of ``x``), atomic and grouped.
 
     ``x`` is survivors × features (bool), ``weights`` the survivors' counts, ``clusters`` their
     cluster labels; ``also`` are feature groups to offer as well (those mined for the whole
-    pool, which a plan made at the start counts on). Returns one variable per distinct split,
-    in a deterministic order.
+    pool, which a plan made at the start counts on); ``allowed`` (bool per feature) limits the
+    questions to the session's vocabulary (clauses, answers or both). Returns one variable per
+    distinct split, in a deterministic order.
     """
     n, d = x.shape
     if n < 2 or d == 0:
@@ -78,7 +80,8 @@ def mine_decision_variables(
             by_mask[key] = var
 
     counts = x.sum(axis=0)
-    splitting = np.flatnonzero((counts > 0) & (counts < n))
+    ok_cols = np.ones(d, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
+    splitting = np.flatnonzero((counts > 0) & (counts < n) & ok_cols)
     for j in splitting:
         offer(DecisionVariable((int(j),), x[:, j].copy(), "atomic"))
 
@@ -116,7 +119,7 @@ def mine_decision_variables(
     variables = sorted(by_mask.values(), key=lambda v: (len(v.features), v.features))
     for var in variables:
         inside = x[var.mask]
-        always = inside.all(axis=0) & ~x.all(axis=0)
+        always = inside.all(axis=0) & ~x.all(axis=0) & ok_cols
         always[list(var.features)] = False
         var.implicit = tuple(int(j) for j in np.flatnonzero(always))
         idx = np.flatnonzero(var.mask)
