@@ -44,6 +44,7 @@ from core.engine.similarity import ERROR_CLASS, _cell
 
 QUESTIONS = ("clauses", "outputs", "mixed")  # the question vocabularies a session can ask
 DEFAULT_QUESTIONS = "clauses"
+DEFAULT_VALUES = False  # value questions offered by default (with outputs/mixed)
 ANSWER_PREFIX = "ANSWER "
 VALUE_KEYWORDS = ("ANSWER HAS", "ANSWER ROWS")
 ANSWER_KEYWORDS = ("ANSWER COLUMN", "ANSWER COLUMNS", "ANSWER SHAPE", "ANSWER ONE ROW PER",
@@ -330,7 +331,7 @@ def askable(vocabulary: list[Feature], questions: str) -> np.ndarray:
     return np.ones(len(vocabulary), dtype=bool)
 
 
-__all__ = ["ANSWER_KEYWORDS", "DEFAULT_QUESTIONS", "QUESTIONS", "SPELLING_PENALTY",
+__all__ = ["ANSWER_KEYWORDS", "DEFAULT_QUESTIONS", "DEFAULT_VALUES", "QUESTIONS", "SPELLING_PENALTY",
            "VALUE_PENALTY", "AnswerContext", "DatabaseProfile", "answer_features",
            "answer_keys", "answer_matrix", "askable", "check_questions", "column_type",
            "database_profile", "is_answer", "is_value", "profile_of", "question_penalties",
