@@ -8,6 +8,11 @@ Each condition is a known interface variant with its own settings (all optional)
   is what a "No" on the Predicted Output or "None of these" does besides ruling the outputs
   out: nothing more, recombine the pool's clauses (offline), or ask the LLM for new candidates
   (needs an Anthropic key at run time; without one, recomposition runs and the page says so).
+  ``questions: clauses | outputs | mixed`` chooses what the Decision Space asks about: SQL
+  clauses (the paper), the answer itself (its columns, one row per what, a single number, …;
+  core/engine/answers.py) or both; unset, the workspace default. ``values: true`` adds
+  questions about specific values ("Should *Heat* be in the answer?"), which assume the
+  participant recognises the right rows (default false).
 * ``atomic-only`` — the paper's internal baseline: no grouped Decision Space.
   ``show_action_space`` (default true); ``repair`` as above.
 * ``planpool-chat`` — the structured agent asks its pool's questions in a chat.
@@ -44,7 +49,8 @@ KNOWN_CONDITIONS = {
 }
 COMMON_KEYS = ("id", "label", "instructions")
 SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
-    "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1, "repair": "recompose"},
+    "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1, "repair": "recompose",
+                     "questions": "", "values": False},
     "atomic-only": {"show_action_space": True, "repair": "recompose"},
     "planpool-chat": {"show_pool": True, "max_questions": 5, "ig_threshold": 0.05,
                       "free_text": False, "agent": "structured", "model": "",
@@ -54,6 +60,9 @@ SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
 MAX_QUESTIONS = 20
 AGENTS = ("structured", "llm")
 REPAIRS = ("none", "recompose", "resample")
+# the question vocabularies of core.engine.answers.QUESTIONS (not imported: study pages that
+# parse specs load no engine; tests/test_core_answers.py checks they agree)
+QUESTION_VOCABULARIES = ("clauses", "outputs", "mixed")
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,13 @@ class Condition:
     show_sql: bool = True
     llm_budget_tokens: int = 2_000_000
     repair: str = "recompose"
+    questions: str = ""  # clauses | outputs | mixed; "" = the workspace default
+    values: bool = False
+
+    def session_options(self) -> dict[str, Any]:
+        """Keyword arguments of the condition's RepairSession (its question vocabulary)."""
+        out: dict[str, Any] = {"questions": self.questions} if self.questions else {}
+        return {**out, "values": True} if self.values else out
 
 
 _CHOICES: dict[str, tuple[tuple[str, ...], str]] = {  # setting -> (allowed values, fix)
@@ -82,6 +98,8 @@ _CHOICES: dict[str, tuple[tuple[str, ...], str]] = {  # setting -> (allowed valu
     "fallback": (("structured",), "write 'fallback: structured' (the structured agent asks "
                  "when no key is set)"),
     "repair": (REPAIRS, "e.g. 'repair: recompose' ('resample' needs ANTHROPIC_API_KEY)"),
+    "questions": (QUESTION_VOCABULARIES, "e.g. 'questions: mixed' (clauses and questions about "
+                  "the answer)"),
 }
 _WHOLE: dict[str, tuple[int, int | None, str, str]] = {  # setting -> (least, most, what, fix)
     "max_questions": (1, MAX_QUESTIONS, f"an integer 1..{MAX_QUESTIONS}",

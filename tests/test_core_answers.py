@@ -66,6 +66,13 @@ def test_mined_answer_questions_never_split_a_functional_class():
             assert (aug.x[:, ~cols] == pool.x).all()
 
 
+def test_study_conditions_name_the_same_vocabularies():
+    from core.engine.answers import QUESTIONS
+    from study.conditions import QUESTION_VOCABULARIES
+
+    assert QUESTION_VOCABULARIES == QUESTIONS
+
+
 def test_column_types_come_from_the_database_values():
     pool = make_pool(["SELECT title FROM film"])
     profile = profile_of(pool.database)

@@ -87,7 +87,9 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
               done: Done) -> None:
     """The repair workspace in study mode (decisions and dismissals saved with progress)."""
     pool = data.pool(runner.spec, step.task)
-    ws = workspace_state(pool, namespace)
+    chosen = cond.session_options()
+    ws = workspace_state(pool, namespace, factory=(lambda p: RepairSession(p, **chosen))
+                         if chosen else None)
     if not ws.extra.get("restored"):
         saved = runner.workspace(step.task)
         if saved:

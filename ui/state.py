@@ -73,7 +73,7 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
     state = _store(store)
     key = f"{PREFIX}.workspace.{namespace}.{pool.task_id}"
     ws = state.get(key)
-    if not isinstance(ws, WorkspaceState) or ws.session.base_pool is not pool:
+    if not isinstance(ws, WorkspaceState) or ws.session.origin_pool is not pool:
         if isinstance(ws, WorkspaceState):  # pool object was reloaded: replay onto it
             session = RepairSession.from_dict(ws.session.to_dict(), pool)
             ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra,
@@ -137,7 +137,7 @@ def take_prepared(pool: PreparedPool, *, store: MutableMapping[str, Any] | None 
     if isinstance(entry, threading.Thread):
         entry.join(WAIT_S)
         entry = prepared.get(pool.task_id)
-    if isinstance(entry, RepairSession) and entry.base_pool is pool and not entry.history:
+    if isinstance(entry, RepairSession) and entry.origin_pool is pool and not entry.history:
         prepared.pop(pool.task_id, None)
         return entry
     return None

@@ -307,15 +307,15 @@ def question_penalties(questions_features: list[tuple[Feature, ...]], masks: np.
                        class_index: np.ndarray, questions: str) -> np.ndarray:
     """Extra expected questions charged to each question so the kinds a person can answer
     without knowing the answer come first: :data:`VALUE_PENALTY` for a value question and, in
-    the ``mixed`` vocabulary, :data:`SPELLING_PENALTY` for a clause question splitting an
-    output. Zero everywhere for ``clauses`` (the paper's ranking is unchanged)."""
+    the ``mixed`` vocabulary, :data:`SPELLING_PENALTY` for a question naming a clause that
+    splits an output. Zero everywhere for ``clauses`` (the paper's ranking is unchanged)."""
     pen = np.zeros(len(questions_features))
     if questions == "clauses" or not len(questions_features):
         return pen
     value = np.array([any(is_value(f) for f in fs) for fs in questions_features])
     pen += np.where(value, VALUE_PENALTY, 0.0)
-    if questions == "mixed":
-        clause = np.array([not any(is_answer(f) for f in fs) for fs in questions_features])
+    if questions == "mixed":  # a question naming any clause is answered from a spelling
+        clause = np.array([not all(is_answer(f) for f in fs) for fs in questions_features])
         pen += np.where(clause & splits_an_output(masks, class_index), SPELLING_PENALTY, 0.0)
     return pen
 

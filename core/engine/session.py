@@ -128,6 +128,7 @@ class RepairSession:
             raise SessionError(str(exc)) from None
         # value questions ("should X be in the answer?") only with answer questions
         self.values = bool(values) and questions != "clauses"
+        self.origin_pool = pool  # the prepared pool as given (base_pool may add answer features)
         if questions != "clauses":
             from core.engine.answers import profile_of
 
@@ -152,7 +153,8 @@ class RepairSession:
 
     @property
     def base_pool(self) -> PreparedPool:
-        """The prepared pool the session started from (shared, never changed)."""
+        """The pool the session started from (shared, never changed): the prepared pool, or
+        its copy with the answer questions (:attr:`origin_pool` is the one given)."""
         return self._pools[0]
 
     @property
