@@ -294,13 +294,17 @@ def with_answers(pool: Any, *, values: bool, profile: DatabaseProfile | None = N
 
 def splits_an_output(masks: np.ndarray, class_index: np.ndarray) -> np.ndarray:
     """Per question (row of ``masks`` over candidates): does it split some functional class?
-    Such a question is about spelling: someone who means that output may answer either way."""
+    Such a question is about spelling: someone who means that output may answer either way.
+    Counted per class with one ``np.add.reduceat`` over candidates sorted by class."""
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
-    out = np.zeros(masks.shape[0], dtype=bool)
-    for c in np.unique(class_index):
-        members = masks[:, class_index == c]
-        out |= members.any(axis=1) & ~members.all(axis=1)
-    return out
+    if masks.shape[1] == 0:
+        return np.zeros(masks.shape[0], dtype=bool)
+    order = np.argsort(class_index, kind="stable")
+    sorted_classes = np.asarray(class_index)[order]
+    starts = np.flatnonzero(np.r_[True, np.diff(sorted_classes) != 0])
+    sizes = np.diff(np.r_[starts, len(order)])
+    yes = np.add.reduceat(masks[:, order].astype(np.int32), starts, axis=1)
+    return ((yes > 0) & (yes < sizes[None, :])).any(axis=1)
 
 
 def question_penalties(questions_features: list[tuple[Feature, ...]], masks: np.ndarray,
