@@ -97,7 +97,7 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
             ws.dismissed = [tuple(k) for k in saved.get("dismissed", [])]
         ws.submitted = runner.submitted(step.task)
         ws.extra["restored"] = True
-        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task},
+        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task, **chosen},
                    event_id=f"{runner.participant}:pool.init:{step.task}")
 
     def log(event_type: str, payload: dict[str, Any]) -> None:

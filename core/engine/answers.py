@@ -292,6 +292,49 @@ def with_answers(pool: Any, *, values: bool, profile: DatabaseProfile | None = N
         return _AUGMENTED[key]
 
 
+_PHRASES = {
+    "ANSWER COLUMN": "a column of {} values",
+    "ANSWER COLUMNS": "exactly {} columns",
+    "ANSWER SHAPE": "{}",
+    "ANSWER ONE ROW PER": "one row per {} (no value twice)",
+    "ANSWER REPEATS": "some rows more than once",
+    "ANSWER HAS": "the value “{}”",
+    "ANSWER ROWS": "exactly {} rows",
+}
+
+
+def answer_question(features: tuple[Feature, ...] | list[Feature]) -> str:
+    """An answer question in words: "Should the answer have a column of people.name values
+    and one row per people.name (no value twice)?" (what the Decision Space shows)."""
+    parts = []
+    for f in features:
+        value = f.value
+        if f.keyword == "ANSWER COLUMN" and "." not in value:
+            parts.append(f"a column of {value}" if value != "empty" else "an empty column")
+            continue
+        if f.keyword in ("ANSWER COLUMNS", "ANSWER ROWS") and value == "1":
+            parts.append("exactly one " + ("column" if f.keyword == "ANSWER COLUMNS" else "row"))
+            continue
+        parts.append(_PHRASES.get(f.keyword, f.keyword.lower() + " {}").format(value))
+    return "Should the answer have " + " and ".join(parts) + "?"
+
+
+def excerpt_columns(result: ExecutionResult, features: tuple[Feature, ...] | list[Feature],
+                    profile: DatabaseProfile | None) -> list[int]:
+    """Columns of ``result`` a question about the answer is about (to show them as excerpt)."""
+    cols = set()
+    for j in range(len(result.columns)):
+        kind = column_type([r[j] for r in result.rows], profile)
+        if any(f.keyword in ("ANSWER COLUMN", "ANSWER ONE ROW PER") and f.value == kind
+               for f in features):
+            cols.add(j)
+        if any(f.keyword == "ANSWER HAS" and any(v is not None and value_text(v) == f.value
+                                                 for v in (r[j] for r in result.rows))
+               for f in features):
+            cols.add(j)
+    return sorted(cols) or list(range(len(result.columns)))
+
+
 def splits_an_output(masks: np.ndarray, class_index: np.ndarray) -> np.ndarray:
     """Per question (row of ``masks`` over candidates): does it split some functional class?
     Such a question is about spelling: someone who means that output may answer either way.
@@ -336,7 +379,8 @@ def askable(vocabulary: list[Feature], questions: str) -> np.ndarray:
 
 
 __all__ = ["ANSWER_KEYWORDS", "DEFAULT_QUESTIONS", "DEFAULT_VALUES", "QUESTIONS", "SPELLING_PENALTY",
-           "VALUE_PENALTY", "AnswerContext", "DatabaseProfile", "answer_features",
+           "VALUE_PENALTY", "AnswerContext", "DatabaseProfile", "answer_features", "answer_question",
+           "excerpt_columns",
            "answer_keys", "answer_matrix", "askable", "check_questions", "column_type",
            "database_profile", "is_answer", "is_value", "profile_of", "question_penalties",
            "splits_an_output", "value_text",

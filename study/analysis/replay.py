@@ -87,8 +87,9 @@ def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> 
         problem = None
         if before is not None and before != len(session.survivors):
             problem = f"recorded {before} survivors before, replay has {len(session.survivors)}"
-        if ev.type == "pool.init":
-            session = RepairSession(pool, **session_kwargs)
+        if ev.type == "pool.init":  # the condition's question vocabulary, when it set one
+            chosen = {k: p[k] for k in ("questions", "values") if k in p}
+            session = RepairSession(pool, **{**session_kwargs, **chosen})
         elif ev.type == "undo":
             if session.undo() is None:
                 problem = "undo with nothing to undo"
