@@ -367,6 +367,13 @@ def question_penalties(questions_features: list[tuple[Feature, ...]], masks: np.
     return pen
 
 
+def preferred(vocabulary: list[Feature], questions: str) -> np.ndarray | None:
+    """Of several descriptions of one split, the ones to show: in ``mixed``, questions about
+    the answer (a person answers them alike however they would spell the query)."""
+    return np.array([is_answer(f) for f in vocabulary], dtype=bool) if questions == "mixed" \
+        else None
+
+
 def askable(vocabulary: list[Feature], questions: str) -> np.ndarray:
     """Which features of ``vocabulary`` a session with ``questions`` may ask about."""
     check_questions(questions)
@@ -382,6 +389,7 @@ __all__ = ["ANSWER_KEYWORDS", "DEFAULT_QUESTIONS", "DEFAULT_VALUES", "QUESTIONS"
            "VALUE_PENALTY", "AnswerContext", "DatabaseProfile", "answer_features", "answer_question",
            "excerpt_columns",
            "answer_keys", "answer_matrix", "askable", "check_questions", "column_type",
-           "database_profile", "is_answer", "is_value", "profile_of", "question_penalties",
+           "database_profile", "is_answer", "is_value", "preferred", "profile_of",
+           "question_penalties",
            "splits_an_output", "value_text",
            "with_answers"]

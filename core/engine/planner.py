@@ -193,13 +193,13 @@ class Planner:
     def _splits(self, s: int, total: float) -> list[tuple[float, int, int]]:
         """(lower bound, question, Yes atoms) of the ``beam`` best questions splitting ``s``,
         best bound first; one question per distinct split."""
-        seen: set[int] = set()
-        out = []
+        cheapest: dict[int, int] = {}  # split -> its cheapest question (first on a tie)
         for q, m in enumerate(self._bits):
             y = s & m
-            if not y or y == s or y in seen:
-                continue
-            seen.add(y)
+            if y and y != s and (y not in cheapest or self.costs[q] < self.costs[cheapest[y]]):
+                cheapest[y] = q
+        out = []
+        for y, q in cheapest.items():
             wy, by, _ = self.info(y)
             _, bn, _ = self.info(s ^ y)
             out.append((self.costs[q] + (wy * by + (total - wy) * bn) / total, q, y))
@@ -320,14 +320,15 @@ def warm_planner(pool: Any, questions: str = "clauses") -> threading.Thread:
 
 def _build(pool: Any, max_clusters: int, min_support: float, questions: str = "clauses"
            ) -> tuple[Planner | None, list[tuple[int, ...]]]:
-    from core.engine.answers import askable, question_penalties
+    from core.engine.answers import askable, preferred, question_penalties
 
     if int(np.count_nonzero(pool.valid)) > PLAN_MAX_CANDIDATES:
         return None, []
     x = np.asarray(pool.x, dtype=bool)
     labels = cluster_candidates(pool.class_index, pool.class_distance, max_clusters)
     mined = mine_decision_variables(x, pool.counts, labels, grouped=True, min_support=min_support,
-                                    allowed=askable(pool.vocabulary, questions))
+                                    allowed=askable(pool.vocabulary, questions),
+                                    prefer=preferred(pool.vocabulary, questions))
     vocab = [v.features for v in mined]
     masks = np.array([x[:, list(f)].all(axis=1) for f in vocab]).reshape(len(vocab), pool.n)
     valid = np.asarray(pool.valid, dtype=bool)

@@ -24,6 +24,7 @@ from core.engine.answers import (
     askable,
     check_questions,
     is_answer,
+    preferred,
     question_penalties,
     with_answers,
 )
@@ -274,7 +275,7 @@ class RepairSession:
                 self.pool.x[idx], self.pool.counts[idx], self.clusters(),
                 grouped=grouped, min_support=self.min_support,
                 also=(planned[0],) if planned and len(planned[0]) > 1 else (),
-                allowed=self.askable())
+                allowed=self.askable(), prefer=preferred(self.pool.vocabulary, self.questions))
         return self._memo("mined", compute)
 
     def _plan(self) -> tuple[tuple[int, ...], float] | None:
