@@ -3,10 +3,10 @@
 ``planned`` (the workspace default) asks the first question of the best decision tree over the
 pool's question vocabulary (:mod:`core.engine.planner`: every splitting feature and the groups
 mined over the whole pool), solved once per pool; its user model is
-that the intent is an output spelled the way the pool spells it most often. Once an output is
-rejected (the model is refuted; repair follows), in pools above
-:data:`core.engine.planner.PLAN_MAX_CANDIDATES` valid candidates, and where the plan gives no
-question, it ranks as ``expected-depth``; the alternatives after the planned question
+that the intent is an output spelled the way the pool spells it most often. After a rejected
+output it plans again over the survivors (after repair, over the extended pool); in pools above
+:data:`core.engine.planner.PLAN_MAX_CANDIDATES` valid candidates and where the plan gives no
+question it ranks as ``expected-depth``; the alternatives after the planned question
 keep their one-question bound.
 
 ``expected-depth`` asks the paper's grouped variables in the order of
