@@ -177,3 +177,13 @@ def test_value_and_spelling_questions_pay_a_penalty_only_outside_clauses():
     assert question_penalties(qs, masks, classes, "outputs").tolist() == [VALUE_PENALTY, 0, 0]
     assert question_penalties(qs, masks, classes, "mixed").tolist() == [
         VALUE_PENALTY, 0, SPELLING_PENALTY]
+
+
+def test_the_resampling_prompt_states_answer_decisions_in_words():
+    from core.engine.repair import decisions_text
+
+    session = RepairSession(film_pools()[1], strategy="expected-depth", questions="outputs")
+    first = session.next_variable()
+    session.answer(first.keys, True)
+    text = decisions_text(session)
+    assert "The answer must have" in text and "ANSWER" not in text

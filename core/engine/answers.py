@@ -306,6 +306,11 @@ _PHRASES = {
 def answer_question(features: tuple[Feature, ...] | list[Feature]) -> str:
     """An answer question in words: "Should the answer have a column of people.name values
     and one row per people.name (no value twice)?" (what the Decision Space shows)."""
+    return "Should the answer have " + answer_phrase(features) + "?"
+
+
+def answer_phrase(features: tuple[Feature, ...] | list[Feature]) -> str:
+    """What answer features say, in words joined by "and" (questions, repair prompts)."""
     parts = []
     for f in features:
         value = f.value
@@ -316,7 +321,7 @@ def answer_question(features: tuple[Feature, ...] | list[Feature]) -> str:
             parts.append("exactly one " + ("column" if f.keyword == "ANSWER COLUMNS" else "row"))
             continue
         parts.append(_PHRASES.get(f.keyword, f.keyword.lower() + " {}").format(value))
-    return "Should the answer have " + " and ".join(parts) + "?"
+    return " and ".join(parts)
 
 
 def excerpt_columns(result: ExecutionResult, features: tuple[Feature, ...] | list[Feature],
@@ -386,7 +391,8 @@ def askable(vocabulary: list[Feature], questions: str) -> np.ndarray:
 
 
 __all__ = ["ANSWER_KEYWORDS", "DEFAULT_QUESTIONS", "DEFAULT_VALUES", "QUESTIONS", "SPELLING_PENALTY",
-           "VALUE_PENALTY", "AnswerContext", "DatabaseProfile", "answer_features", "answer_question",
+           "VALUE_PENALTY", "AnswerContext", "DatabaseProfile", "answer_features", "answer_phrase",
+           "answer_question",
            "excerpt_columns",
            "answer_keys", "answer_matrix", "askable", "check_questions", "column_type",
            "database_profile", "is_answer", "is_value", "preferred", "profile_of",

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import sqlglot
 
-from core.engine.answers import is_answer
+from core.engine.answers import ANSWER_KEYWORDS, answer_phrase, is_answer
 from core.engine.atoms import Compound, Parts, _violations, decompose, decompose_query
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult
@@ -190,10 +190,17 @@ def decisions_text(session: RepairSession, max_rows: int = 3) -> str:
     clauses (or combinations) ruled out, and a preview of each rejected output."""
     yes, no = _answer_sets(session)
     lines = ["Decisions so far:"]
-    required = sorted({k for s in yes for k in s})
+    required = sorted({k for s in yes for k in s if not is_answer(k)})
     if required:
         lines.append("- The query must contain: " + "; ".join(required) + ".")
+    answer = [_feature_of(k) for k in sorted({k for s in yes for k in s if is_answer(k)})]
+    if answer:
+        lines.append("- The answer must have " + answer_phrase(answer) + ".")
     for s in no:
+        if all(is_answer(k) for k in s):
+            lines.append("- The answer must not have " + answer_phrase(
+                [_feature_of(k) for k in s]) + ".")
+            continue
         lines.append(("- The query must not contain: " if len(s) == 1 else
                       "- The query must not contain all of: ") + " AND ".join(s) + ".")
     pool = session.pool
@@ -209,6 +216,13 @@ def decisions_text(session: RepairSession, max_rows: int = 3) -> str:
     if len(lines) == 1:
         lines.append("- None of the queries proposed so far is what the user means.")
     return "\n".join(lines)
+
+
+def _feature_of(key: str) -> Feature:
+    """The answer feature a key names (``ANSWER COLUMN people.name``)."""
+    keyword = next(k for k in sorted(ANSWER_KEYWORDS, key=len, reverse=True)
+                   if key == k or key.startswith(k + " "))
+    return Feature(keyword, key[len(keyword):].strip())
 
 
 def resample(session: RepairSession, sampler: Any, *, cache: Any = None, n: int = 8,
