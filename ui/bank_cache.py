@@ -38,13 +38,13 @@ def bank(path: str) -> tuple[tuple[Task, ...], tuple[TaskBankProblem, ...]]:
 @st.cache_resource(show_spinner="Loading the candidate pool…", max_entries=64)
 def task_pool(path: str, task_id: str) -> PreparedPool:
     """The prepared pool of ``task_id`` in the bank at ``path`` (shared, never mutated)."""
-    from core.engine.planner import warm_planner
     from core.engine.prepare import default_pool_dir, load_prepared
+    from ui.state import warm_default_plan
 
     tasks, _ = bank(path)
     for task in tasks:
         if task.id == task_id:
             pool = load_prepared(task, default_pool_dir(path))
-            warm_planner(pool)  # the default strategy's plan, solved while the page draws
+            warm_default_plan(pool)  # the default session's plan, solved while the page draws
             return pool
     raise KeyError(f"task {task_id!r} is not in {path}")

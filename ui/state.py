@@ -65,7 +65,7 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
                     store: MutableMapping[str, Any] | None = None) -> WorkspaceState:
     """The workspace of ``pool`` in ``namespace``, created on first use.
 
-    ``factory`` makes a new session (default ``RepairSession(pool)``, or the one
+    ``factory`` makes a new session (default :func:`default_session`, or the one
     :func:`prepare_session` warmed for this user).
     """
     from core.engine.session import RepairSession
@@ -80,16 +80,35 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
                                 ws.dismissed)
         else:
             warm = take_prepared(pool, store=state) if factory is None else None
-            ws = WorkspaceState(warm or (factory or RepairSession)(pool), pool.question)
+            ws = WorkspaceState(warm or (factory or default_session)(pool), pool.question)
         state[key] = ws
     return ws
 
 
+def default_session(pool: PreparedPool) -> RepairSession:
+    """A new session with the workspace's default strategy and question vocabulary
+    (:data:`core.engine.strategy.WORKSPACE_DEFAULT`, chosen on real golds)."""
+    from core.engine.session import RepairSession
+    from core.engine.strategy import WORKSPACE_DEFAULT
+
+    return RepairSession(pool, strategy=str(WORKSPACE_DEFAULT["strategy"]),
+                         questions=str(WORKSPACE_DEFAULT["questions"]),
+                         values=bool(WORKSPACE_DEFAULT["values"]))
+
+
+def warm_default_plan(pool: PreparedPool) -> None:
+    """Solve the default session's question plan in a background thread (when it plans)."""
+    from core.engine.planner import warm_planner
+    from core.engine.strategy import WORKSPACE_DEFAULT
+
+    if WORKSPACE_DEFAULT["strategy"] == "planned":
+        warm_planner(pool, str(WORKSPACE_DEFAULT["questions"]), bool(WORKSPACE_DEFAULT["values"]))
+
+
 def warm_session(pool: PreparedPool) -> RepairSession:
     """A fresh session of ``pool`` with its first state computed (what a workspace shows)."""
-    from core.engine.session import RepairSession
 
-    session = RepairSession(pool)
+    session = default_session(pool)
     session.cluster_of()
     session.variables()
     session.predicted_query()

@@ -81,11 +81,11 @@ def task(spec: StudySpec, task_id: str) -> Task:
 
 @st.cache_resource(show_spinner="Loading the candidate pool…", max_entries=64)
 def _pool(bank: str, task_id: str) -> PreparedPool:
-    from core.engine.planner import warm_planner
     from core.engine.prepare import default_pool_dir, load_prepared
+    from ui.state import warm_default_plan
 
     pool = load_prepared(_tasks(bank)[task_id], default_pool_dir(bank))
-    warm_planner(pool)  # the default strategy's plan, solved while the page draws
+    warm_default_plan(pool)  # the default session's plan, solved while the page draws
     return pool
 
 

@@ -308,11 +308,19 @@ def locate(variables: list[Any], features: tuple[int, ...], x: np.ndarray) -> in
     return next((i for i, v in enumerate(variables) if np.array_equal(v.mask, want)), None)
 
 
-def warm_planner(pool: Any, questions: str = "clauses") -> threading.Thread:
+def warm_planner(pool: Any, questions: str = "clauses", values: bool = False
+                 ) -> threading.Thread:
     """Build the pool's planner (default settings) in a background thread, so a session's
     first question does not wait for the search (the pages call it when they load a pool)."""
-    thread = threading.Thread(target=pool_planner, args=(pool,),
-                              kwargs={"questions": questions}, daemon=True,
+    def build() -> None:
+        target = pool
+        if questions != "clauses":  # the pool with answer features a session makes
+            from core.engine.answers import profile_of, with_answers
+
+            target = with_answers(pool, values=values, profile=profile_of(pool.database))
+        pool_planner(target, questions=questions)
+
+    thread = threading.Thread(target=build, daemon=True,
                               name="pleasqlarify-planner")
     thread.start()
     return thread

@@ -48,6 +48,13 @@ STRATEGIES = ("planned", "expected-depth", "cluster-grouped", "cluster-atomic", 
 DEFAULT_STRATEGY = "planned"
 GROUPED = ("planned", "expected-depth", "cluster-grouped")  # strategies that ask grouped variables
 LOOKAHEAD_BEAM = 8  # variables scored two questions ahead (the rest keep their one-ply bound)
+# What the workspace asks with (strategy, question vocabulary, value questions): the
+# configuration with the best honest (gold-features) success over all AMBROSIA dev pairs, mean
+# turns breaking ties, as printed by `python -m core.evaluate data/ambrosia/dev.jsonl
+# --strategies planned expected-depth --questions clauses outputs mixed --values off on`
+# (README, "Evaluation"). RepairSession's own defaults stay the paper's clause questions.
+WORKSPACE_DEFAULT: dict[str, object] = {"strategy": "planned", "questions": "clauses",
+                                        "values": False}
 
 
 def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from core.engine.answers import DEFAULT_QUESTIONS, DEFAULT_VALUES
-from core.engine.strategy import DEFAULT_STRATEGY
+from core.engine.strategy import WORKSPACE_DEFAULT
 from core.evaluation.evaluate import CAUSES, MAX_TURNS, Run
 from core.evaluation.populations import POPULATION_NOTES
 from core.evaluation.simulate import USER_NOTES, USERS
@@ -207,7 +206,8 @@ def default_label() -> str:
     """The workspace default as a table row names it: strategy and question vocabulary."""
     from core.evaluation.evaluate import vocabulary_label
 
-    return f"{DEFAULT_STRATEGY} {vocabulary_label(DEFAULT_QUESTIONS, DEFAULT_VALUES)}"
+    d = WORKSPACE_DEFAULT
+    return f"{d['strategy']} {vocabulary_label(str(d['questions']), bool(d['values']))}"
 
 
 def format_causes(runs: list[Run], labels: tuple[str, ...]) -> str:
