@@ -207,7 +207,8 @@ def default_label() -> str:
     from core.evaluation.evaluate import vocabulary_label
 
     d = WORKSPACE_DEFAULT
-    return f"{d['strategy']} {vocabulary_label(str(d['questions']), bool(d['values']))}"
+    return (f"{d['strategy']} with {vocabulary_label(str(d['questions']), bool(d['values']))}"
+            " questions")
 
 
 def format_causes(runs: list[Run], labels: tuple[str, ...]) -> str:
