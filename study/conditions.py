@@ -11,6 +11,11 @@ Each condition is a known interface variant with its own settings (all optional)
   ``labels: sql | plain | both`` (default both) is how clauses read: the paper's SQL chips,
   plain-language questions ("Should the answer combine films with their directors?"), or
   each chip with its question under it.
+  ``questions: clauses | outputs | mixed`` chooses what the Decision Space asks about: SQL
+  clauses (the paper), the answer itself (its columns, one row per what, a single number, …;
+  core/engine/answers.py) or both; unset, the workspace default. ``values: true`` adds
+  questions about specific values ("Should *Heat* be in the answer?"), which assume the
+  participant recognises the right rows (default false).
 * ``atomic-only`` — the paper's internal baseline: no grouped Decision Space.
   ``show_action_space`` (default true); ``repair`` and ``labels`` as above.
 * ``planpool-chat`` — the structured agent asks its pool's questions in a chat.
@@ -48,7 +53,7 @@ KNOWN_CONDITIONS = {
 COMMON_KEYS = ("id", "label", "instructions")
 SETTINGS: dict[str, dict[str, Any]] = {  # condition -> {setting: default}
     "pleasqlarify": {"pool_accounting": False, "ig_threshold": 0.1, "repair": "recompose",
-                     "labels": "both"},
+                     "labels": "both", "questions": "", "values": False},
     "atomic-only": {"show_action_space": True, "repair": "recompose", "labels": "both"},
     "planpool-chat": {"show_pool": True, "max_questions": 5, "ig_threshold": 0.05,
                       "free_text": False, "agent": "structured", "model": "",
@@ -59,6 +64,9 @@ MAX_QUESTIONS = 20
 AGENTS = ("structured", "llm")
 REPAIRS = ("none", "recompose", "resample")
 LABELS = ("sql", "plain", "both")  # how clauses read: SQL chips, plain-language questions, both
+# the question vocabularies of core.engine.answers.QUESTIONS (not imported: study pages that
+# parse specs load no engine; tests/test_core_answers.py checks they agree)
+QUESTION_VOCABULARIES = ("clauses", "outputs", "mixed")
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,13 @@ class Condition:
     llm_budget_tokens: int = 2_000_000
     repair: str = "recompose"
     labels: str = "both"
+    questions: str = ""  # clauses | outputs | mixed; "" = the workspace default
+    values: bool = False
+
+    def session_options(self) -> dict[str, Any]:
+        """Keyword arguments of the condition's RepairSession (its question vocabulary)."""
+        out: dict[str, Any] = {"questions": self.questions} if self.questions else {}
+        return {**out, "values": True} if self.values else out
 
 
 _CHOICES: dict[str, tuple[tuple[str, ...], str]] = {  # setting -> (allowed values, fix)
@@ -90,6 +105,8 @@ _CHOICES: dict[str, tuple[tuple[str, ...], str]] = {  # setting -> (allowed valu
     "repair": (REPAIRS, "e.g. 'repair: recompose' ('resample' needs ANTHROPIC_API_KEY)"),
     "labels": (LABELS, "e.g. 'labels: both' (SQL chips with a plain-language question under "
                "each; 'plain' for participants who do not read SQL, 'sql' as in the paper)"),
+    "questions": (QUESTION_VOCABULARIES, "e.g. 'questions: mixed' (clauses and questions about "
+                  "the answer)"),
 }
 _WHOLE: dict[str, tuple[int, int | None, str, str]] = {  # setting -> (least, most, what, fix)
     "max_questions": (1, MAX_QUESTIONS, f"an integer 1..{MAX_QUESTIONS}",

@@ -151,3 +151,25 @@ def test_an_engine_fault_in_the_replay_stays_in_its_panel(broken_trace, monkeypa
     _other_tabs_intact(at)
     (box,) = [e for e in at.tabs[4].error if "could not be drawn" in e.value]
     assert "The replay of this task" in box.value and "IndexError" in box.value
+
+
+def test_replay_of_questions_about_the_answer_uses_the_recorded_vocabulary(tmp_path, pool):
+    """A condition with ``questions: mixed`` logs it on pool.init; replay asks the same."""
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}", sqlite_synchronous="OFF")
+    s = RepairSession(pool, questions="outputs", values=True)
+
+    def log(type: str, **payload) -> None:
+        log_event(store, session_id="s1", participant="p1", type=type, payload=payload,
+                  study="film", task=pool.task_id, subtask="3")
+
+    log("pool.init", n_candidates=pool.n, key=pool.task_id, questions="outputs", values=True)
+    v = s.next_variable()
+    assert v.keys[0].startswith("ANSWER ")
+    before = len(s.survivors)
+    s.answer(v.keys, True)
+    log("dv.accept", survivors_before=before, survivors_after=len(s.survivors),
+        features=list(v.keys))
+    steps = replay(read_events(store), pool)
+    assert mismatches(steps) == []
+    assert steps[-1].survivors == tuple(int(i) for i in s.survivors)
+    assert steps[-1].next_variable == (s.next_variable().label if s.next_variable() else "")

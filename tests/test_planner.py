@@ -140,15 +140,35 @@ def test_big_pools_are_ranked_by_the_lookahead(monkeypatch):
         planner_module._PLANNERS.clear()  # later tests get the real planner of this pool
 
 
-def test_a_rejected_output_hands_the_questions_to_the_lookahead():
+def test_after_a_rejection_and_a_repair_the_plan_is_made_again():
+    """A rejected output refutes the plan for that output only: the plan goes on over the
+    survivors, and after repair over the extended pool (its own planner), never the
+    lookahead's fallback."""
+    from core.engine.repair import recompose
+
     pool = _film()[1]
-    sessions = [RepairSession(pool, strategy=s) for s in ("planned", "expected-depth")]
-    assert sessions[0]._plan() is not None
-    rejected = sessions[0].predicted_output_key()
-    for s in sessions:
-        s.reject_output(rejected)
-    assert sessions[0]._plan() is None
-    assert sessions[0].next_variable().keys == sessions[1].next_variable().keys
+    session = RepairSession(pool, strategy="planned", database=pool.database)
+    assert session._plan() is not None
+    rejected = session.predicted_output_key()
+    session.reject_output(rejected)
+    plan = session._plan()
+    assert plan is not None and session.next_variable().expected_turns == pytest.approx(plan[1])
+    outcome = recompose(session, rejected_outputs=(rejected,))
+    if outcome.added:
+        assert session.pool is not session.base_pool
+        extended, _ = pool_planner(session.pool)
+        assert extended is not None and session._plan() is not None
+
+
+def test_a_costlier_question_is_planned_only_when_it_pays():
+    labels = np.array([0, 1, 2, 3])
+    intents = np.ones(4)
+    # question 0 and question 1 split alike; question 1 costs half a question more
+    masks = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [1, 0, 1, 0], [1, 0, 0, 1]], dtype=bool)
+    for costs, best in (([1.0, 1.0, 1.0, 1.0], 0), ([1.5, 1.0, 1.0, 1.0], 1)):
+        planner = Planner(masks, intents, labels, np.ones(4, dtype=bool), intents,
+                          costs=np.array(costs))
+        assert planner.plan(np.ones(4, dtype=bool)).best == best
 
 
 def test_a_warmed_planner_is_the_one_sessions_get():
@@ -168,7 +188,7 @@ def test_the_pages_warm_up_builds_the_plan_and_repairs_atoms():
     from core.engine.recombine import warm_pool
 
     pool = prepare_pool(load_tasks(FILM_BANK)[2], layout=False)  # a fresh pool object
-    warm_pool(pool).join()
+    warm_pool(pool, plan=True).join()
     assert pool_planner(pool)[0] is not None
     assert {sql for sql, ok in zip(pool.sqls, pool.valid, strict=True) if ok} <= set(
         pool.atom_cache)

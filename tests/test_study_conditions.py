@@ -288,6 +288,8 @@ def test_single_shot_reject_is_logged_and_ends_the_task(studies) -> None:
      "must be a model name"),
     ("{id: pleasqlarify, agent: llm}", "conditions[0].agent",
      "'agent' is a setting of planpool-chat"),
+    ("{id: pleasqlarify, questions: answers}", "conditions[0].questions",
+     "must be one of clauses, outputs, mixed, got 'answers'"),
 ])
 def test_bad_condition_settings_name_file_path_and_fix(tmp_path, condition, where,
                                                        message) -> None:
@@ -341,6 +343,13 @@ def test_condition_settings_parse_with_defaults(tmp_path) -> None:
     warned = parse_study(study_text("{id: pleasqlarify, ig_threshold: 0.2}"),
                          tmp_path / "study.yaml")
     assert any(w.where == "conditions[0].ig_threshold" for w in warned.warnings)
+    assert plain.condition("pleasqlarify").session_options() == {}
+    outputs = parse_study(study_text("{id: pleasqlarify, questions: outputs, values: true}"),
+                          tmp_path / "study.yaml").condition("pleasqlarify")
+    assert outputs.session_options() == {"questions": "outputs", "values": True}
+    session = RepairSession(load_prepared(load_task_bank(FILM_BANK)[0][0]),
+                            **outputs.session_options())
+    assert session.questions == "outputs" and session.values
 
 
 def test_practice_offers_each_condition_of_a_within_study(studies, tmp_path) -> None:

@@ -10,7 +10,14 @@ from core.engine.session import RepairSession
 from core.engine.taskbank import load_task_bank
 from study import flow
 from tests.study_flow_fixtures import FILM_BANK, PRACTICE, TASK, open_page, participant_id
-from ui.state import PREPARED, prepare_session, take_prepared, warm_session, workspace_state
+from ui.state import (
+    PREPARED,
+    default_session,
+    prepare_session,
+    take_prepared,
+    warm_session,
+    workspace_state,
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +37,8 @@ def _same_start(a: RepairSession, b: RepairSession) -> None:
 
 def test_warm_session_is_a_fresh_session_with_its_first_state_computed(pool) -> None:
     warm = warm_session(pool)
-    assert warm.base_pool is pool and warm.history == []
-    _same_start(warm, RepairSession(pool))
+    assert warm.origin_pool is pool and warm.history == []
+    _same_start(warm, default_session(pool))
 
 
 def test_background_preparation_gives_the_on_click_session_once(pool) -> None:
@@ -41,7 +48,7 @@ def test_background_preparation_gives_the_on_click_session_once(pool) -> None:
     assert prepare_session(lambda: pool, pool.task_id, store=store) is None  # one at a time
     warm = take_prepared(pool, store=store)  # waits for the thread
     assert isinstance(warm, RepairSession)
-    _same_start(warm, RepairSession(pool))
+    _same_start(warm, default_session(pool))
     assert take_prepared(pool, store=store) is None  # used once
 
 
@@ -102,7 +109,7 @@ def test_onboarding_prepares_the_practice_workspace_it_then_shows(tmp_path, monk
     if not isinstance(nxt, RepairSession):
         nxt.join()
         nxt = at.session_state[PREPARED][TASK]
-    _same_start(nxt, RepairSession(nxt.base_pool))
+    _same_start(nxt, default_session(nxt.origin_pool))
     at.text_area(key=f"pq.{pid}.{flow.task_step_id(TASK, '1')}").input("the review text").run()
     at.button(key=f"pq.next.{flow.task_step_id(TASK, '1')}").click().run()
     assert not at.exception, at.exception

@@ -90,7 +90,9 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
               done: Done) -> None:
     """The repair workspace in study mode (decisions and dismissals saved with progress)."""
     pool = data.pool(runner.spec, step.task)
-    ws = workspace_state(pool, namespace)
+    chosen = cond.session_options()
+    ws = workspace_state(pool, namespace, factory=(lambda p: RepairSession(p, **chosen))
+                         if chosen else None)
     if not ws.extra.get("restored"):
         saved = runner.workspace(step.task)
         if saved:
@@ -98,7 +100,7 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
             ws.dismissed = [tuple(k) for k in saved.get("dismissed", [])]
         ws.submitted = runner.submitted(step.task)
         ws.extra["restored"] = True
-        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task},
+        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task, **chosen},
                    event_id=f"{runner.participant}:pool.init:{step.task}")
 
     def log(event_type: str, payload: dict[str, Any]) -> None:

@@ -67,7 +67,7 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
                     store: MutableMapping[str, Any] | None = None) -> WorkspaceState:
     """The workspace of ``pool`` in ``namespace``, created on first use.
 
-    ``factory`` makes a new session (default ``RepairSession(pool)``, or the one
+    ``factory`` makes a new session (default :func:`default_session`, or the one
     :func:`prepare_session` warmed for this user).
     """
     from core.engine.session import RepairSession
@@ -75,23 +75,33 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
     state = _store(store)
     key = f"{PREFIX}.workspace.{namespace}.{pool.task_id}"
     ws = state.get(key)
-    if not isinstance(ws, WorkspaceState) or ws.session.base_pool is not pool:
+    if not isinstance(ws, WorkspaceState) or ws.session.origin_pool is not pool:
         if isinstance(ws, WorkspaceState):  # pool object was reloaded: replay onto it
             session = RepairSession.from_dict(ws.session.to_dict(), pool)
             ws = WorkspaceState(session, ws.question, 0, None, None, ws.submitted, ws.extra,
                                 ws.dismissed)
         else:
             warm = take_prepared(pool, store=state) if factory is None else None
-            ws = WorkspaceState(warm or (factory or RepairSession)(pool), pool.question)
+            ws = WorkspaceState(warm or (factory or default_session)(pool), pool.question)
         state[key] = ws
     return ws
 
 
+def default_session(pool: PreparedPool) -> RepairSession:
+    """A new session with the workspace's default strategy and question vocabulary
+    (:data:`core.engine.strategy.WORKSPACE_DEFAULT`, chosen on real golds)."""
+    from core.engine.session import RepairSession
+    from core.engine.strategy import WORKSPACE_DEFAULT
+
+    return RepairSession(pool, strategy=str(WORKSPACE_DEFAULT["strategy"]),
+                         questions=str(WORKSPACE_DEFAULT["questions"]),
+                         values=bool(WORKSPACE_DEFAULT["values"]))
+
+
 def warm_session(pool: PreparedPool) -> RepairSession:
     """A fresh session of ``pool`` with its first state computed (what a workspace shows)."""
-    from core.engine.session import RepairSession
 
-    session = RepairSession(pool)
+    session = default_session(pool)
     session.cluster_of()
     session.variables()
     session.predicted_query()
@@ -139,7 +149,7 @@ def take_prepared(pool: PreparedPool, *, store: MutableMapping[str, Any] | None 
     if isinstance(entry, threading.Thread):
         entry.join(WAIT_S)
         entry = prepared.get(pool.task_id)
-    if isinstance(entry, RepairSession) and entry.base_pool is pool and not entry.history:
+    if isinstance(entry, RepairSession) and entry.origin_pool is pool and not entry.history:
         prepared.pop(pool.task_id, None)
         return entry
     return None

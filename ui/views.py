@@ -13,6 +13,7 @@ import hashlib
 from html import escape
 from typing import Any
 
+from core.engine.answers import answer_question, excerpt_columns, is_answer
 from core.engine.session import Decision, RankedVariable, RepairSession
 from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
 from ui.chips import chip, chip_row, output_table, question_line
@@ -21,6 +22,7 @@ from ui.state import WorkspaceState
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
 CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all"
 ALL_CLAUSES = "pq_all_clauses"  # ws.extra flag: draw every open clause, not the likeliest
+EXCERPT_ROWS = 3  # rows of an example answer shown under a question about the answer
 KEYS_SEP = "\x1f"  # joins a variable's feature keys in its Yes/No buttons' data-key
 LABELS = "labels"  # ws.extra: how clauses read (sql | plain | both), from the study condition
 
@@ -112,6 +114,8 @@ def decision_html(ws: WorkspaceState) -> str:
     elif variable is None:
         body = ('<div class="pq-note pq-warn"><b>No clause separates the remaining queries.</b> '
                 "Select the queries you mean in the Action Space, or go Back.</div>")
+    elif all(is_answer(f) for f in variable.features):
+        body = answer_question_html(ws, variable)
     else:
         n = len(session.survivors)
         ranked = session.variables()
@@ -132,14 +136,39 @@ def decision_html(ws: WorkspaceState) -> str:
                 + f'<p class="pq-caption">Contained in {variable.yes_count} of {n} remaining '
                 "queries. Should your query contain it?</p>" + example)
     keys = KEYS_SEP.join(variable.keys) if variable is not None else None
+    about_answer = variable is not None and all(is_answer(f) for f in variable.features)
     answers = ('<div class="pq-row pq-answers">'
-               + button("Yes", "answer", "Keep only the queries that contain the red clause(s)",
+               + button("Yes", "answer", "Keep only the queries whose answer has it"
+                        if about_answer else "Keep only the queries that contain the red clause(s)",
                         key=keys, yes=True, disabled=variable is None,
                         extra=" pq-secondary pq-primary", shortcut="Y")
-               + button("No", "answer", "Keep only the queries that do not contain the red "
+               + button("No", "answer", "Keep only the queries whose answer does not have it"
+                        if about_answer else "Keep only the queries that do not contain the red "
                         "clause(s)", key=keys, yes=False, disabled=variable is None,
                         extra=" pq-secondary", shortcut="N") + "</div>")
     return body + answers
+
+
+def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
+    """A question about the answer as what it is: the question in words, then an excerpt of
+    an output that has it (the columns it is about, a few rows) — Yes/No as for clauses."""
+    session = ws.session
+    ranked = session.variables()
+    ahead = "" if variable.expected_turns is None else \
+        f" · about <b>{variable.expected_turns:.1f}</b> more questions expected"
+    result = session.pool.results[variable.example]
+    context = session.pool.answers
+    cols = excerpt_columns(result, variable.features, context.profile if context else None)
+    rows = [tuple(r[j] for j in cols) for r in result.rows[:EXCERPT_ROWS]]
+    more = len(result.rows) - len(rows)
+    return (f"<p>Question <b>{ws.browse + 1}</b> of {len(ranked)} · information gain "
+            f"<b>{variable.gain:.2f} bits</b>{ahead}</p>"
+            f'<p class="pq-answer-question"><b>{escape(answer_question(variable.features))}</b>'
+            "</p>"
+            f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
+            "remaining queries' answers. For example, this answer has it:</p>"
+            + output_table([result.columns[j] for j in cols], rows)
+            + (f'<p class="pq-caption">… and {more} more rows</p>' if more > 0 else ""))
 
 
 def state_token(ws: WorkspaceState) -> str:

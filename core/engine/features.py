@@ -40,6 +40,9 @@ from core.engine.sqlguard import parse_one_bounded
 KEYWORD_ORDER = (
     "SELECT", "SELECT ONLY", "DISTINCT", "FROM", "JOIN", "LEFT JOIN", "ON", "WHERE", "WHERE …", "GROUP BY",
     "HAVING", "ORDER BY", "LIMIT", "UNION", "UNION ALL", "INTERSECT", "EXCEPT", "WITH",
+    # questions about the answer (core.engine.answers), after the clauses
+    "ANSWER COLUMN", "ANSWER COLUMNS", "ANSWER SHAPE", "ANSWER ONE ROW PER", "ANSWER REPEATS",
+    "ANSWER HAS", "ANSWER ROWS",
 )
 
 

@@ -82,8 +82,12 @@ class Planner:
 
     def __init__(self, masks: np.ndarray, intents: np.ndarray, labels: np.ndarray,
                  counted: np.ndarray, sizes: np.ndarray, *, max_states: int = PLAN_STATES,
-                 local_states: int = LOCAL_STATES, beam: int = PLAN_BEAM):
+                 local_states: int = LOCAL_STATES, beam: int = PLAN_BEAM,
+                 costs: np.ndarray | None = None):
         self.masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+        # what asking each question costs (1, or more for the kinds asked only when they pay)
+        self.costs = (np.ones(self.masks.shape[0]) if costs is None
+                      else np.asarray(costs, dtype=float)).tolist()
         self.intents = np.asarray(intents, dtype=float)
         self.labels = np.asarray(labels)
         self.counted = np.asarray(counted, dtype=bool) & np.isfinite(self.intents)
@@ -179,7 +183,7 @@ class Planner:
                 break
             no = s ^ y
             wy = self.info(y)[0]
-            v = 1 + (wy * self._value(y, memo, frozen, cap, flag)
+            v = self.costs[q] + (wy * self._value(y, memo, frozen, cap, flag)
                      + (total - wy) * self._value(no, memo, frozen, cap, flag)) / total
             if v < best - 1e-12:
                 best, best_q = v, q
@@ -189,16 +193,16 @@ class Planner:
     def _splits(self, s: int, total: float) -> list[tuple[float, int, int]]:
         """(lower bound, question, Yes atoms) of the ``beam`` best questions splitting ``s``,
         best bound first; one question per distinct split."""
-        seen: set[int] = set()
-        out = []
+        cheapest: dict[int, int] = {}  # split -> its cheapest question (first on a tie)
         for q, m in enumerate(self._bits):
             y = s & m
-            if not y or y == s or y in seen:
-                continue
-            seen.add(y)
+            if y and y != s and (y not in cheapest or self.costs[q] < self.costs[cheapest[y]]):
+                cheapest[y] = q
+        out = []
+        for y, q in cheapest.items():
             wy, by, _ = self.info(y)
             _, bn, _ = self.info(s ^ y)
-            out.append((1 + (wy * by + (total - wy) * bn) / total, q, y))
+            out.append((self.costs[q] + (wy * by + (total - wy) * bn) / total, q, y))
         out.sort()
         return out[: self.beam]
 
@@ -242,7 +246,7 @@ class Planner:
         if key not in self._plans:
             sub = Planner(self.masks[:, alive], self.intents[alive], self.labels[alive],
                           self.counted[alive], self.sizes[alive], max_states=self.local_states,
-                          local_states=self.local_states, beam=self.beam)
+                          local_states=self.local_states, beam=self.beam, costs=self.costs)
             self._plans[key] = sub.plan(np.ones(int(alive.sum()), dtype=bool))
         return self._plans[key]
 
@@ -266,7 +270,8 @@ _LOCK = threading.Lock()
 
 
 def pool_planner(pool: Any, *, max_clusters: int = DEFAULT_MAX_CLUSTERS,
-                 min_support: float = 0.5) -> tuple[Planner | None, list[tuple[int, ...]]]:
+                 min_support: float = 0.5, questions: str = "clauses"
+                 ) -> tuple[Planner | None, list[tuple[int, ...]]]:
     """The planner of a prepared pool and its vocabulary (feature-index tuples), made once per
     pool and shared by every session on it (the pools are shared; so is the solved tree).
 
@@ -275,9 +280,11 @@ def pool_planner(pool: Any, *, max_clusters: int = DEFAULT_MAX_CLUSTERS,
     floor instead of 1.078×, but cost honest users on real golds: dev success over all pairs
     0.740 instead of 0.751 — questions about spelling-level pairs.) A pool
     of more than :data:`PLAN_MAX_CANDIDATES` valid candidates gets no planner (None). A caller
-    arriving while another thread builds the same planner waits for it.
+    arriving while another thread builds the same planner waits for it. ``questions`` is the
+    vocabulary (:data:`core.engine.answers.QUESTIONS`; answer questions need a pool made by
+    :func:`core.engine.answers.with_answers`), its penalties the questions' extra costs.
     """
-    key = (id(pool), max_clusters, min_support)
+    key = (id(pool), max_clusters, min_support, questions)
     with _LOCK:
         known = _PLANNERS.get(key)
         mine = known is None
@@ -289,7 +296,7 @@ def pool_planner(pool: Any, *, max_clusters: int = DEFAULT_MAX_CLUSTERS,
         known[0].wait()
         return known[1], known[2]
     try:
-        known[1], known[2] = _build(pool, max_clusters, min_support)
+        known[1], known[2] = _build(pool, max_clusters, min_support, questions)
     finally:
         known[0].set()
     return known[1], known[2]
@@ -302,29 +309,48 @@ def locate(variables: list[Any], features: tuple[int, ...], x: np.ndarray) -> in
     return next((i for i, v in enumerate(variables) if np.array_equal(v.mask, want)), None)
 
 
-def warm_planner(pool: Any) -> threading.Thread:
+def build_planner(pool: Any, questions: str = "clauses", values: bool = False
+                  ) -> tuple[Planner | None, list[tuple[int, ...]]]:
+    """:func:`pool_planner` (default settings) of the pool a session with this question
+    vocabulary works on: ``pool`` itself for clauses, its copy with answer features otherwise."""
+    target = pool
+    if questions != "clauses":  # the pool with answer features a session makes
+        from core.engine.answers import profile_of, with_answers
+
+        target = with_answers(pool, values=values, profile=profile_of(pool.database))
+    return pool_planner(target, questions=questions)
+
+
+def warm_planner(pool: Any, questions: str = "clauses", values: bool = False
+                 ) -> threading.Thread:
     """Build the pool's planner (default settings) in a background thread, so a session's
-    first question does not wait for the search (the pages call it when they load a pool)."""
-    thread = threading.Thread(target=pool_planner, args=(pool,), daemon=True,
+    first question does not wait for the search."""
+    thread = threading.Thread(target=build_planner, args=(pool, questions, values), daemon=True,
                               name="pleasqlarify-planner")
     thread.start()
     return thread
 
 
-def _build(pool: Any, max_clusters: int, min_support: float
+def _build(pool: Any, max_clusters: int, min_support: float, questions: str = "clauses"
            ) -> tuple[Planner | None, list[tuple[int, ...]]]:
+    from core.engine.answers import askable, preferred, question_penalties
+
     if int(np.count_nonzero(pool.valid)) > PLAN_MAX_CANDIDATES:
         return None, []
     x = np.asarray(pool.x, dtype=bool)
     labels = cluster_candidates(pool.class_index, pool.class_distance, max_clusters)
-    mined = mine_decision_variables(x, pool.counts, labels, grouped=True, min_support=min_support)
+    mined = mine_decision_variables(x, pool.counts, labels, grouped=True, min_support=min_support,
+                                    allowed=askable(pool.vocabulary, questions),
+                                    prefer=preferred(pool.vocabulary, questions))
     vocab = [v.features for v in mined]
     masks = np.array([x[:, list(f)].all(axis=1) for f in vocab]).reshape(len(vocab), pool.n)
     valid = np.asarray(pool.valid, dtype=bool)
     counts = np.asarray(pool.counts, dtype=float)
+    penalties = question_penalties([tuple(pool.vocabulary[j] for j in f) for f in vocab],
+                                   masks[:, valid], pool.class_index[valid], questions)
     return Planner(masks, modal_targets(counts, pool.class_index, valid), pool.class_index,
-                   valid, counts), vocab
+                   valid, counts, costs=1.0 + penalties), vocab
 
 
 __all__ = ["LOCAL_STATES", "PLAN_BEAM", "PLAN_MAX_CANDIDATES", "PLAN_STATES", "Plan", "Planner",
-           "locate", "modal_targets", "pool_planner", "warm_planner"]
+           "build_planner", "locate", "modal_targets", "pool_planner", "warm_planner"]

@@ -61,6 +61,9 @@ class PreparedPool:
     # SQL -> (clause atoms, nested SELECTs' atoms) of candidates repair decomposed (shared
     # like repair_cache: a repair round then parses only the candidates it has not seen)
     atom_cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # questions about the answer (core.engine.answers.AnswerContext) when the vocabulary holds
+    # them (core.engine.answers.with_answers); never saved
+    answers: Any = field(default=None, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -89,6 +92,11 @@ class PreparedPool:
         """Features of any query (a gold, a repaired candidate) read exactly as the pool's."""
         return extract_features(sql, self.dialect, self.schema, not_null=self.not_null,
                                 unique=self.unique)
+
+    def answer_features(self, result: ExecutionResult) -> list[Feature]:
+        """Answer features of an output within this pool's vocabulary (none when the pool has
+        no answer questions): what repair's new candidates must agree with besides clauses."""
+        return [] if self.answers is None else self.answers.features(result)
 
     def similarity(self, i: int, j: int) -> float:
         return float(self.class_similarity[self.class_index[i], self.class_index[j]])
@@ -181,8 +189,12 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
     similarity-weighted centre of the classes most like it, so the layout stays stable.
     """
     per = [[pool.vocabulary[j] for j in np.flatnonzero(row)] for row in pool.x]
-    per += features if features is not None else _feature_lists(
+    added = features if features is not None else _feature_lists(
         sqls, results, pool.dialect, pool.schema, (pool.not_null, pool.unique), False)
+    if pool.answers is not None:  # the answer questions hold for new candidates too
+        added = [sorted(set(fs) | set(pool.answer_features(r)), key=Feature.sort_key)
+                 if fs else [] for fs, r in zip(added, results, strict=True)]
+    per += added
     vocab, x = _matrix(per)
     all_results = pool.results + list(results)
     classes, class_index, class_sim = functional_classes(all_results)
@@ -192,7 +204,7 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
                        pool.gold_sqls, pool.gold_results,
                        (pool.origins or ["shipped"] * pool.n) + [origin] * len(sqls),
                        pool.schema, pool.not_null, pool.unique, pool.database,
-                       pool.repair_cache, pool.atom_cache)
+                       pool.repair_cache, pool.atom_cache, pool.answers)
     if pool.positions is not None:
         new.positions = _place(pool.positions, class_index, class_sim, pool.n)
     return new

@@ -30,10 +30,11 @@ from core.engine.atoms import (
     decompose_query,
     nested_parts,
 )
-from core.engine.planner import pool_planner
+from core.engine.planner import build_planner
 from core.engine.pool import PreparedPool
 from core.engine.predicates import _unparen
 from core.engine.session import RepairSession
+from core.engine.strategy import WORKSPACE_DEFAULT
 
 MAX_TRIED = 200  # queries executed per repair round at most
 
@@ -56,12 +57,17 @@ def decompose_pool(pool: PreparedPool) -> None:
             pool_atoms(pool, sql)
 
 
-def warm_pool(pool: PreparedPool) -> threading.Thread:
-    """Build the pool's planner, then decompose its candidates for repair, in one background
+def warm_pool(pool: PreparedPool, *, plan: bool | None = None) -> threading.Thread:
+    """Build the question plan (when ``plan``; by default when the workspace default plans,
+    with its vocabulary), then decompose the pool's candidates for repair, in one background
     thread, so a session's first question and first "None of these" wait for neither (the
-    pages call it when they load a pool; :func:`core.engine.planner.warm_planner` plus atoms)."""
+    pages call it when they load a pool)."""
+    default = WORKSPACE_DEFAULT
+    planning = default["strategy"] == "planned" if plan is None else plan
+
     def warm() -> None:
-        pool_planner(pool)
+        if planning:
+            build_planner(pool, str(default["questions"]), bool(default["values"]))
         decompose_pool(pool)
 
     thread = threading.Thread(target=warm, daemon=True, name="pleasqlarify-planner")

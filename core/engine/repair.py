@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import sqlglot
 
+from core.engine.answers import ANSWER_KEYWORDS, answer_phrase, is_answer
 from core.engine.atoms import Compound, Parts, _violations, decompose, decompose_query
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult
@@ -53,6 +54,14 @@ def _answer_sets(session: RepairSession) -> tuple[list[tuple[str, ...]], list[tu
     return yes, session.no_sets()
 
 
+def _clause_sets(yes: list[tuple[str, ...]], no: list[tuple[str, ...]]
+                 ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """The answers a query can be checked against before it runs: clause features only (an
+    answer about the output is checked on the output, in :func:`_admit`)."""
+    clause_yes = [c for c in (tuple(k for k in s if not is_answer(k)) for s in yes) if c]
+    return clause_yes, [s for s in no if not any(is_answer(k) for k in s)]
+
+
 def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
               max_new: int = 24) -> RepairOutcome:
     """Add up to ``max_new`` recomposed candidates with new outputs to ``session`` (in place).
@@ -68,7 +77,7 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
         session.reject_outputs(still)
     pool = session.pool
     known_sql = set(pool.sqls)
-    yes, no = _answer_sets(session)
+    yes, no = _clause_sets(*_answer_sets(session))
     rec = _Recomposer(session)
     shapes: dict[int, Parts | Compound] = {**rec.parts, **rec.compounds}
     keys_of = {i: set(pool.feature_keys(i)) for i in shapes}
@@ -165,7 +174,9 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
                     feature_list = cache[sql][2] = pool.features_of(sql)
                 except sqlglot.errors.SqlglotError:
                     feature_list = cache[sql][2] = []
-            if not feature_list or _violations({f.key for f in feature_list}, yes, no):
+            if not feature_list or _violations({f.key for f in feature_list}
+                                               | {f.key for f in pool.answer_features(result)},
+                                               yes, no):
                 continue
             outputs_added.add(key)
             added.append(sql)
@@ -184,10 +195,17 @@ def decisions_text(session: RepairSession, max_rows: int = 3) -> str:
     clauses (or combinations) ruled out, and a preview of each rejected output."""
     yes, no = _answer_sets(session)
     lines = ["Decisions so far:"]
-    required = sorted({k for s in yes for k in s})
+    required = sorted({k for s in yes for k in s if not is_answer(k)})
     if required:
         lines.append("- The query must contain: " + "; ".join(required) + ".")
+    answer = [_feature_of(k) for k in sorted({k for s in yes for k in s if is_answer(k)})]
+    if answer:
+        lines.append("- The answer must have " + answer_phrase(answer) + ".")
     for s in no:
+        if all(is_answer(k) for k in s):
+            lines.append("- The answer must not have " + answer_phrase(
+                [_feature_of(k) for k in s]) + ".")
+            continue
         lines.append(("- The query must not contain: " if len(s) == 1 else
                       "- The query must not contain all of: ") + " AND ".join(s) + ".")
     pool = session.pool
@@ -203,6 +221,13 @@ def decisions_text(session: RepairSession, max_rows: int = 3) -> str:
     if len(lines) == 1:
         lines.append("- None of the queries proposed so far is what the user means.")
     return "\n".join(lines)
+
+
+def _feature_of(key: str) -> Feature:
+    """The answer feature a key names (``ANSWER COLUMN people.name``)."""
+    keyword = next(k for k in sorted(ANSWER_KEYWORDS, key=len, reverse=True)
+                   if key == k or key.startswith(k + " "))
+    return Feature(keyword, key[len(keyword):].strip())
 
 
 def resample(session: RepairSession, sampler: Any, *, cache: Any = None, n: int = 8,

@@ -19,6 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.answers import (
+    DEFAULT_QUESTIONS,
+    askable,
+    check_questions,
+    is_answer,
+    preferred,
+    question_penalties,
+    with_answers,
+)
 from core.engine.clustering import DEFAULT_MAX_CLUSTERS, cluster_candidates
 from core.engine.errors import SessionError
 from core.engine.execute import ExecutionResult, TaskDatabase, open_database
@@ -110,9 +119,23 @@ class RepairSession:
 
     def __init__(self, pool: PreparedPool, *, strategy: str = DEFAULT_STRATEGY,
                  max_clusters: int = DEFAULT_MAX_CLUSTERS, min_support: float = 0.5,
-                 random_state: int = 0, database: TaskDatabase | DatabaseSpec | None = None):
+                 random_state: int = 0, database: TaskDatabase | DatabaseSpec | None = None,
+                 questions: str = DEFAULT_QUESTIONS, values: bool = False):
         if strategy not in STRATEGIES:
             raise SessionError(f"unknown strategy '{strategy}'; choose one of {', '.join(STRATEGIES)}")
+        try:
+            self.questions = check_questions(questions)
+        except ValueError as exc:
+            raise SessionError(str(exc)) from None
+        # value questions ("should X be in the answer?") only with answer questions
+        self.values = bool(values) and questions != "clauses"
+        self.origin_pool = pool  # the prepared pool as given (base_pool may add answer features)
+        if questions != "clauses":
+            from core.engine.answers import profile_of
+
+            db = database if database is not None else pool.database
+            pool = with_answers(pool, values=self.values,
+                                profile=profile_of(db) if db is not None else None)
         self.strategy = strategy
         self.max_clusters = max_clusters
         self.min_support = min_support
@@ -134,7 +157,8 @@ class RepairSession:
 
     @property
     def base_pool(self) -> PreparedPool:
-        """The prepared pool the session started from (shared, never changed)."""
+        """The pool the session started from (shared, never changed): the prepared pool, or
+        its copy with the answer questions (:attr:`origin_pool` is the one given)."""
         return self._pools[0]
 
     @property
@@ -249,6 +273,10 @@ class RepairSession:
         """Pool index -> cluster label for the survivors."""
         return dict(zip(self.survivors.tolist(), self.clusters().tolist(), strict=True))
 
+    def askable(self) -> np.ndarray:
+        """Which features of the current pool the session's questions may be about."""
+        return askable(self.pool.vocabulary, self.questions)
+
     def _mined(self) -> list[DecisionVariable]:
         def compute() -> list[DecisionVariable]:
             idx = self.survivors
@@ -257,21 +285,25 @@ class RepairSession:
             return mine_decision_variables(
                 self.pool.x[idx], self.pool.counts[idx], self.clusters(),
                 grouped=grouped, min_support=self.min_support,
-                also=(planned[0],) if planned and len(planned[0]) > 1 else ())
+                also=(planned[0],) if planned and len(planned[0]) > 1 else (),
+                allowed=self.askable(), prefer=preferred(self.pool.vocabulary, self.questions))
         return self._memo("mined", compute)
 
     def _plan(self) -> tuple[tuple[int, ...], float] | None:
         """``planned``'s next question (feature indices) and its expected questions left, or
-        None: another strategy, a pool too big to plan, no plan from here — or an output was
-        rejected, which refutes the plan's model (the intent is one of the sampled outputs, as
-        the pool spells it most often), so the lookahead ranks from then on (and after repair).
+        None: another strategy, a pool too big to plan, or no plan from here.
+
+        After a rejection the plan's model (the intent is one of the sampled outputs, as the
+        pool spells it most often) is refuted for the rejected output only: the plan is made
+        again over what survives — on the pool as repair extended it (one planner per extended
+        pool, solved when first asked), so the added candidates' own features count.
         """
         def compute() -> tuple[tuple[int, ...], float] | None:
-            if self.strategy != "planned" or self.pool is not self.base_pool \
-                    or self.rejected_outputs():
+            if self.strategy != "planned":
                 return None
             planner, vocab = pool_planner(self.pool, max_clusters=self.max_clusters,
-                                          min_support=self.min_support)
+                                          min_support=self.min_support,
+                                          questions=self.questions)
             plan = planner.plan(self.alive) if planner is not None else None
             return None if plan is None or plan.best is None else (vocab[plan.best],
                                                                    plan.expected)
@@ -291,12 +323,18 @@ class RepairSession:
             mined = self._mined()
             plan = self._plan()
             lead = locate(mined, plan[0], self.pool.x[idx]) if plan else None
+            vocab = self.pool.vocabulary
+            valid = self.pool.valid[idx]
+            penalties = question_penalties(
+                [tuple(vocab[j] for j in v.features) for v in mined],
+                np.array([v.mask[valid] for v in mined]).reshape(len(mined), int(valid.sum())),
+                self.pool.class_index[idx][valid], self.questions)
             ordered = rank_variables(
                 self.strategy, mined, self.pool.counts[idx], self.pool.class_index[idx],
                 self.clusters(), rng_seed=(self.random_state, self.step),
-                counted=self.pool.valid[idx],
-                planned=None if lead is None or plan is None else (lead, plan[1]))
-            vocab = self.pool.vocabulary
+                counted=valid,
+                planned=None if lead is None or plan is None else (lead, plan[1]),
+                penalties=penalties)
             return [RankedVariable(
                 tuple(vocab[j] for j in v.features), tuple(vocab[j] for j in v.implicit),
                 float(v.gain), v.kind, int(idx[v.example]), int(v.mask.sum()),
@@ -325,7 +363,8 @@ class RepairSession:
             p = (w @ self.pool.x[idx]) / float(w.sum())
             confirmed = self._confirmed()
             beliefs = [FeatureBelief(f, float(p[j]), f.key in confirmed)
-                       for j, f in enumerate(self.pool.vocabulary) if p[j] > 0]
+                       for j, f in enumerate(self.pool.vocabulary)
+                       if p[j] > 0 and not is_answer(f)]  # clauses only: it shows the query
             beliefs.sort(key=lambda b: (b.feature.sort_key()[0], -b.probability,
                                         b.feature.value))
             return beliefs
@@ -512,10 +551,13 @@ class RepairSession:
 
     # ----- persistence -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"task_id": self.pool.task_id, "strategy": self.strategy,
-                "max_clusters": self.max_clusters, "min_support": self.min_support,
-                "random_state": self.random_state,
-                "history": [d.to_dict() for d in self.history]}
+        out = {"task_id": self.pool.task_id, "strategy": self.strategy,
+               "max_clusters": self.max_clusters, "min_support": self.min_support,
+               "random_state": self.random_state,
+               "history": [d.to_dict() for d in self.history]}
+        if self.questions != DEFAULT_QUESTIONS:  # older traces stay byte-identical
+            out["questions"], out["values"] = self.questions, self.values
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], pool: PreparedPool,
@@ -526,7 +568,9 @@ class RepairSession:
         session = cls(pool, strategy=d.get("strategy", DEFAULT_STRATEGY),
                       max_clusters=d.get("max_clusters", DEFAULT_MAX_CLUSTERS),
                       min_support=d.get("min_support", 0.5),
-                      random_state=d.get("random_state", 0), database=database)
+                      random_state=d.get("random_state", 0), database=database,
+                      questions=d.get("questions", DEFAULT_QUESTIONS),
+                      values=bool(d.get("values", False)))
         for step in d.get("history", []):
             session.decide(Decision.from_dict(step))
         return session

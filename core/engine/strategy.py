@@ -3,10 +3,10 @@
 ``planned`` (the workspace default) asks the first question of the best decision tree over the
 pool's question vocabulary (:mod:`core.engine.planner`: every splitting feature and the groups
 mined over the whole pool), solved once per pool; its user model is
-that the intent is an output spelled the way the pool spells it most often. Once an output is
-rejected (the model is refuted; repair follows), in pools above
-:data:`core.engine.planner.PLAN_MAX_CANDIDATES` valid candidates, and where the plan gives no
-question, it ranks as ``expected-depth``; the alternatives after the planned question
+that the intent is an output spelled the way the pool spells it most often. After a rejected
+output it plans again over the survivors (after repair, over the extended pool); in pools above
+:data:`core.engine.planner.PLAN_MAX_CANDIDATES` valid candidates and where the plan gives no
+question it ranks as ``expected-depth``; the alternatives after the planned question
 keep their one-question bound.
 
 ``expected-depth`` asks the paper's grouped variables in the order of
@@ -48,22 +48,35 @@ STRATEGIES = ("planned", "expected-depth", "cluster-grouped", "cluster-atomic", 
 DEFAULT_STRATEGY = "planned"
 GROUPED = ("planned", "expected-depth", "cluster-grouped")  # strategies that ask grouped variables
 LOOKAHEAD_BEAM = 8  # variables scored two questions ahead (the rest keep their one-ply bound)
+# What the workspace asks with (strategy, question vocabulary, value questions): the
+# configuration with the best honest (gold-features) success over all AMBROSIA dev pairs, mean
+# turns breaking ties, as printed by `python -m core.evaluate data/ambrosia/dev.jsonl
+# --strategies planned expected-depth --questions clauses outputs mixed --values off on`
+# (README, "Evaluation"). RepairSession's own defaults stay the paper's clause questions.
+# Measured (gold-features, all 169 pairs, recomposition, 15 turns): expected-depth clauses
+# 0.793 (7.20 turns), planned mixed+values and expected-depth mixed+values 0.787 (5.91, 6.04),
+# planned clauses 0.746 (7.40).
+WORKSPACE_DEFAULT: dict[str, object] = {"strategy": "expected-depth", "questions": "clauses",
+                                        "values": False}
 
 
 def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
-                     counted: np.ndarray | None = None, beam: int = LOOKAHEAD_BEAM
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     counted: np.ndarray | None = None, beam: int = LOOKAHEAD_BEAM,
+                     penalties: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Expected questions left after each variable, and which were scored two questions ahead.
 
     Those are the ``beam`` best by the one-question bound; the others keep that bound (a lower
     bound of their two-question score, so they rank after the beam). Only ``counted``
-    candidates (valid ones) need telling apart.
+    candidates (valid ones) need telling apart. ``penalties`` are extra cost per variable
+    (a question charged more than one, wherever it is asked).
     """
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
     w = np.asarray(weights, dtype=float)
     if counted is not None:
         w = np.where(counted, w, 0.0)
+    pen = np.zeros(masks.shape[0]) if penalties is None else np.asarray(penalties, dtype=float)
     one, _, _ = split_bounds(masks, w, labels)
+    one = one + pen
     total = float(w.sum())
     deep = np.zeros(len(one), dtype=bool)
     if beam < 1 or len(one) < 2 or total <= 0:
@@ -71,13 +84,14 @@ def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
     scores = one.copy()
     deep[np.argsort(one, kind="stable")[:beam]] = True
     for i in np.flatnonzero(deep):
-        value = 1.0
+        value = 1.0 + pen[i]
         sides = np.vstack([masks[i], ~masks[i]])
         for keep, mass in zip(sides, label_masses(sides, w, labels), strict=True):
             share = float(mass.sum()) / total
             if share <= 0 or np.count_nonzero(mass > 0) <= 1:
                 continue  # one output left there: nothing more to ask
             bound, wy, wn = split_bounds(masks, w, labels, keep)
+            bound = bound + pen
             splits = (wy > 0) & (wn > 0)
             value += share * (float(bound[splits].min()) if splits.any() else guess_cost(mass))
         scores[i] = value
@@ -95,16 +109,23 @@ def rank_variables(strategy: str, variables: list[DecisionVariable], weights: np
                    class_index: np.ndarray, clusters: np.ndarray, *,
                    rng_seed: tuple[int, int] = (0, 0), target: str = "class",
                    counted: np.ndarray | None = None,
-                   planned: tuple[int, float] | None = None) -> list[DecisionVariable]:
+                   planned: tuple[int, float] | None = None,
+                   penalties: np.ndarray | None = None) -> list[DecisionVariable]:
     """Score ``variables`` (gain and balance set in place) and return them best first.
 
     ``counted`` marks the candidates whose outputs need telling apart (the valid ones); only
-    ``expected-depth`` uses it (its bound, as ``extra['expected_turns']``).
+    ``expected-depth`` uses it (its bound, as ``extra['expected_turns']``). ``penalties`` (per
+    variable, in expected questions; :func:`core.engine.answers.question_penalties`) are added
+    to the depth strategies' scores and break the other strategies' ties.
     """
+    pen = np.zeros(len(variables)) if penalties is None else np.asarray(penalties, dtype=float)
     if strategy not in (*GROUPED, "cluster-atomic"):
+        pen = pen[[v.kind == "atomic" for v in variables]]
         variables = [v for v in variables if v.kind == "atomic"]
     if not variables:
         return []
+    for v, p in zip(variables, pen, strict=True):
+        v.extra["penalty"] = float(p)
     masks = np.array([v.mask for v in variables])
     gains = information_gain(masks, weights, _labels(strategy, class_index, clusters, target))
     balance = split_entropy(masks, weights)
@@ -124,7 +145,8 @@ def rank_variables(strategy: str, variables: list[DecisionVariable], weights: np
         # with a plan, the planned question leads at the plan's value and the others keep their
         # one-question bound (the two-question pass would only reorder the alternatives)
         scores, deep = lookahead_scores(masks, weights, class_index, counted,
-                                        beam=0 if planned is not None else LOOKAHEAD_BEAM)
+                                        beam=0 if planned is not None else LOOKAHEAD_BEAM,
+                                        penalties=pen)
         if planned is not None:
             scores[planned[0]], deep[planned[0]] = planned[1], True
         for v, sc, d in zip(variables, scores, deep, strict=True):
@@ -134,5 +156,5 @@ def rank_variables(strategy: str, variables: list[DecisionVariable], weights: np
                                                 round(v.extra["expected_turns"], 9),
                                                 -round(v.gain, 9), -round(v.balance, 9),
                                                 len(v.features), v.features))
-    return sorted(variables, key=lambda v: (-round(v.gain, 9), -round(v.balance, 9),
-                                            len(v.features), v.features))
+    return sorted(variables, key=lambda v: (-round(v.gain, 9), v.extra["penalty"],
+                                            -round(v.balance, 9), len(v.features), v.features))

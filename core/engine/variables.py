@@ -54,13 +54,17 @@ def mine_decision_variables(
     max_group: int = 3,
     groups_per_cluster: int = 4,
     also: tuple[tuple[int, ...], ...] = (),
+    allowed: np.ndarray | None = None,
+    prefer: np.ndarray | None = None,
 ) -> list[DecisionVariable]:
     """Every variable that splits the survivors (rows of ``x``), atomic and grouped.
 
     ``x`` is survivors × features (bool), ``weights`` the survivors' counts, ``clusters`` their
     cluster labels; ``also`` are feature groups to offer as well (those mined for the whole
-    pool, which a plan made at the start counts on). Returns one variable per distinct split,
-    in a deterministic order.
+    pool, which a plan made at the start counts on); ``allowed`` (bool per feature) limits the
+    questions to the session's vocabulary (clauses, answers or both). Returns one variable per
+    distinct split, in a deterministic order; of several descriptions of one split the one with
+    fewest features outside ``prefer`` (bool per feature) is kept, then the shortest.
     """
     n, d = x.shape
     if n < 2 or d == 0:
@@ -73,12 +77,18 @@ def mine_decision_variables(
             return
         key = var.mask.tobytes()
         known = by_mask.get(key)
-        if known is None or (len(var.features), var.features) < (len(known.features),
-                                                                   known.features):
+        if known is None or describe(var) < describe(known):
             by_mask[key] = var
 
+    def describe(var: DecisionVariable) -> tuple[int, int, tuple[int, ...]]:
+        """Which description of one split is kept: fewest features outside ``prefer`` (e.g. a
+        question about the answer over a clause splitting alike), then the shortest."""
+        return (sum(not favoured[j] for j in var.features), len(var.features), var.features)
+
     counts = x.sum(axis=0)
-    splitting = np.flatnonzero((counts > 0) & (counts < n))
+    ok_cols = np.ones(d, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
+    favoured = np.ones(d, dtype=bool) if prefer is None else np.asarray(prefer, dtype=bool)
+    splitting = np.flatnonzero((counts > 0) & (counts < n) & ok_cols)
     for j in splitting:
         offer(DecisionVariable((int(j),), x[:, j].copy(), "atomic"))
 
@@ -116,7 +126,7 @@ def mine_decision_variables(
     variables = sorted(by_mask.values(), key=lambda v: (len(v.features), v.features))
     for var in variables:
         inside = x[var.mask]
-        always = inside.all(axis=0) & ~x.all(axis=0)
+        always = inside.all(axis=0) & ~x.all(axis=0) & ok_cols
         always[list(var.features)] = False
         var.implicit = tuple(int(j) for j in np.flatnonzero(always))
         idx = np.flatnonzero(var.mask)

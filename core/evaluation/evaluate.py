@@ -1,8 +1,9 @@
 """The §7 evaluation: simulated users repair every target of a population with each strategy.
 
 ``python -m core.evaluate BANK.jsonl [BANK2 …] [--user gold-features pool-informed]
-[--population all realised prior] [--repair none|recompose] [--strategies …] [--json OUT]
-[--plot PNG] [--limit N]``
+[--population all realised prior] [--repair none|recompose] [--strategies …]
+[--questions clauses outputs mixed] [--values off on] [--causes] [--json OUT] [--plot PNG]
+[--limit N]``
 
 A session asks the strategy's questions until one output is left or no question splits the
 survivors; the user is then shown the predicted output and accepts it iff it is the target's.
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.answers import DEFAULT_QUESTIONS, DEFAULT_VALUES, QUESTIONS
 from core.engine.errors import SessionError
 from core.engine.execute import TaskDatabase, open_database
 from core.engine.gain import entropy
@@ -46,6 +48,12 @@ from core.evaluation.populations import (
 from core.evaluation.simulate import DEFAULT_USER, USERS, Target, make_user
 
 MAX_TURNS = 15  # questions + rejected outputs per session
+VALUES = ("off", "on")  # value questions ("should X be in the answer?") offered or not
+
+
+def vocabulary_label(questions: str, values: bool) -> str:
+    """How a question vocabulary is named in tables: ``outputs+values``, ``mixed``, …"""
+    return questions + ("+values" if values and questions != "clauses" else "")
 ALL_STRATEGIES = STRATEGIES
 REPAIRS = ("none", "recompose")
 
@@ -84,6 +92,17 @@ class Run:
     repair_rounds: int = 0
     added: int = 0
     new_outputs: int = 0
+    questions_vocab: str = "clauses"  # clauses | outputs | mixed (core.engine.answers)
+    values: bool = False  # value questions offered
+    label: str = ""  # strategy, with the vocabulary when several are compared
+    # why a failed run failed (see core.evaluation.causes.CAUSES), the question after which the target's output was
+    # gone (if one was), and the target's clauses no candidate of the final pool has
+    cause: str = ""
+    lost_by: str = ""
+    missing: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.strategy
 
 
 def gold_labels(pool: PreparedPool) -> np.ndarray:
@@ -116,9 +135,10 @@ def _next_variable(session: RepairSession, cache: dict | None) -> Any:
     Without repair and for a deterministic strategy the ranking depends only on the surviving
     set, so runs of one task form one decision tree and each node is computed once.
     """
-    if cache is None or session.strategy == "random" or session.pool is not cache["pool"]:
+    if cache is None or session.strategy == "random" or session.pool is not session.base_pool:
         return session.next_variable()
-    key = (session.strategy, session.alive.tobytes())
+    key = (id(session.base_pool), session.strategy, session.questions, session.values,
+           session.alive.tobytes())
     if key not in cache:
         cache[key] = session.next_variable()
     return cache[key]
@@ -147,22 +167,27 @@ def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[i
 def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity: str = "",
              random_state: int = 0, max_turns: int = MAX_TURNS, *, user: str = DEFAULT_USER,
              repair: str = "none", population: str = DEFAULT_POPULATION,
-             database: Any = None, cache: dict | None = None) -> Run:
+             database: Any = None, cache: dict | None = None, questions: str = "clauses",
+             values: bool = False, label: str = "") -> Run:
     """Run one simulated session (questions, output judgement, repair) and record it.
 
     ``database`` (a TaskDatabase or DatabaseSpec) is where repair executes new candidates;
-    ``cache`` (``{"pool": pool}``, shared by runs on one pool) memoises questions.
+    ``cache`` (a dict shared by runs on one pool) memoises questions; ``questions`` and
+    ``values`` choose the session's question vocabulary. A failed run records its cause.
     """
     if isinstance(target, int):
         from core.evaluation.simulate import gold_target
 
         target = gold_target(pool, target)
     kw = {"database": database} if database is not None else {}
-    session = RepairSession(pool, strategy=strategy, random_state=random_state, **kw)
+    session = RepairSession(pool, strategy=strategy, random_state=random_state,
+                            questions=questions, values=values, **kw)
     simulated = make_user(user, session, target)
     run = Run(strategy, pool.task_id, ambiguity, target.index, user=user, population=population,
               target_kind=target.kind, weight=target.weight, realised=simulated.realised,
-              depth=target.depth)
+              depth=target.depth, questions_vocab=questions, values=session.values,
+              label=label or strategy)
+    present = {"ever": simulated.realised, "added": False}
     labelled: dict[int, np.ndarray] = {}
 
     def snapshot() -> None:
@@ -180,11 +205,14 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
             break
         variable = None if one_output_left(session) else _next_variable(session, cache)
         if variable is not None:
+            had = bool((simulated.realisers & session.alive).any())
             try:
                 session.answer(variable.keys, simulated.answer(variable))
             except SessionError:  # cannot happen for a splitting variable; stop, never loop
                 run.end = "stuck"
                 break
+            if had and not (simulated.realisers & session.alive).any():
+                run.lost_by = run.lost_by or variable.label
             run.turns += 1
             run.questions.append(variable.label)
             snapshot()
@@ -208,24 +236,48 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
         run.repair_rounds += 1
         run.added += added
         run.new_outputs += new
+        if not present["ever"] and simulated.realised:
+            present["ever"] = present["added"] = True
         snapshot()
         unchanged = session.pool.n == before[0] and np.array_equal(session.alive, before[1])
         if unchanged or not session.alive.any():
             run.silent_failure = True  # repair found nothing new: nothing left to ask or show
             break
     run.reach_zero = run.entropy[-1] <= 1e-12
+    if not run.success:
+        run.cause, run.missing = failure_cause(run, session, simulated, present)
     return run
+
+
+def failure_cause(run: Run, session: RepairSession, user: Any, present: dict[str, bool]
+                  ) -> tuple[str, list[str]]:
+    """Why a failed run failed (a key of :data:`core.evaluation.causes.CAUSES`) and the target's clauses that no
+    candidate of the session's final pool has (the pieces repair would need)."""
+    from core.engine.answers import is_answer
+
+    have = {f.key for f in session.pool.vocabulary}
+    missing = sorted(k for k in user.target.own_keys if not is_answer(k) and k not in have)
+    if (user.realisers & session.alive).any() and run.end == "budget":
+        return "alive-at-budget", missing
+    if run.lost_by:
+        return ("added-then-answered-away" if present["added"] else "answered-away"), missing
+    if not present["ever"]:
+        return ("needs-clause" if missing else "never-produced"), missing
+    return "other", missing
 
 
 def evaluate(pools: list[tuple[PreparedPool, str]], strategies: tuple[str, ...] = ALL_STRATEGIES,
              progress: Progress | None = None, *, users: tuple[str, ...] = USERS,
              populations: tuple[str, ...] = (DEFAULT_POPULATION,), repair: str = "none",
              schemas: list[dict[str, list[str]]] | None = None, conjuncts: bool = False,
-             max_turns: int = MAX_TURNS, databases: list[Any] | None = None
+             max_turns: int = MAX_TURNS, databases: list[Any] | None = None,
+             vocabularies: tuple[tuple[str, bool], ...] = (("clauses", False),)
              ) -> tuple[list[Run], list[dict]]:
     """All runs over (pool, ambiguity) pairs, and the unrealised (task, gold) pairs with reasons.
 
     ``databases`` (one DatabaseSpec per pool) are needed for repair; each is opened once.
+    ``vocabularies`` are (questions, values) settings; with several, each run's ``label`` is
+    its strategy and vocabulary.
     """
     runs: list[Run] = []
     unrealised: list[dict] = []
@@ -233,7 +285,8 @@ def evaluate(pools: list[tuple[PreparedPool, str]], strategies: tuple[str, ...] 
         db = open_database(databases[t]) if databases and repair != "none" else None
         try:
             runs.extend(_task_runs(pool, ambiguity, strategies, users, populations, repair,
-                                   schemas[t] if schemas else None, conjuncts, max_turns, db))
+                                   schemas[t] if schemas else None, conjuncts, max_turns, db,
+                                   vocabularies))
         finally:
             if db is not None:
                 db.close()
@@ -251,8 +304,9 @@ def evaluate(pools: list[tuple[PreparedPool, str]], strategies: tuple[str, ...] 
 def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
                users: tuple[str, ...], populations: tuple[str, ...], repair: str,
                schema: dict[str, list[str]] | None, conjuncts: bool, max_turns: int,
-               db: TaskDatabase | None) -> list[Run]:
-    """Every (population target, strategy, user) run of one task."""
+               db: TaskDatabase | None,
+               vocabularies: tuple[tuple[str, bool], ...] = (("clauses", False),)) -> list[Run]:
+    """Every (population target, strategy, vocabulary, user) run of one task."""
     runs = []
     floor = huffman_floor(pool)
     tree = vocabulary_floor(pool) if "prior" in populations else None
@@ -263,17 +317,29 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
             continue  # the realised runs are the 'all' runs whose gold some candidate produces
         for target in targets(pool, population, schema, conjuncts=conjuncts):
             for k, strategy in enumerate(strategies):
-                for user in users:
-                    run = simulate(pool, target, strategy, ambiguity,
-                                   random_state=target.index * 31 + k, user=user,
-                                   repair=repair, population=population,
-                                   max_turns=max_turns, database=db, cache=cache)
-                    if population == "prior" and tree is not None:
-                        run.floor, run.tree_floor, run.tree_exact = floor, tree.expected, tree.exact
-                    runs.append(run)
-                    if population == "all" and derived and run.realised:
-                        runs.append(dataclasses.replace(run, population="realised"))
+                for questions, values in vocabularies:
+                    label = config_label(strategy, questions, values, vocabularies)
+                    for user in users:
+                        run = simulate(pool, target, strategy, ambiguity,
+                                       random_state=target.index * 31 + k, user=user,
+                                       repair=repair, population=population,
+                                       max_turns=max_turns, database=db, cache=cache,
+                                       questions=questions, values=values, label=label)
+                        if population == "prior" and tree is not None:
+                            run.floor, run.tree_floor = floor, tree.expected
+                            run.tree_exact = tree.exact
+                        runs.append(run)
+                        if population == "all" and derived and run.realised:
+                            runs.append(dataclasses.replace(run, population="realised"))
     return runs
+
+
+def config_label(strategy: str, questions: str, values: bool,
+                 vocabularies: tuple[tuple[str, bool], ...]) -> str:
+    """A run's row name: the strategy, and its vocabulary when several are compared."""
+    if len(vocabularies) == 1 and vocabularies[0] == ("clauses", False):
+        return strategy
+    return f"{strategy} {vocabulary_label(questions, values)}"
 
 
 def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
@@ -282,7 +348,8 @@ def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
 
 
 def _serial(tasks: list[Any], strategies: tuple[str, ...], progress: Progress,
-            args: argparse.Namespace) -> tuple[list[Run], list[dict]]:
+            args: argparse.Namespace, vocabularies: tuple[tuple[str, bool], ...]
+            ) -> tuple[list[Run], list[dict]]:
     """Prepare every task's pool, then evaluate them all in this process (``--jobs 1``)."""
     pools, schemas = [], []
     for t in tasks:
@@ -295,11 +362,18 @@ def _serial(tasks: list[Any], strategies: tuple[str, ...], progress: Progress,
         schemas.append(schema)
     return evaluate(pools, strategies, progress, populations=tuple(args.population),
                     repair=args.repair, schemas=schemas, conjuncts=args.conjuncts,
-                    max_turns=args.budget, databases=[t.database for t in tasks])
+                    max_turns=args.budget, databases=[t.database for t in tasks],
+                    vocabularies=vocabularies)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from core.evaluation.report import format_per_gold, format_per_task, format_table, report
+    from core.evaluation.report import (
+        format_causes,
+        format_per_gold,
+        format_per_task,
+        format_table,
+        report,
+    )
 
     parser = argparse.ArgumentParser(prog="python -m core.evaluate",
                                      description="Simulated-user evaluation of §7.")
@@ -323,6 +397,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="also use WHERE conjuncts as atomic features")
     parser.add_argument("--jobs", type=int, default=1,
                         help="evaluate tasks in N processes (same output as 1)")
+    parser.add_argument("--questions", nargs="+", default=[DEFAULT_QUESTIONS], choices=QUESTIONS,
+                        help="question vocabularies: clauses (the paper), outputs (questions "
+                        "about the answer), mixed; several are compared side by side")
+    parser.add_argument("--values", nargs="+", default=["on" if DEFAULT_VALUES else "off"],
+                        choices=VALUES, help="value questions ('should X be in the answer?') "
+                        "with outputs/mixed: off, on, or both compared")
+    parser.add_argument("--causes", action="store_true",
+                        help="classify every failed task×gold pair of the honest user and "
+                        "print the counts per configuration (and each pair)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
     tasks = []
@@ -330,31 +413,39 @@ def main(argv: list[str] | None = None) -> int:
         loaded = load_tasks(bank)
         tasks.extend(loaded[: args.limit] if args.limit else loaded)
     progress = Progress(len(tasks), "evaluate")
+    vocabularies = tuple(dict.fromkeys(
+        (q, v == "on" and q != "clauses") for q in args.questions for v in args.values))
     if args.jobs > 1:
         from core.evaluation.parallel import evaluate_tasks
 
         runs, unrealised = evaluate_tasks(
-            tasks, args.jobs, evaluate, progress, strategies=strategies, populations=tuple(args.population),
-            repair=args.repair, conjuncts=args.conjuncts, max_turns=args.budget)
+            tasks, args.jobs, evaluate, progress, strategies=strategies,
+            populations=tuple(args.population), repair=args.repair, conjuncts=args.conjuncts,
+            max_turns=args.budget, vocabularies=vocabularies)
     else:
-        runs, unrealised = _serial(tasks, strategies, progress, args)
+        runs, unrealised = _serial(tasks, strategies, progress, args, vocabularies)
     progress.close()
-    summary = report(runs, unrealised, strategies, headline=args.user, repair=args.repair,
+    labels = tuple(config_label(s, q, v, vocabularies) for s in strategies
+                   for q, v in vocabularies)
+    summary = report(runs, unrealised, labels, headline=args.user, repair=args.repair,
                      budget=args.budget)
-    print(format_table(summary, strategies))
+    print(format_table(summary, labels))
     if args.per_gold and any(p != "prior" for p in args.population):
         print()
-        print(format_per_gold(runs, strategies[0]))
+        print(format_per_gold(runs, labels[0]))
+    if args.causes:
+        print()
+        print(format_causes(runs, labels))
     if args.per_task and "prior" in args.population:
         print()
-        print(format_per_task(runs, strategies))
+        print(format_per_task(runs, labels))
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary,
                                                "runs": [asdict(r) for r in runs]}, indent=1))
     if args.plot:
         from core.evaluation.plot import plot_per_user
 
-        for path in plot_per_user(summary, strategies, args.plot, headline=args.user):
+        for path in plot_per_user(summary, labels, args.plot, headline=args.user):
             print(f"plot written to {path}", file=sys.stderr)
     return 0
 

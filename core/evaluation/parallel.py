@@ -35,7 +35,8 @@ def _one_task(task: Any, options: dict[str, Any], evaluate: Evaluate
     return evaluate([(pool, task.ambiguity)], options["strategies"],
                     populations=options["populations"], repair=options["repair"],
                     schemas=[schema], conjuncts=options["conjuncts"],
-                    max_turns=options["max_turns"], databases=[task.database])
+                    max_turns=options["max_turns"], databases=[task.database],
+                    vocabularies=options["vocabularies"])
 
 
 def evaluate_tasks(tasks: list[Any], jobs: int, evaluate: Evaluate,
@@ -44,7 +45,8 @@ def evaluate_tasks(tasks: list[Any], jobs: int, evaluate: Evaluate,
     """Runs and unrealised pairs of every task, computed by ``evaluate`` (the serial
     :func:`core.evaluation.evaluate.evaluate`) in ``jobs`` processes, in task order.
 
-    ``options``: strategies, populations, repair, conjuncts, max_turns (as for ``evaluate``).
+    ``options``: strategies, populations, repair, conjuncts, max_turns, vocabularies (as for
+    ``evaluate``).
     """
     runs: list[Any] = []
     unrealised: list[dict] = []

@@ -21,7 +21,7 @@ import numpy as np
 from core.engine.pool import PreparedPool
 from core.engine.similarity import ERROR_CLASS, output_key
 from core.evaluation.optimal import TreeFloor, expected_questions, huffman_depths, tree_floor
-from core.evaluation.simulate import Target, gold_target, own_feature_keys
+from core.evaluation.simulate import Target, gold_target, target_keys
 
 POPULATIONS = ("all", "realised", "prior")
 DEFAULT_POPULATION = "all"
@@ -111,8 +111,8 @@ def targets(pool: PreparedPool, population: str, schema: dict[str, list[str]] | 
             members = np.flatnonzero(pool.class_index == c)
             rep = int(members[np.argmax(pool.counts[members])])
             out.append(Target("class", c, pool.sqls[rep], pool.results[rep],
-                              own_feature_keys(pool.sqls[rep], pool, schema, conjuncts=conjuncts),
-                              w / total, depths[c]))
+                              target_keys(pool.sqls[rep], pool.results[rep], pool, schema,
+                                          conjuncts=conjuncts), w / total, depths[c]))
         return out
     raise ValueError(f"unknown population {population!r}; choose one of {', '.join(POPULATIONS)}")
 

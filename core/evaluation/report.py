@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.stats import bootstrap
 
-from core.engine.strategy import DEFAULT_STRATEGY
+from core.engine.strategy import WORKSPACE_DEFAULT
+from core.evaluation.causes import CAUSES
 from core.evaluation.populations import POPULATION_NOTES
 from core.evaluation.simulate import USER_NOTES, USERS
 
@@ -108,7 +109,7 @@ def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...],
             mine = [r for r in runs if r.population == pop and r.user == u]
             group: dict[str, dict[str, Any]] = {"overall": {}, "by_type": {t: {} for t in types}}
             for s in strategies:
-                ours = [r for r in mine if r.strategy == s]
+                ours = [r for r in mine if r.label == s]
                 group["overall"][s] = summarise(ours, horizon)
                 for t in types:
                     group["by_type"][t][s] = summarise([r for r in ours if r.ambiguity == t],
@@ -122,10 +123,11 @@ def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...],
     return {"users": {u: USER_NOTES[u] for u in users},
             "populations": {p: POPULATION_NOTES[p] for p in populations},
             "headline": headline, "repair": repair, "budget": budget, "results": results, "best": best,
-            "default": DEFAULT_STRATEGY, "unrealised": unrealised}
+            "default": default_label(), "unrealised": unrealised}
 
 
 PRIOR_WIDTH, GOLD_WIDTH = 53, 39  # characters of one user's cells
+LABEL = 30  # characters of the strategy (and vocabulary) column
 
 
 def _ratio(value: float | None) -> str:
@@ -156,8 +158,8 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
         width = PRIOR_WIDTH if prior else GOLD_WIDTH
         sub = ("success silent turns  p90 rep'd  added" + (" ÷floor  ÷tree" if prior else "")
                ).rjust(width)
-        lines.append(f"{'':<33}" + "".join(f"{u:^{width + 1}}" for u in users))
-        head = f"{'strategy':<16}{'type':<12}{'n':>5}" + "".join(f"{sub} " for _ in users)
+        lines.append(f"{'':<{LABEL + 17}}" + "".join(f"{u:^{width + 1}}" for u in users))
+        head = f"{'strategy':<{LABEL}}{'type':<12}{'n':>5}" + "".join(f"{sub} " for _ in users)
         head += "  floor   tree" if prior else " Hdepth"
         lines += [head, "-" * len(head)]
         first = per_user[users[0]]
@@ -180,7 +182,7 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
                     tree = ref.get("tree_floor")
                     tail += (f"{tree:>6.2f}" + ("" if ref.get("tree_exact", True) else "*")
                              if tree is not None else f"{'–':>6}")
-                lines.append(f"{s:<16}{name:<12}{ref['n']:>5}" + "".join(cells) + tail)
+                lines.append(f"{s:<{LABEL}}{name:<12}{ref['n']:>5}" + "".join(cells) + tail)
             lines.append("")
         if pop in summary["best"]:
             lines.append(f"best measured strategy ({summary['headline']}): {summary['best'][pop]}"
@@ -199,12 +201,52 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
+def default_label() -> str:
+    """The workspace default as a table row names it: strategy and question vocabulary."""
+    from core.evaluation.evaluate import vocabulary_label
+
+    d = WORKSPACE_DEFAULT
+    return (f"{d['strategy']} with {vocabulary_label(str(d['questions']), bool(d['values']))}"
+            " questions")
+
+
+def format_causes(runs: list[Run], labels: tuple[str, ...]) -> str:
+    """Why each failed task×gold pair of the honest user failed: counts per configuration
+    (population ``all``), then every failed pair with the question that removed its output."""
+    user = "gold-features" if any(r.user == "gold-features" for r in runs) else runs[0].user
+    mine = [r for r in runs if r.population == "all" and r.user == user]
+    if not mine:
+        return "causes: needs population 'all' (every task×gold pair)"
+    head = f"{'strategy':<{LABEL}}{'pairs':>6}{'failed':>7}" + "".join(
+        f"{c:>{max(len(c), 6) + 1}}" for c in CAUSES)
+    lines = [f"why failed pairs failed ({user}, population all):", head, "-" * len(head)]
+    for s in labels:
+        rs = [r for r in mine if r.label == s]
+        if not rs:
+            continue
+        failed = [r for r in rs if not r.success]
+        lines.append(f"{s:<{LABEL}}{len(rs):>6}{len(failed):>7}" + "".join(
+            f"{sum(r.cause == c for r in failed):>{max(len(c), 6) + 1}}" for c in CAUSES))
+    lines += [""] + [f"  {c}: {note}" for c, note in CAUSES.items()]
+    for s in labels:
+        failed = [r for r in mine if r.label == s and not r.success]
+        if not failed:
+            continue
+        lines += ["", f"failed pairs, {s}:"]
+        for r in failed:
+            why = f" — removed by: {r.lost_by}" if r.lost_by else ""
+            gap = f" — missing: {'; '.join(r.missing[:3])}" if r.missing and \
+                r.cause in ("needs-clause",) else ""
+            lines.append(f"  {r.task[:40]:<41}gold {r.gold:<3}{r.cause:<25}{why}{gap}")
+    return "\n".join(lines)
+
+
 def format_per_gold(runs: list[Run], strategy: str) -> str:
     """Per gold of the gold populations: its class's Huffman depth and both users' outcome."""
     users = [u for u in USERS if any(r.user == u for r in runs)]
     pop = "all" if any(r.population == "all" for r in runs) else "realised"
     by = {(r.task, r.gold, r.user): r for r in runs
-          if r.population == pop and r.strategy == strategy}
+          if r.population == pop and r.label == strategy}
     golds = list(dict.fromkeys((t, g) for t, g, _ in by))
     head = f"{'task':<34}{'gold':>5}{'Hdepth':>7}" + "".join(f"{u:>28}" for u in users)
     lines = [f"per gold ({pop}, {strategy}): outcome / turns / end per user", head,
@@ -234,7 +276,7 @@ def format_per_task(runs: list[Run], strategies: tuple[str, ...]) -> str:
              "-" * len(head)]
     for task in tasks + ["(mean)"]:
         ours = mine if task == "(mean)" else [r for r in mine if r.task == task]
-        first = [r for r in ours if r.strategy == strategies[0]]
+        first = [r for r in ours if r.label == strategies[0]]
         if not first or first[0].tree_floor is None:
             continue
         w = np.array([r.weight for r in first])
@@ -243,11 +285,12 @@ def format_per_task(runs: list[Run], strategies: tuple[str, ...]) -> str:
         star = "" if all(r.tree_exact for r in first) else "*"
         line = f"{task[:33]:<34}{floor:>7.2f}{tree:>6.2f}{star or ' '}{tree / floor if floor else 1:>7.3f}"
         for s in strategies:
-            rs = [r for r in ours if r.strategy == s]
+            rs = [r for r in ours if r.label == s]
             t = float(np.average([r.turns for r in rs], weights=[r.weight for r in rs]))
             line += f"{t:>15.2f}{t / floor if floor else 1:>7.3f}{t / tree if tree else 1:>7.3f}"
         lines.append(line)
     return "\n".join(lines)
 
 
-__all__ = ["bootstrap_ci", "format_per_gold", "format_per_task", "format_table", "per_turn", "report", "summarise"]
+__all__ = ["bootstrap_ci", "default_label", "format_causes", "format_per_gold", "format_per_task",
+           "format_table", "per_turn", "report", "summarise"]

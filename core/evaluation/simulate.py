@@ -9,8 +9,12 @@ Two users answer the engine's Yes/No questions; both judge the output a session 
   target SQL's own features. No real user knows the pool like this.
 - ``gold-features`` (:class:`GoldFeatureUser`) — the **honest** user. It knows only the target
   SQL's own features, read with the task's schema and exactly the candidates' canonicalisation
-  (:func:`core.engine.pool.candidate_features`), and says Yes iff every feature of the variable
-  is among them. It knows nothing about the pool, so it can answer a pool into a wrong output.
+  (:func:`core.engine.pool.candidate_features`), and the target's *output* (the same knowledge
+  it judges a shown output with): questions about the answer (:mod:`core.engine.answers`) are
+  answered from that output and the database's column values
+  (:func:`core.engine.answers.answer_keys`), never from the pool. It says Yes iff every
+  feature of the variable is among these. It knows nothing about the pool, so it can answer a
+  pool into a wrong output.
 
 Judging: shown the predicted output, either user accepts iff it equals the target's output as a
 row multiset with column order ignored (:func:`output_matches`).
@@ -26,6 +30,7 @@ from typing import Any
 import numpy as np
 import sqlglot
 
+from core.engine.answers import answer_keys, profile_of
 from core.engine.execute import ExecutionResult
 from core.engine.pool import PreparedPool, candidate_features
 from core.engine.session import RankedVariable, RepairSession
@@ -37,8 +42,9 @@ USER_NOTES = {
     "pool-informed": "OPTIMISTIC bound: knows which candidates produce the target's output and "
                      "answers so that they survive",
     "gold-features": "HONEST: knows only the target SQL's own features (schema-aware, the "
-                     "candidates' canonicalisation); Yes iff all of a question's features are "
-                     "among them; knows nothing about the pool",
+                     "candidates' canonicalisation) and its output (questions about the answer "
+                     "are answered from it); Yes iff all of a question's features are among "
+                     "them; knows nothing about the pool",
 }
 MAX_PERMUTATIONS = 5040  # column permutations tried when tied columns make the key ambiguous
 
@@ -117,12 +123,22 @@ class Target:
         return output_key(self.result)
 
 
+def target_keys(sql: str, result: ExecutionResult, pool: PreparedPool,
+                schema: dict[str, list[str]] | None, *, conjuncts: bool = False) -> frozenset[str]:
+    """What a person who wants ``sql``'s output says Yes to: its own clause features and the
+    answer features of its output, typed with the task database's values
+    (:func:`core.engine.answers.answer_keys`; the pool gives only its schema and database)."""
+    return own_feature_keys(sql, pool, schema, conjuncts=conjuncts) | answer_keys(
+        result, profile_of(pool.database))
+
+
 def gold_target(pool: PreparedPool, gold: int, schema: dict[str, list[str]] | None = None,
                 **kw: Any) -> Target:
     """Gold ``gold`` of ``pool`` as a target (``kw``: weight, depth, conjuncts)."""
     conj = bool(kw.pop("conjuncts", False))
     return Target("gold", gold, pool.gold_sqls[gold], pool.gold_results[gold],
-                  own_feature_keys(pool.gold_sqls[gold], pool, schema, conjuncts=conj), **kw)
+                  target_keys(pool.gold_sqls[gold], pool.gold_results[gold], pool, schema,
+                              conjuncts=conj), **kw)
 
 
 class _User:
@@ -212,4 +228,4 @@ def make_user(kind: str, session: RepairSession, target: Target) -> _User:
 
 
 __all__ = ["DEFAULT_USER", "USERS", "USER_NOTES", "GoldFeatureUser", "SimulatedUser", "Target",
-           "gold_target", "make_user", "output_matches", "own_feature_keys"]
+           "gold_target", "make_user", "output_matches", "own_feature_keys", "target_keys"]
