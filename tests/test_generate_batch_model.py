@@ -161,3 +161,22 @@ def test_rerun_after_a_crash_at_a_cache_write_reports_the_errored_request() -> N
         assert list(state.replies.values()) == [N, N]
     finally:
         state.teardown()
+
+
+def test_a_crash_before_submitting_never_adopts_an_earlier_runs_batch() -> None:
+    """Regression: a run dies after marking its one 2-request batch "submitting", before the
+    API saw it; the rerun must not take the earlier, collected 2-request batch for it (same
+    size, created within the clock-skew margin) but submit its own and complete the pool."""
+    state = BatchRuns()
+    try:
+        state.errors_next(which={(0, 0), (0, 1)})
+        state.run(put=None, save=None)  # batches of 4 and 2; task 0 lacks 2 samples
+        state.errors_next(which=set())
+        state.run(put=None, save=2)  # dies at the "submitting" save: nothing created
+        assert state.server.created == 2
+        state.run(put=None, save=None)  # check_outcomes: both pools complete
+        assert state.server.created == 3
+        state.pools_never_overfill_nor_lose_replies()
+        assert list(state.replies.values()) == [N, N]
+    finally:
+        state.teardown()
