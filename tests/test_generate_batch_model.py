@@ -1,8 +1,9 @@
 """Model-based test of the resumable batch run: runs that crash at any save of the state file or
 any cache write, requests that error, batches split by the request limit. Invariants: no request
 is submitted again while a batch holding it is uncollected, a pool never holds more than N
-replies nor loses one, and a run that finishes with no errored request leaves every pool
-complete."""
+replies nor loses one, and a run that finishes reports, per task, exactly the errored requests
+of the batches it collected (its own and those a crashed run left open) and leaves every pool
+without one complete."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from core.engine.taskbank import load_task_bank
 from core.generation import batch as batch_module
-from core.generation.batch import BatchRun
+from core.generation.batch import BatchRun, TaskOutcome
 from core.generation.poolcache import FilePoolCache
 from core.generation.sampler import AnthropicSampler, SamplerConfig
 from tests.anthropic_batch_server import BatchServer
@@ -67,6 +68,7 @@ class BatchRuns(RuleBasedStateMachine):
                                         base_url=self.server.base_url)
         self.keys = [self.sampler.empty_pool(t.question, t.database).key for t in self.tasks]
         self.open_ids: set[str] = set()  # submitted in batches not yet collected
+        self.open_batches: set[str] = set()  # those batches' ids
         self.replies = dict.fromkeys(self.keys, 0)
         self.old_limit = batch_module.MAX_REQUESTS
         batch_module.MAX_REQUESTS = 4  # 2 tasks x 3 samples: two batches
@@ -95,17 +97,31 @@ class BatchRuns(RuleBasedStateMachine):
             outcomes = runner.run(self.tasks)
         except Crash:
             finished = False
-        new = [self.server.batches[b] for b in sorted(set(self.server.batches) - before)]
-        new_ids = {r["custom_id"] for b in new for r in b.requests}
+        new_batches = set(self.server.batches) - before
+        new_ids = {r["custom_id"] for b in new_batches for r in self.server.batches[b].requests}
         assert not new_ids & self.open_ids, "a request of an uncollected batch was resubmitted"
         if finished:
-            self.open_ids = set()
-            errored = self.server.errored
-            complete = [o.pool is not None and o.pool.complete for o in outcomes.values()]
-            if not errored & new_ids:
-                assert all(complete), outcomes
+            self.check_outcomes(outcomes, self.open_batches | new_batches)
+            self.open_ids, self.open_batches = set(), set()
         else:
             self.open_ids |= new_ids
+            self.open_batches |= new_batches
+
+    def check_outcomes(self, outcomes: dict[str, TaskOutcome], collected: set[str]) -> None:
+        """Each task reports the errored requests of the batches this run collected (a rerun
+        collects those a crashed run left open, too); a pool with none is complete."""
+        errored: dict[str, int] = {}  # pool key prefix in the custom id -> errored results
+        for batch_id in collected:
+            for line in self.server.batches[batch_id].results:
+                if line["result"]["type"] == "errored":
+                    prefix = line["custom_id"].split("-")[1]
+                    errored[prefix] = errored.get(prefix, 0) + 1
+        for task, key in zip(self.tasks, self.keys, strict=True):
+            outcome = outcomes[task.id]
+            assert outcome.pool is not None, outcome
+            bad = errored.get(key[5:17], 0)
+            assert outcome.problems.get("errored", 0) == bad, (outcome, bad)
+            assert outcome.pool.complete == (bad == 0), (outcome, bad)
 
     @invariant()
     def pools_never_overfill_nor_lose_replies(self) -> None:
@@ -120,3 +136,47 @@ class BatchRuns(RuleBasedStateMachine):
 BatchRuns.TestCase.settings = settings(max_examples=12, stateful_step_count=6, deadline=None,
                                        suppress_health_check=[HealthCheck.too_slow])
 TestBatchRuns = BatchRuns.TestCase
+
+
+def test_rerun_after_a_crash_at_a_cache_write_reports_the_errored_request() -> None:
+    """Regression (found by the machine above): one request errors, the run dies after its first
+    cache write; the rerun collects the same batch without resubmitting it, reports the errored
+    request on its task, leaves that pool partial and the other complete; the next run submits
+    only the one missing sample and completes both pools."""
+    state = BatchRuns()
+    try:
+        state.errors_next(which={(0, 0)})
+        state.run(put=1, save=None)
+        assert state.server.created == 2 and len(state.open_batches) == 2
+        state.pools_never_overfill_nor_lose_replies()
+        state.run(put=None, save=None)  # check_outcomes: errored {task 0: 1}, task 1 complete
+        assert state.server.created == 2, "the rerun submitted a batch again"
+        state.pools_never_overfill_nor_lose_replies()
+        assert list(state.replies.values()) == [N - 1, N]
+        state.errors_next(which=set())
+        state.run(put=None, save=None)
+        last = state.server.batches[max(state.server.batches)]
+        assert state.server.created == 3 and len(last.requests) == 1
+        state.pools_never_overfill_nor_lose_replies()
+        assert list(state.replies.values()) == [N, N]
+    finally:
+        state.teardown()
+
+
+def test_a_crash_before_submitting_never_adopts_an_earlier_runs_batch() -> None:
+    """Regression: a run dies after marking its one 2-request batch "submitting", before the
+    API saw it; the rerun must not take the earlier, collected 2-request batch for it (same
+    size, created within the clock-skew margin) but submit its own and complete the pool."""
+    state = BatchRuns()
+    try:
+        state.errors_next(which={(0, 0), (0, 1)})
+        state.run(put=None, save=None)  # batches of 4 and 2; task 0 lacks 2 samples
+        state.errors_next(which=set())
+        state.run(put=None, save=2)  # dies at the "submitting" save: nothing created
+        assert state.server.created == 2
+        state.run(put=None, save=None)  # check_outcomes: both pools complete
+        assert state.server.created == 3
+        state.pools_never_overfill_nor_lose_replies()
+        assert list(state.replies.values()) == [N, N]
+    finally:
+        state.teardown()

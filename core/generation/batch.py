@@ -219,6 +219,8 @@ class BatchRun:
             if not planned:
                 return self._settle(tasks, outcomes, planned, {})
             self.state = self._new_state(planned, identity, send_temperature)
+            if previous is not None:  # never to be mistaken for this run's batch in _adopt
+                self.state["known_batches"] = _known_batches(previous)
             self._save()
         client = self.sampler._client()
         try:
@@ -273,11 +275,13 @@ class BatchRun:
         """After a crash between submitting a batch and recording its id: find it among the
         account's recent batches (created since, with as many requests) and record it."""
         since = float(batch.get("submitted_at") or 0) - 120  # clock skew margin
+        known = _known_batches(self.state)  # this run's other batches and earlier runs' ones
         page = self._call(lambda: client.messages.batches.list(limit=100),
                           "list recent batches to find the one submitted before the crash")
         for found in page.data:
             total = sum(found.request_counts.model_dump().values())
-            if found.created_at.timestamp() >= since and total == len(batch["custom_ids"]):
+            if (found.id not in known and found.created_at.timestamp() >= since
+                    and total == len(batch["custom_ids"])):
                 batch["id"], batch["status"] = found.id, found.processing_status
                 batch["request_counts"] = found.request_counts.model_dump()
                 self._save()
@@ -431,6 +435,13 @@ class BatchRun:
         """A status line on the progress stream (which tqdm shares)."""
         if self.stream is not None:
             tqdm.write(text, file=self.stream)
+
+
+def _known_batches(state: dict[str, Any]) -> list[str]:
+    """Ids of the batches a state records plus the newest 100 that earlier states passed on
+    (one page of the list ``_adopt`` searches): batches ``_adopt`` must never take."""
+    return list(state.get("known_batches", []))[-100:] + [
+        b["id"] for b in state.get("batches", []) if b.get("id")]
 
 
 def _question_and_db(tasks: list[Task], task_id: str) -> tuple[str, Any]:
