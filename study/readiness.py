@@ -23,7 +23,7 @@ from pathlib import Path
 from core.engine.execute import open_database
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.prepare import _read, default_pool_dir, pool_fingerprint
-from core.engine.strategy import DEFAULT_STRATEGY
+from core.engine.strategy import WORKSPACE_DEFAULT
 from core.engine.taskbank import Task
 from core.evaluation.evaluate import DEFAULT_REPAIR, evaluate
 from core.evaluation.report import summarise
@@ -78,9 +78,11 @@ def task_readiness(task: Task, role: str = "task", pool_dir: Path | None = None
     warnings: list[str] = []
     success = turns = silent = None
     if golds:
-        runs, _ = evaluate([(pool, task.ambiguity)], (DEFAULT_STRATEGY,), users=(DEFAULT_USER,),
-                           populations=("all",), repair=DEFAULT_REPAIR, schemas=[schema],
-                           databases=[task.database])
+        runs, _ = evaluate([(pool, task.ambiguity)], (str(WORKSPACE_DEFAULT["strategy"]),),
+                           users=(DEFAULT_USER,), populations=("all",), repair=DEFAULT_REPAIR,
+                           schemas=[schema], databases=[task.database],
+                           vocabularies=((str(WORKSPACE_DEFAULT["questions"]),
+                                          bool(WORKSPACE_DEFAULT["values"])),))
         figures = summarise(runs)
         success, turns = figures["success"], figures["mean_turns"]
         silent = figures["silent_failure"]

@@ -67,7 +67,8 @@ EVENT_TYPES: dict[str, str] = {
     "session.end": "the session ended; {status: completed | withdrawn} (a withdrawal that keeps "
                    "the data; one that deletes it leaves only a withdrawals row)",
     # candidate pools and the comparison conditions
-    "pool.init": "the candidate pool for a task was loaded; {n_candidates, key} — or, with "
+    "pool.init": "the candidate pool for a task was loaded; {n_candidates, key, strategy, and the "
+                 "condition's questions / values when it sets them} — or, with "
                  "pool: questions, the chat's question pool was planned; {questions}",
     "pool.add": "a question was added to the chat's question pool; {qid, question, priority}",
     "pool.drop": "a question was dropped from the question pool; {qid, question, reason}",

@@ -173,3 +173,28 @@ def test_replay_of_questions_about_the_answer_uses_the_recorded_vocabulary(tmp_p
     assert mismatches(steps) == []
     assert steps[-1].survivors == tuple(int(i) for i in s.survivors)
     assert steps[-1].next_variable == (s.next_variable().label if s.next_variable() else "")
+
+
+def test_replay_asks_with_the_recorded_strategy(tmp_path, pool):
+    """The workspace's strategy goes on pool.init; replay's next question is the one the
+    participant saw, not the engine default's (the two strategies differ on this pool)."""
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}", sqlite_synchronous="OFF")
+    seen = RepairSession(pool, strategy="cluster-atomic")
+    assert seen.next_variable().label != RepairSession(pool).next_variable().label
+    log_event(store, session_id="s1", participant="p1", type="pool.init",
+              payload={"n_candidates": pool.n, "key": pool.task_id, "strategy": "cluster-atomic"},
+              study="film", task=pool.task_id, subtask="3")
+    steps = replay(read_events(store), pool)
+    assert mismatches(steps) == []
+    assert steps[-1].next_variable == seen.next_variable().label
+
+
+def test_a_chat_pool_init_is_no_vocabulary_for_replay(tmp_path, pool):
+    """The chat condition's pool.init carries its list of questions: replay ignores it."""
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}", sqlite_synchronous="OFF")
+    log_event(store, session_id="s1", participant="p1", type="pool.init",
+              payload={"questions": [{"qid": "q1", "question": "Which column?"}]},
+              study="film", task=pool.task_id, subtask="3")
+    steps = replay(read_events(store), pool)
+    assert all(step.failure is None for step in steps)
+    assert steps[-1].next_variable == RepairSession(pool).next_variable().label

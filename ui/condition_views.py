@@ -27,7 +27,7 @@ from ui import study_cache as data
 from ui.chat import ChatOptions, chat_agent, render_chat
 from ui.generation import api_key
 from ui.single_shot import render_single_shot
-from ui.state import WorkspaceOptions, workspace_state
+from ui.state import WorkspaceOptions, default_session, workspace_state
 from ui.workspace import APP_RERUN, render_workspace
 
 NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view", "output.accept"}
@@ -91,7 +91,7 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
     """The repair workspace in study mode (decisions and dismissals saved with progress)."""
     pool = data.pool(runner.spec, step.task)
     chosen = cond.session_options()
-    ws = workspace_state(pool, namespace, factory=(lambda p: RepairSession(p, **chosen))
+    ws = workspace_state(pool, namespace, factory=(lambda p: default_session(p, **chosen))
                          if chosen else None)
     if not ws.extra.get("restored"):
         saved = runner.workspace(step.task)
@@ -100,7 +100,8 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
             ws.dismissed = [tuple(k) for k in saved.get("dismissed", [])]
         ws.submitted = runner.submitted(step.task)
         ws.extra["restored"] = True
-        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task, **chosen},
+        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task,
+                                 "strategy": ws.session.strategy, **chosen},
                    event_id=f"{runner.participant}:pool.init:{step.task}")
 
     def log(event_type: str, payload: dict[str, Any]) -> None:

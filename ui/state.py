@@ -87,15 +87,14 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
     return ws
 
 
-def default_session(pool: PreparedPool) -> RepairSession:
+def default_session(pool: PreparedPool, **overrides: Any) -> RepairSession:
     """A new session with the workspace's default strategy and question vocabulary
-    (:data:`core.engine.strategy.WORKSPACE_DEFAULT`, chosen on real golds)."""
+    (:data:`core.engine.strategy.WORKSPACE_DEFAULT`, chosen on real golds); ``overrides``
+    (a study condition's ``questions`` / ``values``) replace what they name."""
     from core.engine.session import RepairSession
     from core.engine.strategy import WORKSPACE_DEFAULT
 
-    return RepairSession(pool, strategy=str(WORKSPACE_DEFAULT["strategy"]),
-                         questions=str(WORKSPACE_DEFAULT["questions"]),
-                         values=bool(WORKSPACE_DEFAULT["values"]))
+    return RepairSession(pool, **{**WORKSPACE_DEFAULT, **overrides})
 
 
 def warm_session(pool: PreparedPool) -> RepairSession:

@@ -103,8 +103,12 @@ def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> 
             if before is not None and before != len(session.survivors):
                 problem = (f"recorded {before} survivors before, replay has "
                            f"{len(session.survivors)}")
-            if ev.type == "pool.init":  # the condition's question vocabulary, when it set one
-                chosen = {k: p[k] for k in ("questions", "values") if k in p}
+            if ev.type == "pool.init":  # the session's strategy and the condition's question
+                # vocabulary, when recorded (older traces: the engine's defaults)
+                # (a chat's pool.init has a list of questions: not a vocabulary)
+                chosen = {k: p[k] for k in ("strategy", "questions") if isinstance(p.get(k), str)}
+                if isinstance(p.get("values"), bool):
+                    chosen["values"] = p["values"]
                 session = RepairSession(pool, **{**session_kwargs, **chosen})
             elif ev.type == "undo":  # one Back may take back a rejection with its repair
                 for _ in range(max(1, int(p.get("decisions") or 1))):
