@@ -45,15 +45,11 @@ from core.evaluation.populations import (
     targets,
     vocabulary_floor,
 )
+from core.evaluation.report import vocabulary_label
 from core.evaluation.simulate import DEFAULT_USER, USERS, Target, make_user
 
 MAX_TURNS = 15  # questions + rejected outputs per session
 VALUES = ("off", "on")  # value questions ("should X be in the answer?") offered or not
-
-
-def vocabulary_label(questions: str, values: bool) -> str:
-    """How a question vocabulary is named in tables: ``outputs+values``, ``mixed``, …"""
-    return questions + ("+values" if values and questions != "clauses" else "")
 ALL_STRATEGIES = STRATEGIES
 REPAIRS = ("none", "recompose")
 

@@ -201,10 +201,13 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
+def vocabulary_label(questions: str, values: bool) -> str:
+    """How a question vocabulary is named in tables: ``outputs+values``, ``mixed``, …"""
+    return questions + ("+values" if values and questions != "clauses" else "")
+
+
 def default_label() -> str:
     """The workspace default as a table row names it: strategy and question vocabulary."""
-    from core.evaluation.evaluate import vocabulary_label
-
     d = WORKSPACE_DEFAULT
     return (f"{d['strategy']} with {vocabulary_label(str(d['questions']), bool(d['values']))}"
             " questions")

@@ -13,10 +13,10 @@ import pytest
 
 from core.engine.display import sql_value
 from core.engine.prepare import default_pool_dir, load_prepared
-from core.engine.session import RepairSession
 from core.engine.taskbank import load_task_bank
 from tests.browser.conftest import ARTIFACTS
 from ui.bank_cache import bank_path
+from ui.state import default_session
 
 pytestmark = pytest.mark.browser
 COUNT = re.compile(r"(\d+) of (\d+) queries remain")
@@ -110,7 +110,7 @@ def test_real_lasso_keeps_exactly_the_lassoed_glyphs(page, server: str, pool) ->
 
 
 def test_yes_no_back_buttons(page, server: str, pool) -> None:
-    session = RepairSession(pool)
+    session = default_session(pool)
     first = session.next_variable()
     _open(page, server)
     _click(page, _key(pool, "dv-yes"))
@@ -124,7 +124,7 @@ def test_yes_no_back_buttons(page, server: str, pool) -> None:
 
 
 def test_keyboard_yes_no_back_and_browse(page, server: str, pool) -> None:
-    session = RepairSession(pool)
+    session = default_session(pool)
     ranked = session.variables()
     _open(page, server)
     page.locator("h3", has_text="Decision Space").click()  # focus the page, not an input
@@ -141,7 +141,7 @@ def test_keyboard_yes_no_back_and_browse(page, server: str, pool) -> None:
 
 
 def test_finished_view_screenshot(page, server: str, pool) -> None:
-    session = RepairSession(pool)
+    session = default_session(pool)
     _open(page, server)
     for _ in range(10):
         if session.is_done or session.next_variable() is None:
@@ -183,7 +183,7 @@ def test_click_on_a_glyph_keeps_exactly_that_query(page, server: str, pool) -> N
 
 
 def test_chart_stays_the_same_dom_node_across_a_yes(page, server: str, pool) -> None:
-    first = RepairSession(pool).next_variable()
+    first = default_session(pool).next_variable()
     _open(page, server)
     page.wait_for_function("""() => { const e = document.querySelector(
         '[data-testid="pq-action-space"]'); return e && e.dataset.revision; }""")
@@ -206,7 +206,7 @@ def test_chart_stays_the_same_dom_node_across_a_yes(page, server: str, pool) -> 
 def test_a_rerun_with_the_same_figure_leaves_the_chart_undrawn(page, server: str, pool) -> None:
     """Showing all clauses reruns the panels with the same spec: the chart is not redrawn
     (Streamlit does not hand an unchanged component its data again); a Yes, as a control, is."""
-    first = RepairSession(pool).next_variable()
+    first = default_session(pool).next_variable()
     _open(page, server)
     draws = """() => Number(document.querySelector('[data-testid="pq-action-space"]')
                                   .dataset.draws || 0)"""
@@ -265,7 +265,7 @@ def test_the_chart_draws_table_glyphs_cells_and_a_tooltip_without_a_chart_librar
 
 def _open_clause(pool) -> tuple[str, int]:
     """The likeliest open clause of the first view and how many candidates contain it."""
-    session = RepairSession(pool)
+    session = default_session(pool)
     belief = max((b for b in session.predicted_query() if not b.determined),
                  key=lambda b: b.probability)
     col = [f.key for f in pool.vocabulary].index(belief.feature.key)
@@ -310,7 +310,7 @@ def test_the_sql_of_the_predicted_query_is_shown_and_copied(page, server: str, p
     """The expander's SQL block is the candidate's SQL as text; Copy puts it on the clipboard."""
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     _open(page, server)
-    chosen = RepairSession(pool).best_candidate()
+    chosen = default_session(pool).best_candidate()
     page.get_by_text("SQL of the predicted query").click()  # no internal id in the label
     block = page.get_by_test_id("pq-sql")
     block.locator("pre").wait_for()
@@ -371,7 +371,7 @@ def test_a_yes_is_drawn_while_the_server_says_nothing_and_its_rerun_redraws_noth
         page, server: str, pool) -> None:
     """With every server message held back, a Yes already shows its state in every panel; once
     they arrive the answer is acknowledged (not timed out) and nothing changes or redraws."""
-    first = RepairSession(pool).next_variable()
+    first = default_session(pool).next_variable()
     held = _hold_server_messages(page)
     _open(page, server)
     page.locator('[data-testid="pq-next"]').wait_for(state="attached")
@@ -413,7 +413,7 @@ def _pressed_quickly(page, server: str, keys: str, release: bool = True) -> dict
 def test_quick_answers_are_applied_one_after_the_other(page, server: str, pool) -> None:
     """y, n, y pressed before the server has answered any: each counts for the variable shown
     after the one before, as if pressed slowly."""
-    session = RepairSession(pool)
+    session = default_session(pool)
     for yes in (True, False, True):
         session.answer(session.next_variable().keys, yes)
     _pressed_quickly(page, server, "yny")
@@ -431,7 +431,7 @@ def test_quick_answers_are_applied_one_after_the_other(page, server: str, pool) 
 
 def test_a_quick_back_is_kept_in_order_behind_the_answers(page, server: str, pool) -> None:
     """y, n, b before the server has answered: Back takes back the No, not something else."""
-    session = RepairSession(pool)
+    session = default_session(pool)
     session.answer(session.next_variable().keys, True)
     after_yes = len(session.survivors)
     _pressed_quickly(page, server, "ynb")
@@ -460,7 +460,7 @@ def test_a_click_elsewhere_drops_the_queued_presses_and_typing_answers_nothing(
     held["release"]()
     page.wait_for_function("() => !window.__pqHub.pending && !window.__pqHub.queue.length")
     _confirmed(page, "")
-    session = RepairSession(pool)
+    session = default_session(pool)
     session.answer(session.next_variable().keys, True)
     session.answer((key,), True)
     _wait_count(page, len(session.survivors))
