@@ -131,7 +131,7 @@ def _task(page, store, pid: str, task: str, n: int) -> None:
     _wait_counts(page, lambda c: c == start, f"Back to {start} again")
     _shot(page, f"{n}-5-back-again")
     _click(page, "Submit this query")
-    page.get_by_text("Submitted query").first.wait_for()
+    page.get_by_text("You submitted the query").first.wait_for()
     _no_traceback(page)
     _shot(page, f"{n}-6-submitted")
     types = [e.type for e in read_events(store, participant=pid) if e.task == task]
