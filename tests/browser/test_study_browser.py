@@ -229,7 +229,8 @@ def test_two_participants_run_the_study_while_a_researcher_follows(browser, serv
         after = _step(store, pa)
         assert after.endswith("/2a")
         _wait(r, "Current step: Task ")  # a name ("Task 2 of 6, part 2 of 4 …"), not the id
-        r.get_by_text("part 2 of 4 — Explore outputs").first.wait_for()
+        # the visible "Current step" line (the live table's hidden grid cell says it too)
+        r.get_by_text("part 2 of 4 — Explore outputs").locator("visible=true").first.wait_for()
         _shot(r, "r-03-facilitator-advanced")
         _shot(a, "a-11-advanced-by-facilitator")
         r.reload()  # the signed token keeps the researcher unlocked
