@@ -84,12 +84,12 @@ def start(script: str | Path = "app.py", *, env: Mapping[str, str] | None = None
             cwd=cwd, env=dict(os.environ if env is None else env), stdout=out,
             stderr=subprocess.STDOUT)
     server = Server(proc, f"http://{LOOPBACK}:{port}", log)
-    _healthy(server.url, proc, timeout, f"streamlit run {script} did not become healthy within "
+    wait_healthy(server.url, proc, timeout, f"streamlit run {script} did not become healthy within "
              f"{timeout:.0f} s; see its output in {log}")
     return server
 
 
-def _healthy(url: str, proc: subprocess.Popen, timeout: float, failure: str) -> None:
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float, failure: str) -> None:
     """Wait until ``url``'s health check answers; stop ``proc`` and raise ``failure`` if it
     exits first or ``timeout`` s pass."""
     deadline = time.monotonic() + timeout
@@ -166,7 +166,7 @@ def start_nginx(upstreams: Sequence[str], prefix: Path, *, timeout: float = 30,
         proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(prefix), "-g", "daemon off;"],
                                 stdout=err, stderr=subprocess.STDOUT)
     balancer = Balancer(proc, f"http://{LOOPBACK}:{port}", prefix)
-    _healthy(balancer.url, proc, timeout, f"nginx did not proxy within {timeout:.0f} s; see "
+    wait_healthy(balancer.url, proc, timeout, f"nginx did not proxy within {timeout:.0f} s; see "
              f"{prefix / 'error.log'} and {prefix / 'stderr.log'}")
     return balancer
 

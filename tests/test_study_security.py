@@ -27,7 +27,7 @@ from study.runner import join
 from study.spec import load_study
 from study.store import open_store
 from study.withdraw import withdraw
-from tests.harness import LOOPBACK, free_port, stop
+from tests.harness import LOOPBACK, free_port, stop, wait_healthy
 from tests.study_flow_fixtures import ROOT, open_page, write_mini
 from ui.access import FLAG, TOKEN
 
@@ -139,17 +139,6 @@ def _serve(port: int, env: dict[str, str], **kw) -> subprocess.Popen:
         cwd=ROOT, env=env, text=True, **kw)
 
 
-def _healthy(port: int, proc: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            urllib.request.urlopen(f"http://{LOOPBACK}:{port}/_stcore/health", timeout=1)
-            return
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
-
-
 def test_a_second_serve_finds_the_running_one_and_keeps_its_password(tmp_path):
     """Observation 9: a second ``python -m study.serve`` moved to 8502 and printed a new
     password, which the 8501 server then refused on its own console."""
@@ -163,7 +152,7 @@ def test_a_second_serve_finds_the_running_one_and_keeps_its_password(tmp_path):
         line = first.stdout.readline()
         assert "server run: " in line, line
         password = line.split("server run: ")[1].split()[0]
-        _healthy(port1, first)
+        wait_healthy(f"http://{LOOPBACK}:{port1}", first, 90, "the first server did not start")
         second = _serve(port2, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = second.communicate(timeout=60)
         assert second.returncode == 1 and "server run" not in out
@@ -176,7 +165,7 @@ def test_a_second_serve_finds_the_running_one_and_keeps_its_password(tmp_path):
         first.wait()
     third = _serve(port2, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _healthy(port2, third)
+        wait_healthy(f"http://{LOOPBACK}:{port2}", third, 90, "the third server did not start")
     finally:
         stop(third)
 
