@@ -21,6 +21,7 @@ class Attack:
     name: str
     sql: str
     words: tuple[str, ...] = ()
+    behind: str = ""  # INFO_ATTACKS: what the worker answers past the check ("" = it runs)
 
     def expected(self, limit_s: float) -> tuple[str, ...]:
         """The words its error must contain under a ``limit_s`` time limit."""
@@ -57,6 +58,67 @@ ATTACKS: dict[str, tuple[Attack, ...]] = {
                "SELECT g, repeat('x', 1000) FROM generate_series(1, 100000000) g"),
         Attack("many big rows", "SELECT repeat('x', 9000000), repeat('y', 9000000) "
                "FROM generate_series(1, 100)", ("stopped",)),
+    ),
+}
+
+
+# Candidates that read the server instead of the task's data (issue: leftovers 2): versions,
+# accounts, settings, addresses and system catalogs. Each must be refused by the statement
+# check, with an error holding ``words``; run past the check (straight to the worker) each one
+# answers (or gets ``behind``, the worker's own terse refusal), which the tests check first, so
+# a refusal is never vacuous.
+_ONLY_OWN = "only read the task database's own tables"
+_AUTHORIZER = "not authorized"  # the worker's SQLite authorizer refuses PRAGMA, tersely
+INFO_ATTACKS: dict[str, tuple[Attack, ...]] = {
+    "sqlite": (
+        Attack("sqlite_version()", "SELECT sqlite_version()", ("SQLITE_VERSION()", _ONLY_OWN)),
+        Attack("sqlite_source_id()", "SELECT sqlite_source_id()", ("sqlite_source_id()",)),
+        Attack("compile options", "SELECT sqlite_compileoption_get(0)",
+               ("sqlite_compileoption_get()",)),
+        Attack("sqlite_master", "SELECT sql FROM sqlite_master", ("'sqlite_master'", _ONLY_OWN)),
+        Attack("sqlite_schema", "SELECT name FROM sqlite_schema", ("'sqlite_schema'",)),
+        Attack("main.sqlite_master", "SELECT name FROM main.sqlite_master",
+               ("'main.sqlite_master'",)),
+        Attack("quoted sqlite_master", 'SELECT name FROM "sqlite_master"', ("sqlite_master",)),
+        Attack("sqlite_temp_master", "SELECT name FROM sqlite_temp_master",
+               ("'sqlite_temp_master'",)),
+        Attack("sqlite_master in a subquery", "SELECT title FROM film WHERE title IN "
+               "(SELECT name FROM sqlite_master)", ("'sqlite_master'",)),
+        Attack("pragma_table_info()", "SELECT name FROM pragma_table_info('film')",
+               ("pragma_table_info()", _ONLY_OWN), _AUTHORIZER),
+        Attack("pragma_database_list", "SELECT file FROM pragma_database_list",
+               ("'pragma_database_list'",), _AUTHORIZER),
+        Attack("pragma_compile_options()", "SELECT * FROM pragma_compile_options()",
+               ("pragma_compile_options()",), _AUTHORIZER),
+        Attack("temp schema", "SELECT name FROM temp.sqlite_master", ("temp.sqlite_master",)),
+    ),
+    "postgres": (
+        Attack("version()", "SELECT version()", ("VERSION()", _ONLY_OWN)),
+        Attack("current_user", "SELECT current_user", ("CURRENT_USER", _ONLY_OWN)),
+        Attack("session_user", "SELECT session_user", ("SESSION_USER",)),
+        Attack("bare user", "SELECT user", ("user is refused",)),
+        Attack("current_role", "SELECT current_role", ("current_role",)),
+        Attack("current_database()", "SELECT current_database()", ("CURRENT_DATABASE()",)),
+        Attack("current_schema", "SELECT current_schema", ("CURRENT_SCHEMA",)),
+        Attack("current_catalog", "SELECT current_catalog", ("CURRENT_CATALOG",)),
+        Attack("current_setting()", "SELECT current_setting('data_directory')",
+               ("current_setting()", _ONLY_OWN)),
+        Attack("inet_server_addr()", "SELECT inet_server_addr()", ("inet_server_addr()",)),
+        Attack("inet_server_port()", "SELECT inet_server_port()", ("inet_server_port()",)),
+        Attack("inet_client_addr()", "SELECT inet_client_addr()", ("inet_client_addr()",)),
+        Attack("has_table_privilege()", "SELECT has_table_privilege('film', 'SELECT')",
+               ("has_table_privilege()",)),
+        Attack("pg_roles", "SELECT rolname FROM pg_roles", ("'pg_roles'", _ONLY_OWN)),
+        Attack("pg_catalog.pg_tables", "SELECT tablename FROM pg_catalog.pg_tables",
+               ("'pg_catalog.pg_tables'",)),
+        Attack("pg_stat_activity", "SELECT query FROM pg_stat_activity",
+               ("'pg_stat_activity'",)),
+        Attack("pg_settings in a join", "SELECT f.title, s.setting FROM film AS f "
+               "JOIN pg_settings AS s ON s.name = 'port'", ("'pg_settings",)),
+        Attack("information_schema", "SELECT table_name FROM information_schema.tables",
+               ("'information_schema.tables'",)),
+        Attack("regclass cast", "SELECT 'pg_authid'::regclass::oid", ("REGCLASS",)),
+        Attack("pg_backend_pid()", "SELECT pg_backend_pid()", ("pg_backend_pid()",)),
     ),
 }
 

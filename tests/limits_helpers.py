@@ -49,3 +49,26 @@ def finishes(fn: Callable[[], Any], hang_s: float) -> dict[str, Any]:
     thread.join(hang_s)
     assert not thread.is_alive(), f"still running after {hang_s} s"
     return box
+
+
+def past_the_check(db: Any, sql: str) -> dict[str, Any]:
+    """The worker's reply to ``sql`` sent straight to it, without the statement check: what an
+    attack would read if the check let it through."""
+    from core.engine.workerpool import KILL_GRACE_S, POOL
+
+    return POOL.run({**db._request(), "sql": sql}, db.timeout_s + KILL_GRACE_S)
+
+
+def assert_info_refused(db: Any, attack: Any) -> None:
+    """``attack`` (benchmarks.attacks.INFO_ATTACKS) answers past the check, and the check
+    refuses it with one error naming what it refused."""
+    reply = past_the_check(db, attack.sql)
+    if attack.behind:  # a second layer (the SQLite authorizer) stops it, without saying why
+        assert attack.behind in reply.get("error", ""), (attack.name, reply)
+    else:
+        assert "error" not in reply, (attack.name, reply)  # it runs: a real leak, not a typo
+    result = db.execute(attack.sql)
+    assert not result.ok and result.rows == [], (attack.name, result.rows[:1])
+    for w in attack.words:
+        assert w in result.error, (w, result.error)
+    assert result.error.count("refused") + result.error.count("not on the allow-list") == 1

@@ -8,14 +8,14 @@ import urllib.parse
 
 import pytest
 
-from benchmarks.attacks import ATTACKS, Attack, run_attack
+from benchmarks.attacks import ATTACKS, INFO_ATTACKS, Attack, run_attack
 from core.engine.errors import DatabaseError
 from core.engine.execute import open_database, sqlite_uri
 from core.engine.sqlguard import check_query
 from core.engine.taskbank import DatabaseSpec
 from core.engine.workerpool import KILL_GRACE_S, POOL, WorkerTimeout
 from tests.conftest_core import FILM_DUMP, file_hash
-from tests.limits_helpers import STOP_MARGIN_S, assert_stopped, unchanged
+from tests.limits_helpers import STOP_MARGIN_S, assert_info_refused, assert_stopped, unchanged
 
 LIMIT_S = 1.0
 
@@ -136,11 +136,11 @@ REFUSED_FUNCTIONS = [
     "SELECT pg_terminate_backend(1)", "SELECT pg_advisory_lock(1)",
     "SELECT lo_import('/etc/passwd')", "SELECT * FROM dblink('host=x', 'SELECT 1') AS t(a int)",
     "SELECT load_extension('/tmp/x.so')", "SELECT pg_sleep(10)", "SELECT nextval('s')",
-    "SELECT set_config('transaction_read_only', 'off', true)", "SELECT current_setting('x')",
+    "SELECT set_config('transaction_read_only', 'off', true)",
     "SELECT pg_catalog.pg_read_file('x')", 'SELECT "pg_read_file"(\'x\')',
     "SELECT pg_catalog.upper('x')", "SELECT fts3_tokenizer('simple')",
     "SELECT query_to_xml('SELECT 1', true, true, '')", "SELECT txid_current()",
-    "SELECT * FROM pragma_table_info('film')", "SELECT title FROM film WHERE pg_sleep(1) IS NULL",
+    "SELECT title FROM film WHERE pg_sleep(1) IS NULL",
 ]
 
 
@@ -211,4 +211,14 @@ def test_concurrent_queries_share_the_pool_correctly(film_file):
     assert "time limit" in results[0].error
     assert [r.rows for r in results[1:]] == [[(4 + i,)] for i in range(11)]
     assert len(POOL.pids()) <= POOL.max_workers
+    db.close()
+
+
+@pytest.mark.parametrize("attack", INFO_ATTACKS["sqlite"], ids=lambda a: a.name)
+def test_server_information_and_catalogs_are_refused(film_file, attack: Attack):
+    """sqlite_version(), sqlite_master, pragma_* functions: each would answer past the check,
+    and the check refuses it: candidates read only the task's own tables."""
+    db = open_database(DatabaseSpec("sqlite", str(film_file)), timeout_s=LIMIT_S)
+    assert_info_refused(db, attack)
+    assert db.execute("SELECT title FROM main.film WHERE id = 1").ok  # own tables still read
     db.close()

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from benchmarks.attacks import ATTACKS, Attack, run_attack
+from benchmarks.attacks import ATTACKS, INFO_ATTACKS, Attack, run_attack
 from core.engine.dbrole import role_warnings
 from core.engine.execute import open_database
 from core.engine.taskbank import DatabaseSpec
 from core.engine.workerpool import POOL
-from tests.limits_helpers import assert_stopped, unchanged
+from tests.limits_helpers import assert_info_refused, assert_stopped, unchanged
 from tests.pg import fetch, run_sql
 
 pytestmark = pytest.mark.postgres
@@ -70,6 +70,17 @@ def test_server_functions_are_refused_and_leave_no_trace(film_pg, sql):
         assert victim.exec_driver_sql("SELECT 1").scalar_one() == 1  # not terminated
         same()
     other.dispose()
+
+
+def test_server_information_and_catalogs_are_refused(film_pg):
+    """version(), current_user, current_setting(), inet_server_addr(), pg_* catalogs,
+    information_schema: each answers past the check on a real server, and the check refuses
+    it with one error naming it (one database handle for the whole corpus: it is slow to open)."""
+    db = open_database(DatabaseSpec("url", film_pg), timeout_s=LIMIT_S)
+    for attack in INFO_ATTACKS["postgres"]:
+        assert_info_refused(db, attack)
+    assert db.execute("SELECT title FROM public.film WHERE id = 1").rows == [("Pulp Fiction",)]
+    db.close()
 
 
 @pytest.mark.parametrize(("sql", "stopped_by"), [

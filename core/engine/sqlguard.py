@@ -11,6 +11,13 @@ does not know (``exp.Anonymous``) must be named in ``PURE_FUNCTIONS``. A schema-
 (``pg_catalog.upper(x)``) is refused, and a text scan refuses the server-side name prefixes in
 ``_DENIED_PREFIXES`` wherever ``name(`` appears in the text, whatever node it parses to.
 
+Candidate SQL reads only the task database's own tables (:func:`check_tables`): functions that
+describe the server or the session (``version()``, ``current_user``, ``current_database()``,
+``sqlite_version()``, ``inet_server_addr()``, …), system catalogs and views (``pg_*``,
+``information_schema.*``, ``sqlite_master``, ``pragma_*`` table-valued functions, ``dbstat``),
+tables of another schema than ``public`` / ``main`` and casts to catalog types (``::regclass``)
+are refused with one message naming what was refused.
+
 The check runs in the app process, so it is bounded before any regex or parser sees the text
 (:func:`parse_bounded`): at most ``MAX_SQL_CHARS`` characters, ``MAX_SQL_TOKENS`` tokens and
 ``MAX_NESTING`` levels of parentheses / CASE, regexes that cannot backtrack, and a
@@ -39,6 +46,31 @@ _TYPED_DENIED = frozenset({
     "MLForecast", "MLTranslate", "CurrentIpAddress",
 })
 _TYPED_DENIED_PREFIXES = ("AI",)
+# Typed functions that describe the server, the session or the account, not the task's data.
+_SERVER_INFO = frozenset({
+    "CurrentVersion", "CurrentUser", "SessionUser", "CurrentDatabase", "CurrentSchema",
+    "CurrentSchemas", "CurrentCatalog", "CurrentRole", "CurrentRoleType", "CurrentAvailableRoles",
+    "CurrentSecondaryRoles", "CurrentAccount", "CurrentAccountName", "CurrentClient",
+    "CurrentOrganizationName", "CurrentOrganizationUser", "CurrentRegion", "CurrentSession",
+    "CurrentStatement", "CurrentTransaction", "CurrentUserId", "CurrentWarehouse",
+    "CurrentIpAddress",
+})
+# PostgreSQL's SQL-standard session functions written without parentheses parse as columns.
+_BARE_SESSION_WORDS = frozenset({
+    "user", "current_user", "session_user", "system_user", "current_role", "current_catalog",
+    "current_schema",
+})
+# Server-information functions by name, wherever ``name(`` appears (sqlglot may type them).
+_SERVER_FUNCTIONS = re.compile(
+    r"^(version|current_setting|sqlite_version|sqlite_source_id|sqlite_compileoption_used|"
+    r"sqlite_compileoption_get|sqlite_offset|inet_server_addr|inet_server_port|inet_client_addr|"
+    r"inet_client_port|current_user|session_user|system_user|current_role|current_database|"
+    r"current_catalog|current_schema|current_schemas|current_query|has_\w*_privilege|"
+    r"obj_description|col_description|shobj_description|format_type|to_reg\w*)$", re.I)
+# Catalog tables and views of PostgreSQL and SQLite, refused by name in FROM / JOIN.
+_CATALOG_TABLE = re.compile(r"^(pg_|sqlite_|pragma_)|^(dbstat|information_schema)$", re.I)
+_OWN_SCHEMAS = frozenset({"", "public", "main"})  # a task's tables live in these
+_ONLY_OWN = "candidate SQL may only read the task database's own tables"
 
 # Pure functions sqlglot parses as exp.Anonymous, in SQLite and PostgreSQL (lower case).
 _PURE_TEXT = """
@@ -130,21 +162,60 @@ def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
             _check_printf(node, dialect)
         if isinstance(node, exp.Anonymous):
             name = _call_name(node)
+            if _SERVER_FUNCTIONS.match(name):
+                raise UnsafeQueryError(_server_info(f"{name}()"))
+            if name.startswith("pragma_"):  # SQLite's PRAGMA as a table-valued function
+                raise UnsafeQueryError(f"the system catalog {name}() is refused; {_ONLY_OWN}")
             if name not in PURE_FUNCTIONS:
                 raise UnsafeQueryError(
                     f"the function {name}() is not on the allow-list of pure functions "
                     "candidate SQL may call")
         else:
             cls = type(node).__name__
+            if cls in _SERVER_INFO:
+                raise UnsafeQueryError(_server_info(node.sql(dialect)[:60]))
             if cls in _TYPED_DENIED or cls.startswith(_TYPED_DENIED_PREFIXES):
                 raise UnsafeQueryError(
                     f"the function {_call_name(node)}() is not on the allow-list of pure "
                     "functions candidate SQL may call")
     for match in _CALL.finditer(sql):
+        if _SERVER_FUNCTIONS.match(match.group(1)):
+            raise UnsafeQueryError(_server_info(f"{match.group(1).lower()}()"))
         if _DENIED_PREFIXES.match(match.group(1)):
             raise UnsafeQueryError(
                 f"the function {match.group(1).lower()}() is not on the allow-list of pure "
                 "functions candidate SQL may call")
+
+
+def _server_info(what: str) -> str:
+    """The one refusal of a server- or session-information function."""
+    return (f"{what} is refused: it describes the database server or session, not the task's "
+            f"data; {_ONLY_OWN}")
+
+
+def check_tables(tree: exp.Expression, dialect: str) -> None:
+    """Refuse system catalogs, other schemas, catalog casts and bare session words, so candidate
+    SQL reads only the task database's own tables (see the module docstring)."""
+    for node in tree.walk():
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            schema, name = str(node.db or ""), str(node.name)
+            written = ".".join(p for p in (str(node.catalog or ""), schema, name) if p)[:80]
+            if _CATALOG_TABLE.match(name) or _CATALOG_TABLE.match(schema) or \
+                    schema.lower().startswith("pg_"):
+                raise UnsafeQueryError(f"the system catalog '{written}' is refused; {_ONLY_OWN}")
+            if schema.lower() not in _OWN_SCHEMAS or node.catalog:
+                raise UnsafeQueryError(
+                    f"the table '{written}' is in another schema or database; "
+                    f"{_ONLY_OWN} (write the table name without a schema)")
+        elif isinstance(node, exp.DataType) and str(node.this).upper().startswith(
+                ("REG", "TYPE.REG")):
+            raise UnsafeQueryError(
+                f"the cast to '{node.sql(dialect)}' reads the system catalogs and is refused; "
+                f"{_ONLY_OWN}")
+        elif (dialect == "postgres" and isinstance(node, exp.Column) and not node.table
+              and isinstance(node.this, exp.Identifier) and not node.this.quoted
+              and node.name.lower() in _BARE_SESSION_WORDS):
+            raise UnsafeQueryError(_server_info(node.name.lower()))
 
 
 def parse_bounded(sql: str, dialect: str = "sqlite") -> list[exp.Expr]:
@@ -208,7 +279,8 @@ def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
     """Parse ``sql`` and return its AST if it is exactly one read-only query of pure functions.
 
     Raises :class:`UnsafeQueryError` naming what was refused (PRAGMA, ATTACH, DDL, DML, several
-    statements, a function outside the allow-list, or unparsable text).
+    statements, a function outside the allow-list, server information, a system catalog or
+    another schema's table, or unparsable text).
     """
     statements = parse_bounded(sql, dialect)
     if len(statements) != 1:
@@ -223,4 +295,5 @@ def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
             raise UnsafeQueryError(
                 f"{type(node).__name__.upper()} is not allowed inside a candidate query")
     check_functions(tree, sql, dialect)
+    check_tables(tree, dialect)
     return tree
