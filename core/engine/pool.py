@@ -13,6 +13,7 @@ The pipeline, in order (one module each)::
 from __future__ import annotations
 
 import json
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,55 @@ import sqlglot
 from core.engine.execute import ExecutionResult, TaskDatabase, execute_candidates, open_database
 from core.engine.features import Feature, extract_features, schema_constraints
 from core.engine.layout import compute_layout
+from core.engine.lru import LRUCache
 from core.engine.poolfile import ENGINE_VERSION  # noqa: F401 - re-exported (core.engine)
 from core.engine.similarity import functional_classes, output_key
 from core.engine.taskbank import DatabaseSpec, Task
 
 FORMAT_VERSION = 1
+
+# Per-pool bounds of the repair caches (shared by every session of a pool for the server's
+# life). A round executes at most 200 proposals and recomposition repeats itself across
+# sessions, so 2048 entries keep ~10 rounds of distinct queries; 32 MB bounds the outputs
+# they hold (one result may carry up to 16 MB of cell text). Clause atoms are small and per
+# candidate: 8192 entries cover a 1000-candidate pool and the candidates its repairs added.
+REPAIR_CACHE_ENTRIES = 2048
+REPAIR_CACHE_BYTES = 32 * 1024 * 1024
+ATOM_CACHE_ENTRIES = 8192
+
+
+def _value_bytes(v: Any) -> int:
+    """Estimated Python memory of one output cell (object header plus its text)."""
+    if isinstance(v, str):
+        return 49 + len(v)
+    if isinstance(v, bytes):
+        return 33 + len(v)
+    return 32
+
+
+def result_bytes(result: ExecutionResult) -> int:
+    """Estimated memory of an output kept in a repair cache: its rows (tuples of cells), column
+    names and error text; what :data:`REPAIR_CACHE_BYTES` is counted in."""
+    size = 100 + sum(_value_bytes(c) for c in result.columns) + len(result.error or "")
+    for row in result.rows:
+        size += 56 + 8 * len(row) + sum(_value_bytes(v) for v in row)
+    return size
+
+
+def repair_entry_bytes(entry: Any) -> int:
+    """Estimated memory of a repair-cache entry ``[result, output key, features]``."""
+    result, key = entry[0], entry[1]
+    return result_bytes(result) + 49 + len(key or "")
+
+
+def new_repair_cache() -> LRUCache:
+    """An empty per-pool repair cache: SQL -> [result, output key, features or None]."""
+    return LRUCache(REPAIR_CACHE_ENTRIES, REPAIR_CACHE_BYTES, repair_entry_bytes)
+
+
+def new_atom_cache() -> LRUCache:
+    """An empty per-pool cache of clause atoms: SQL -> (atoms, nested SELECTs' atoms)."""
+    return LRUCache(ATOM_CACHE_ENTRIES, 1 << 62)
 
 
 @dataclass
@@ -55,12 +100,15 @@ class PreparedPool:
     unique: dict[str, list[str]] = field(default_factory=dict)
     # where repair executes new candidates; set by prepare_pool / load_prepared, never saved
     database: DatabaseSpec | None = field(default=None, compare=False, repr=False)
-    # SQL -> (result, features) of queries repair tried on this pool (shared by its sessions
-    # and their extended copies: a query's output never changes); never saved
-    repair_cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # SQL -> [result, output key, features] of queries repair tried on this pool (shared by its
+    # sessions and their extended copies: a query's output never changes); never saved; an
+    # LRU bounded by REPAIR_CACHE_ENTRIES and REPAIR_CACHE_BYTES (resampling adds new SQL)
+    repair_cache: MutableMapping[str, Any] = field(default_factory=new_repair_cache,
+                                                   compare=False, repr=False)
     # SQL -> (clause atoms, nested SELECTs' atoms) of candidates repair decomposed (shared
     # like repair_cache: a repair round then parses only the candidates it has not seen)
-    atom_cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    atom_cache: MutableMapping[str, Any] = field(default_factory=new_atom_cache, compare=False,
+                                                 repr=False)
     # questions about the answer (core.engine.answers.AnswerContext) when the vocabulary holds
     # them (core.engine.answers.with_answers); never saved
     answers: Any = field(default=None, compare=False, repr=False)

@@ -43,10 +43,11 @@ def pool_atoms(pool: PreparedPool, sql: str) -> tuple[Parts | Compound | None, l
     (its sessions and their repaired copies share ``atom_cache``: a query's atoms never
     change)."""
     cache = pool.atom_cache
-    if sql not in cache:
-        cache[sql] = (decompose_query(sql, pool.dialect, pool.schema),
-                      nested_parts(sql, pool.dialect, pool.schema))
-    return cache[sql]
+    atoms = cache.get(sql)  # a bounded LRU: read once, never after a store another may evict
+    if atoms is None:
+        atoms = cache[sql] = (decompose_query(sql, pool.dialect, pool.schema),
+                              nested_parts(sql, pool.dialect, pool.schema))
+    return atoms
 
 
 def decompose_pool(pool: PreparedPool) -> None:

@@ -159,21 +159,25 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
         if len(added) >= max_new:
             break
         chunk = budget[start:start + EXECUTE_CHUNK]
-        todo = list(dict.fromkeys(sql for sql, _ in chunk if sql not in cache))
+        # the cache is a bounded LRU shared with other sessions: this chunk's entries are
+        # held here, so an eviction between storing and reading them costs nothing
+        entries = {sql: cache.get(sql) for sql, _ in chunk}
+        todo = [sql for sql, entry in entries.items() if entry is None]
         # one worker round trip per chunk; the read-only allow-list (check_query) runs first
         for sql, result in zip(todo, db.execute_many(todo), strict=True):
-            cache[sql] = [result, output_key(result), None]
+            entries[sql] = cache[sql] = [result, output_key(result), None]
         for sql, weight in chunk:
             if len(added) >= max_new:
                 break
-            result, key, feature_list = cache[sql]
+            entry = entries[sql]
+            result, key, feature_list = entry
             if not result.ok or key in rejected or key in alive_outputs or key in outputs_added:
                 continue
             if feature_list is None:
                 try:
-                    feature_list = cache[sql][2] = pool.features_of(sql)
+                    feature_list = entry[2] = pool.features_of(sql)
                 except sqlglot.errors.SqlglotError:
-                    feature_list = cache[sql][2] = []
+                    feature_list = entry[2] = []
             if not feature_list or _violations({f.key for f in feature_list}
                                                | {f.key for f in pool.answer_features(result)},
                                                yes, no):
