@@ -3,6 +3,8 @@ setting, the default panel guide and the study list without a study link (issue 
 
 from __future__ import annotations
 
+import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,141 @@ def test_steps_and_withdrawals_are_named_for_people(tmp_path: Path) -> None:
                           "counts": {"events": 12, "answers": 0, "audio_files": 1}})
     assert row["participant"] == "P3" and row["rows"] == "1 audio files, 12 events"
     assert row["when"].startswith("2023-11-1")  # a date, not an epoch
+
+
+# --- labels: plain shows no SQL anywhere in the workspace ------------------------------------
+
+# SQL as a reader would spot it: keywords, function calls, table-qualified names, COUNT(*).
+SQL_TEXT = re.compile(r"\b(SELECT|FROM|WHERE|JOIN|GROUP BY|ORDER BY|HAVING|LIMIT|DISTINCT|UNION|"
+                      r"EXISTS|NULLIF|GROUP_CONCAT|STRFTIME|CAST)\b|\b[A-Za-z_]\w*\((?!s\))|"
+                      r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*\b|\(\*\)")
+
+
+class _Shown(HTMLParser):
+    """What a participant can read of an HTML fragment: its text (not <style>) and its
+    title, aria-label and alt attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self._style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._style = tag == "style"
+        self.parts += [v for k, v in attrs if k in ("title", "aria-label", "alt") and v]
+
+    def handle_endtag(self, tag: str) -> None:
+        self._style = False
+
+    def handle_data(self, data: str) -> None:
+        if not self._style:
+            self.parts.append(data)
+
+
+def shown_text(html: str) -> list[str]:
+    """The pieces of ``html`` a participant reads (text, tooltips, screen-reader labels)."""
+    parser = _Shown()
+    parser.feed(html)
+    return [p.strip() for p in parser.parts if p.strip()]
+
+
+def sql_shown(html: str) -> list[str]:
+    """The pieces of ``html`` a participant reads that hold SQL."""
+    return [p for p in shown_text(html) if SQL_TEXT.search(p)]
+
+
+def _workspace_html(ws) -> str:
+    """Everything the decision-dependent panels and the Action Space show for ``ws``'s state
+    (the tooltips as the component renders them), plus the open-decisions line and legend."""
+    from ui.panels import variable_words
+    from ui.views import panel_views
+
+    views = panel_views(ws, show_action_space=True, show_decision_space=True, hover=True)
+    parts = [v["html"] for v in views.values() if "html" in v]
+    space = next(v for v in views.values() if "space" in v)
+    parts += [g["tip"] for g in space["space"]["glyphs"]] + [space["summary"]]
+    parts += [f"<p>{variable_words(ws, v)}</p>" for v in ws.session.variables()[:5]]
+    parts.append(legend(ws.extra["labels"]))
+    return "\n".join(parts)
+
+
+def _states(pool, labels: str, repair: bool = True):
+    """The workspace at its start, after Yes to the first question, and with ``repair`` after
+    "None of these" and its recomposition (new, starred candidates), then Back."""
+    from ui import actions
+    from ui.actions import no_log
+    from ui.state import WorkspaceState, default_session
+    from ui.views import LABELS, current_variable
+
+    ws = WorkspaceState(default_session(pool), pool.question, extra={LABELS: labels})
+    yield ws
+    variable = current_variable(ws)
+    if variable is not None:
+        actions.answer_variable(ws, True, no_log, keys=variable.keys)
+        yield ws
+    if not repair:
+        return
+    actions.none_of_these(ws, no_log)
+    actions.run_repair(ws, no_log, "recompose")
+    yield ws
+    ws.session.undo()
+    yield ws
+
+
+@pytest.fixture(scope="module")
+def film_pools():
+    """Every pool of the built-in film bank (each feature kind the studies show)."""
+    from core.engine.prepare import default_pool_dir, load_prepared
+    from core.engine.taskbank import load_task_bank
+    from ui.bank_cache import bank_path
+
+    tasks, _ = load_task_bank(bank_path(), lenient=True)
+    return [load_prepared(t, default_pool_dir(bank_path())) for t in tasks]
+
+
+def test_plain_labels_show_no_sql_anywhere_in_the_workspace(film_pools) -> None:
+    """Under plain, no panel text, tooltip (glyph hover), title or aria label holds SQL, in
+    every film task, before and after Yes (and in three of them "None of these" with repair,
+    then Back: repair is most of the test's time)."""
+    checked = 0
+    for k, pool in enumerate(film_pools):
+        for ws in _states(pool, "plain", repair=k < 3):
+            html = _workspace_html(ws)
+            assert sql_shown(html) == [], (pool.task_id, sql_shown(html)[:5])
+            assert not re.search(r"\b1 (rows|columns)\b", html)  # "1 column", "1 row"
+            text = " ".join(shown_text(html))
+            assert "Variable " not in text and "clause" not in text.lower()  # not jargon
+            checked += len(shown_text(html))
+    assert checked > 5000  # the check read the workspace, not an empty page
+
+
+def test_both_and_sql_labels_keep_their_sql(film_pools) -> None:
+    """The SQL conditions are unchanged: chips, tooltips and clause buttons show SQL."""
+    pool = film_pools[0]
+    for labels in ("both", "sql"):
+        ws = next(_states(pool, labels))
+        html = _workspace_html(ws)
+        tips = [g for g in sql_shown(html) if g.startswith("SELECT ") or g.startswith("FROM ")]
+        assert tips, labels
+        assert any(p.startswith("Keep queries with SELECT") for p in shown_text(html))
+
+
+def test_plain_words_for_what_had_no_words() -> None:
+    """Expressions that fell back to SQL in plain questions, and result headers, read as words."""
+    from core.planpool.questions import expression_words, header_words
+
+    cases = {
+        "GROUP_CONCAT(people.name, ', ')": "the list of person's name",
+        "STRFTIME('%Y', films.release_date)": "the film's release date written as '%Y'",
+        "(ratings.a * 10 + ratings.b) / 3.0": "(the rating's a times 10 plus the rating's b) "
+                                              "divided by 3.0",
+        "scripts.deadline = DATE('2003-04-21')": "the script's deadline is the date '2003-04-21'",
+        "EXISTS(SELECT 1 FROM directors WHERE directors.film_id = films.id)":
+            "there is a matching director where the director's film id is the film's id",
+        "CASE WHEN films.year > 2000 THEN 1 END": "a value computed from the film's year",
+    }
+    for sql, words in cases.items():
+        assert expression_words(sql) == words
+    assert [header_words(c) for c in ("title", "COUNT(*)", "AVG(r.imdb_rating)",
+                                      "GROUP_CONCAT(a.name)", "((")] == [
+        "title", "number of rows", "average imdb rating", "list of name", "computed value"]

@@ -19,11 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.answers import is_answer
 from core.engine.display import spellings, sql_value
 from core.engine.execute import ExecutionResult
 from core.engine.layout import voronoi_cells
 from core.engine.session import RankedVariable, RepairSession
 from study import limits
+from ui.chips import column_header, plain_text, shape_text
 
 REDS = ("#cb181d", "#ef6548", "#a50f15", "#fb6a4a", "#d7301f", "#fc9272", "#7f0000", "#e34a33")
 BLUES = ("#2171b5", "#6baed6", "#08519c", "#4292c6", "#3182bd", "#9ecae1", "#08306b", "#1f78b4")
@@ -95,12 +97,17 @@ def _cell(value: Any, width: int = 22) -> str:
     return escape(text if len(text) <= width else text[: width - 1] + "…")
 
 
-def output_preview(result: ExecutionResult, rows: int = 5, cols: int = 4) -> str:
-    """A few rows of an output as tooltip HTML (the tooltip renders <br> and <b>)."""
+def output_preview(result: ExecutionResult, rows: int = 5, cols: int = 4,
+                   labels: str = "sql") -> str:
+    """A few rows of an output as tooltip HTML (the tooltip renders <br> and <b>); under
+    ``plain`` labels headers are in words and an error is not quoted (it names SQL)."""
     if not result.ok:
+        if labels == "plain":
+            return "It stops with an error, so it has no output."
         return f"<b>error</b>: {_cell(result.error, 60)}"
     n_rows, n_cols = result.shape
-    head = " | ".join(f"<b>{_cell(c, 16)}</b>" for c in result.columns[:cols])
+    head = " | ".join(f"<b>{_cell(column_header(str(c), labels), 16)}</b>"
+                      for c in result.columns[:cols])
     more_cols = " | …" if n_cols > cols else ""
     lines = [head + more_cols]
     lines += [" | ".join(_cell(v) for v in r[:cols]) + more_cols for r in result.rows[:rows]]
@@ -153,9 +160,11 @@ def names_of(pool: Any) -> dict[str, str]:
     return _cached(pool, ("names",), lambda: spellings(pool.sqls, pool.schema))
 
 
-def hover_text(session: RepairSession, i: int, cluster_number: int, max_features: int = 10) -> str:
+def hover_text(session: RepairSession, i: int, cluster_number: int, max_features: int = 10,
+               labels: str = "sql") -> str:
     """Tooltip of candidate ``i``: cluster, how it was made, output shape, atomic features as
-    the schema spells them, output preview (no internal id: people read it)."""
+    the schema spells them (under ``plain`` labels: the questions it answers Yes, and no SQL
+    at all), output preview (no internal id: people read it)."""
     pool = session.pool
     res = pool.results[i]
     rows, cols = res.shape
@@ -163,24 +172,32 @@ def hover_text(session: RepairSession, i: int, cluster_number: int, max_features
     made = (f"new ({origin})" if origin in REPAIR_ORIGINS
             else f"sampled ×{int(pool.counts[i])}")
     title = (f"<b>Query</b> in cluster {cluster_number} · {made}"
-             f"<br>{rows} rows × {cols} columns" if res.ok else
+             f"<br>{shape_text(rows, cols)}" if res.ok else
              f"<b>Query</b> in cluster {cluster_number} · <b>does not run</b>")
-    return title + _cached(pool, ("hover", i, max_features),
-                           lambda: _hover_body(session, i, max_features))
+    tip = title + _cached(pool, ("hover", i, max_features, labels == "plain"),
+                          lambda: _hover_body(session, i, max_features, labels))
+    return f'<div class="pq-tip-words">{tip}</div>' if labels == "plain" else tip
 
 
-def _hover_body(session: RepairSession, i: int, max_features: int) -> str:
+def _hover_body(session: RepairSession, i: int, max_features: int, labels: str = "sql") -> str:
+    """The cached part of a tooltip: the candidate's clauses (SQL, or under ``plain`` labels
+    the questions it answers Yes) and its output preview."""
     pool = session.pool
     res = pool.results[i]
     names = names_of(pool)
-    keys = [f"{f.keyword} {sql_value(f, names)}".strip()
-            for f in (pool.vocabulary[j] for j in np.flatnonzero(pool.x[i]))]
+    present = [pool.vocabulary[j] for j in np.flatnonzero(pool.x[i])]
+    if labels == "plain":
+        lines = [plain_text(f, names) for f in present if not is_answer(f)]
+        head, unit = "<b>Answers Yes to</b><br>", "more questions"
+    else:
+        lines = [f"{f.keyword} {sql_value(f, names)}".strip() for f in present]
+        head, unit = "", "more features"
     feats = "<br>".join(escape(k if len(k) <= 120 else k[:119] + "…")
-                        for k in keys[:max_features])
-    if len(keys) > max_features:
-        feats += f"<br>… {len(keys) - max_features} more features"
-    parts = ["", feats] if feats else [""]
-    parts.append(output_preview(res))
+                        for k in lines[:max_features])
+    if len(lines) > max_features:
+        feats += f"<br>… {len(lines) - max_features} {unit}"
+    parts = ["", head + feats] if feats else [""]
+    parts.append(output_preview(res, labels=labels))
     return "<br>──────────<br>".join(parts)
 
 
@@ -189,14 +206,15 @@ def _unit(v: float) -> float:
 
 
 def space_spec(session: RepairSession, variable: RankedVariable | None = None, *,
-               height: int = HEIGHT) -> dict[str, Any]:
+               height: int = HEIGHT, labels: str = "sql") -> dict[str, Any]:
     """What the Action Space component draws for this state, as plain JSON-ready data.
 
     Positions are in the fixed [0, 1] data square (y up); glyph sizes in px. ``cells``: the
     survivors' Voronoi cells grouped by fill (cluster shade, red or blue); ``dead``: the
     filtered-out candidates (faded, never selectable); ``glyphs``: one per survivor in pool
     order (``valid`` False draws an X), with its cluster number, the repair star flag and its
-    tooltip HTML; ``labels``: one per cluster at its members' centroid. The component
+    tooltip HTML (``labels``: the study condition's, sql/both or plain); ``labels`` in the
+    spec: one per cluster at its members' centroid. The component
     (ui/components/action_space.js) draws it as SVG and diffs per layer, so a decision costs
     a few DOM updates, not a chart library's full redraw (Plotly.react took 70 ms at N = 50
     and 220 ms at N = 200 here).
@@ -232,30 +250,33 @@ def space_spec(session: RepairSession, variable: RankedVariable | None = None, *
                        "colour": shade(num, bool(red[cid])) if valid[cid] else INVALID,
                        "contains": bool(red[cid]) and bool(valid[cid]),
                        "new": cid < len(pool.origins) and pool.origins[cid] in REPAIR_ORIGINS,
-                       "tip": hover_text(session, cid, num)})
-    labels = []
+                       "tip": hover_text(session, cid, num, labels=labels)})
+    marks = []
     for c in infos:
         xy = pos[list(c.members)].mean(axis=0)
-        labels.append({"x": _unit(xy[0]), "y": _unit(xy[1]), "text": str(c.number)})
+        marks.append({"x": _unit(xy[0]), "y": _unit(xy[1]), "text": str(c.number)})
     dead = np.flatnonzero(~alive)
     return {"task": pool.task_id, "height": height, "margin": MARGIN, "dragmode": "lasso",
             "cells": cells, "dead": [[float(x), float(y)] for x, y in pos[dead]],
-            "glyphs": glyphs, "labels": labels,
+            "glyphs": glyphs, "labels": marks,
             "colours": {"faded": FADED, "invalid": INVALID, "new": NEW, "header": HEADER}}
 
 
 def cached_space(session: RepairSession, variable: RankedVariable | None = None, *,
-                 height: int = HEIGHT) -> dict[str, Any]:
-    """:func:`space_spec`, kept per pool and state (survivors, colouring variable, clustering).
+                 height: int = HEIGHT, labels: str = "sql") -> dict[str, Any]:
+    """:func:`space_spec`, kept per pool and state (survivors, colouring variable, clustering)
+    and tooltip wording (``plain`` labels or not).
 
     Shared between browser sessions: it holds only what the pool and the state determine. The
     dict is shared too, so callers must not mutate it.
     """
+    plain = labels == "plain"
     key = ("space", id(session.pool.positions), session.alive.tobytes(),
            variable.keys if variable else None, height, session.strategy,
-           session.max_clusters, session.min_support, session.random_state)
-    return _cached(session.pool, key, lambda: space_spec(session, variable, height=height),
-                   cap=FIGURES_PER_POOL)
+           session.max_clusters, session.min_support, session.random_state, plain)
+    return _cached(session.pool, key, lambda: space_spec(
+        session, variable, height=height, labels="plain" if plain else "sql"),
+        cap=FIGURES_PER_POOL)
 
 
 def selected_ids(selection: Any, n: int = limits.MAX_SELECTION) -> tuple[list[int], str]:

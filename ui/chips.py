@@ -18,7 +18,7 @@ from sqlglot.tokens import Tokenizer, TokenType
 
 from core.engine.display import sql_value
 from core.engine.features import Feature
-from core.planpool.questions import phrases, render_question
+from core.planpool.questions import header_words, phrases, render_question
 
 RED = "#d62728"
 RED_OVERLAY = "rgba(214, 39, 40, 0.28)"
@@ -93,8 +93,8 @@ def chip(feature: Feature, role: str = "plain", *, bordered: bool = False,
     classes = " ".join(c for c in ("pq-chip", role, "likely" if bordered else "") if c)
     extra = f'<span class="badge">{escape(badge)}</span>' if badge else ""
     words = plain_text(feature, names) if labels != "sql" else ""
-    if labels == "plain":
-        return (f'<span class="{classes} words" title="{escape(feature.key)}">'
+    if labels == "plain":  # no SQL anywhere, not even in a title: the words are the chip
+        return (f'<span class="{classes} words">'
                 f'<span class="val">{escape(words)}</span>{extra}</span>')
     shown = sql_value(feature, names)
     value = f'<span class="val">{breakable(shown)}</span>' if shown else ""
@@ -206,13 +206,27 @@ def _pre(inner: str, copy: bool, title: str) -> str:
 TABLE_ROWS = 200  # rows drawn in an output table; the rest are counted below it
 
 
-def output_table(columns: list[str], rows: list[tuple], *, max_rows: int = TABLE_ROWS) -> str:
-    """A query output as an escaped, scrollable HTML table (header stays in view; NULL marked).
+def shape_text(rows: int, cols: int) -> str:
+    """An output's size in words, singular where it is one: "4 rows × 1 column"."""
+    return f"{rows} row{'s' if rows != 1 else ''} × {cols} column{'s' if cols != 1 else ''}"
+
+
+@lru_cache(maxsize=4096)
+def column_header(column: str, labels: str = "sql") -> str:
+    """An output column's header as shown: as the query named it, or under ``plain`` labels an
+    expression header in words (``AVG(r.imdb_rating)`` -> "average imdb rating")."""
+    return header_words(column) if labels == "plain" else column
+
+
+def output_table(columns: list[str], rows: list[tuple], *, max_rows: int = TABLE_ROWS,
+                 labels: str = "sql") -> str:
+    """A query output as an escaped, scrollable HTML table (header stays in view; NULL marked;
+    headers as :func:`column_header` shows them under ``labels``).
 
     Streamlit's ``st.dataframe`` loads a data-grid module (~0.1 s to evaluate on a new session)
     and converts to Arrow on every rerun; an output here is a few rows to a few hundred.
     """
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
+    head = "".join(f"<th>{escape(column_header(str(c), labels))}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join('<td class="pq-null">NULL</td>' if v is None else
                          f"<td>{escape(str(v))}</td>" for v in row) + "</tr>"

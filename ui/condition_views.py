@@ -51,6 +51,17 @@ PRACTICE_HINTS = {
     "single-shot": "look at the proposed query and its output, and accept it or say it is not "
                    "what you meant.",
 }
+
+
+def practice_hint(condition: str, labels: str) -> str:
+    """What to try in the practice of ``condition``; under ``plain`` labels the Predicted
+    Query's parts are questions, not clauses."""
+    hint = PRACTICE_HINTS[condition]
+    if labels == "plain":
+        hint = hint.replace("accept or reject clauses", "answer Yes/No to single questions")
+    return hint
+
+
 LLM_FALLBACK = ("This condition is set to use the LLM agent, but no Anthropic API key is "
                 "configured (ANTHROPIC_API_KEY in the environment or in .streamlit/secrets.toml)."
                 " The structured agent asks the questions instead.")
@@ -220,11 +231,12 @@ def practice_interfaces(runner: Runner, step: flow.Step, done: Done) -> None:
         chosen = st.segmented_control("Interface to try", order, default=order[0],
                                       format_func=labels.get,
                                       key=f"pq.practice.{runner.participant}") or order[0]
-    hint = PRACTICE_HINTS[chosen]
+    hint = practice_hint(chosen, runner.spec.condition(chosen).labels)
     st.info(f"Try every part of the interface on this practice question: {hint} Nothing here "
             "is evaluated. Continue when you feel comfortable.", icon=":material/school:")
     render_condition(runner, step, f"practice-{chosen}", done, condition=chosen)
 
 
-__all__ = ["LLM_FALLBACK", "PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "practice_interfaces",
+__all__ = ["LLM_FALLBACK", "PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "practice_hint",
+           "practice_interfaces",
            "render_condition", "workspace_options"]

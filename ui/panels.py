@@ -13,7 +13,9 @@ from functools import partial
 
 import streamlit as st
 
+from core.engine.session import RankedVariable
 from core.generation.keys import has_api_key
+from core.planpool.questions import render_question
 from study import limits
 from ui import actions
 from ui.action_space import names_of
@@ -57,6 +59,14 @@ def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> N
         cols[1].button("Dismiss", key=ws.widget_key(dismiss_key(v.keys)), type="tertiary",
                        icon=":material/close:", on_click=partial(actions.dismiss, ws, v.keys, log),
                        help="Leave this decision open on purpose (it is logged)")
+
+
+def variable_words(ws: WorkspaceState, variable: RankedVariable) -> str:
+    """A decision variable as the condition shows clauses: its SQL label, or under ``plain``
+    labels its plain-language question."""
+    if labels_of(ws) == "plain":
+        return render_question(variable.features, names=names_of(ws.session.pool))
+    return variable.label
 
 
 def decision_space(ws: WorkspaceState, log: Log,
@@ -190,11 +200,11 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                   on_click=partial(actions.submit, ws, log, on_submit, options),
                   help="Record the predicted query as your answer to this task")
         if still_open:
-            names = "; ".join(v.label for v in still_open[:5])
+            names = "; ".join(variable_words(ws, v) for v in still_open[:5])
             more = f" and {len(still_open) - 5} more" if len(still_open) > 5 else ""
             st.caption(f"Submit is disabled while {len(still_open)} decision(s) are open: "
                        f"{names}{more}. Answer or dismiss each in the Decision Space.")
-    elif chosen is not None:
+    elif chosen is not None and labels_of(ws) != "plain":  # plain: no SQL for the reader
         with st.expander("SQL of the predicted query"):
             clause_panel(sql_block(session.pool.sqls[chosen]), key=ws.widget_key("sql"),
                          testid="pq-sql", on={})

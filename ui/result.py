@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.engine.execute import ExecutionResult
 from core.engine.pool import PreparedPool
-from ui.chips import output_table, sql_block
+from ui.chips import output_table, shape_text, sql_block
 from ui.components import clause_panel
 
 
@@ -30,7 +30,7 @@ def show_query(sql: str, result: ExecutionResult | None, *, show_sql: bool = Tru
     if not result.ok:
         st.warning(f"This query does not run: {result.error}")
         return
-    st.caption(f"Output: {len(result.rows)} rows × {len(result.columns)} columns")
+    st.caption(f"Output: {shape_text(len(result.rows), len(result.columns))}")
     clause_panel(output_table(result.columns, result.rows),
                  key=f"pleasqlarify.output.{tag}",
                  testid="pq-output", on={})

@@ -16,6 +16,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ui.action_space import cached_space
+from ui.views import labels_of
 
 if TYPE_CHECKING:
     from core.engine.session import RankedVariable, RepairSession
@@ -31,15 +32,15 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
-def _warm(twin: RepairSession, chart: bool) -> None:
+def _warm(twin: RepairSession, chart: bool, labels: str = "sql") -> None:
     """Everything a render of ``twin``'s state computes (the first ranked variable shown, and
-    with ``chart`` the Action Space coloured by it)."""
+    with ``chart`` the Action Space coloured by it, its tooltips worded for ``labels``)."""
     twin.cluster_of()
     ranked = twin.variables()
     twin.predicted_query()
     twin.predicted_output()
     if chart:
-        cached_space(twin, ranked[0] if ranked else None)
+        cached_space(twin, ranked[0] if ranked else None, labels=labels)
 
 
 def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool = True
@@ -64,7 +65,7 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool =
         twin = base.fork()
         try:
             twin.answer(variable.keys, yes)
-            _warm(twin, chart)
+            _warm(twin, chart, labels_of(ws))
         except Exception:  # the rerun then computes (and reports) it itself
             continue
         forks[yes] = twin

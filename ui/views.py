@@ -14,9 +14,10 @@ from html import escape
 from typing import Any
 
 from core.engine.answers import answer_question, excerpt_columns, is_answer
+from core.engine.features import Feature
 from core.engine.session import Decision, RankedVariable, RepairSession
 from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
-from ui.chips import chip, chip_row, output_table, question_line
+from ui.chips import chip, chip_row, output_table, plain_text, question_line, shape_text
 from ui.state import WorkspaceState
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
@@ -30,6 +31,11 @@ LABELS = "labels"  # ws.extra: how clauses read (sql | plain | both), from the s
 def labels_of(ws: WorkspaceState) -> str:
     """How this workspace shows clauses: SQL chips, plain-language questions, or both."""
     return str(ws.extra.get(LABELS, "both"))
+
+
+def _noun(ws: WorkspaceState) -> str:
+    """What a clause is called on screen: "question" under plain labels, else "clause"."""
+    return "question" if labels_of(ws) == "plain" else "clause"
 
 
 def current_variable(ws: WorkspaceState) -> RankedVariable | None:
@@ -75,7 +81,7 @@ def space_data(ws: WorkspaceState, colour_by_variable: bool, hover: bool) -> dic
     """The chart component's data: the spec, the summary line and the state's revision."""
     session = ws.session
     variable = current_variable(ws) if colour_by_variable else None
-    return {"space": cached_space(session, variable), "summary": space_summary(
+    return {"space": cached_space(session, variable, labels=labels_of(ws)), "summary": space_summary(
         session, clusters(session)), "revision": f"{session.step}:{len(session.survivors)}:"
         f"{ws.browse}", "hover": hover, "panel": ws.widget_key("space")}
 
@@ -83,10 +89,16 @@ def space_data(ws: WorkspaceState, colour_by_variable: bool, hover: bool) -> dic
 def space_footer(ws: WorkspaceState, colour_by_variable: bool) -> dict[str, Any]:
     """Caption and Keep-cluster buttons under the chart."""
     infos = clusters(ws.session)
-    caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) to "
-               "keep only those queries." + (" Red, hatched, outlined glyphs: contains the "
-                                             "decision variable; blue, plain: does not."
-                                             if colour_by_variable else ""))
+    if labels_of(ws) == "plain":
+        caption = ("Hover a glyph to see what its query does and what it returns. Drag a lasso "
+                   "(or click a glyph) to keep only those queries." + (
+                       " Red, hatched, outlined glyphs: Yes to the question in the Decision "
+                       "Space; blue, plain: No." if colour_by_variable else ""))
+    else:
+        caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) "
+                   "to keep only those queries." + (" Red, hatched, outlined glyphs: contains the "
+                                                    "decision variable; blue, plain: does not."
+                                                    if colour_by_variable else ""))
     html = f'<p class="pq-caption">{caption}</p>'
     if len(infos) > 1:
         html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(
@@ -112,7 +124,8 @@ def decision_html(ws: WorkspaceState) -> str:
         body = ('<div class="pq-note pq-ok"><b>Done.</b> Every remaining query returns the same '
                 "output — see the Predicted Output below.</div>")
     elif variable is None:
-        body = ('<div class="pq-note pq-warn"><b>No clause separates the remaining queries.</b> '
+        body = (f'<div class="pq-note pq-warn"><b>No {_noun(ws)} separates the remaining '
+                "queries.</b> "
                 "Select the queries you mean in the Action Space, or go Back.</div>")
     elif all(is_answer(f) for f in variable.features):
         body = answer_question_html(ws, variable)
@@ -131,20 +144,28 @@ def decision_html(ws: WorkspaceState) -> str:
             "<p><small>One of the remaining queries that contains it, in full:</small></p>"
             + chip_row(feats, decision=variable.keys,
                        implicit=[f.key for f in variable.implicit], names=names))
-        body = (f"<p>Variable <b>{ws.browse + 1}</b> of {len(ranked)} · information gain "
-                f"<b>{variable.gain:.2f} bits</b>{ahead}</p>" + shown
-                + f'<p class="pq-caption">Contained in {variable.yes_count} of {n} remaining '
-                "queries. Should your query contain it?</p>" + example)
+        plain = labels == "plain"
+        share = (f"Yes for {variable.yes_count} of the {n} remaining queries." if plain else
+                 f"Contained in {variable.yes_count} of {n} remaining queries. Should your query "
+                 "contain it?")
+        body = (f"<p>{'Question' if plain else 'Variable'} <b>{ws.browse + 1}</b> of "
+                f"{len(ranked)} · information gain <b>{variable.gain:.2f} bits</b>{ahead}</p>"
+                + shown + f'<p class="pq-caption">{share}</p>' + example)
     keys = KEYS_SEP.join(variable.keys) if variable is not None else None
     about_answer = variable is not None and all(is_answer(f) for f in variable.features)
+    if about_answer:
+        yes_title, no_title = ("Keep only the queries whose answer has it",
+                               "Keep only the queries whose answer does not have it")
+    elif labels_of(ws) == "plain":
+        yes_title, no_title = ("Keep only the queries for which the answer to this question is Yes",
+                               "Keep only the queries for which the answer to this question is No")
+    else:
+        yes_title, no_title = ("Keep only the queries that contain the red clause(s)",
+                               "Keep only the queries that do not contain the red clause(s)")
     answers = ('<div class="pq-row pq-answers">'
-               + button("Yes", "answer", "Keep only the queries whose answer has it"
-                        if about_answer else "Keep only the queries that contain the red clause(s)",
-                        key=keys, yes=True, disabled=variable is None,
+               + button("Yes", "answer", yes_title, key=keys, yes=True, disabled=variable is None,
                         extra=" pq-secondary pq-primary", shortcut="Y")
-               + button("No", "answer", "Keep only the queries whose answer does not have it"
-                        if about_answer else "Keep only the queries that do not contain the red "
-                        "clause(s)", key=keys, yes=False, disabled=variable is None,
+               + button("No", "answer", no_title, key=keys, yes=False, disabled=variable is None,
                         extra=" pq-secondary", shortcut="N") + "</div>")
     return body + answers
 
@@ -167,7 +188,7 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
             "</p>"
             f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
             "remaining queries' answers. For example, this answer has it:</p>"
-            + output_table([result.columns[j] for j in cols], rows)
+            + output_table([result.columns[j] for j in cols], rows, labels=labels_of(ws))
             + (f'<p class="pq-caption">… and {more} more rows</p>' if more > 0 else ""))
 
 
@@ -215,8 +236,9 @@ def decisions_html(session: RepairSession, labels: str = "sql") -> str:
     """The numbered decisions with the survivors left after each (bottom of the panel): chips,
     or plain-language questions when ``labels`` is plain."""
     if not session.history:
+        noun = "question" if labels == "plain" else "clause"
         return ('<p><b>Decisions</b></p><p class="pq-caption">None yet. Answer in the Decision '
-                "Space, say Yes/No to a clause above, or select queries in the Action Space.</p>")
+                f"Space, say Yes/No to a {noun} above, or select queries in the Action Space.</p>")
     counts = session.survivors_per_step()
     lines = []
     names = names_of(session.pool)
@@ -241,6 +263,16 @@ def shown_clauses(ws: WorkspaceState, open_beliefs: list) -> list:
     return [b for b in open_beliefs if id(b) in keep]
 
 
+def clause_titles(feature: Feature, names: dict[str, str], labels: str) -> tuple[str, str]:
+    """The titles (and aria labels) of a clause's Yes and No buttons: the clause as SQL, or
+    under ``plain`` labels as its question (no SQL reaches the participant)."""
+    if labels == "plain":
+        question = plain_text(feature, names)
+        return (f"Keep the queries for which the answer is Yes: {question}",
+                f"Keep the queries for which the answer is No: {question}")
+    return f"Keep queries with {feature.key}", f"Remove queries with {feature.key}"
+
+
 def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
     """The Predicted Query's chips and open-clause rows (with Yes/No) as one panel's HTML."""
     parts = []
@@ -263,20 +295,20 @@ def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
         shown_chip = chip(b.feature, "confirmed" if b.confirmed else "plain",
                           bordered=not b.confirmed and b.probability >= LIKELY,
                           badge=f"{b.probability:.0%}", names=names, labels=labels)
+        yes_title, no_title = clause_titles(b.feature, names, labels)
         rows.append(f"<div>{shown_chip}</div>"
-                    + button("Yes", "clause", f"Keep queries with {k}", key=k, yes=True,
-                             disabled=b.confirmed)
-                    + button("No", "clause", f"Remove queries with {k}", key=k, yes=False,
-                             disabled=b.confirmed))
-    parts.append("<p><small>Still open (bordered: likely). Answer any clause:</small></p>"
+                    + button("Yes", "clause", yes_title, key=k, yes=True, disabled=b.confirmed)
+                    + button("No", "clause", no_title, key=k, yes=False, disabled=b.confirmed))
+    noun = _noun(ws)
+    parts.append(f"<p><small>Still open (bordered: likely). Answer any {noun}:</small></p>"
                  f'<div class="pq-box" data-scroll="open"><div class="pq-rows">{"".join(rows)}'
                  "</div></div>")
     if len(shown) < len(open_beliefs) or ws.extra.get(ALL_CLAUSES):
         more = len(open_beliefs) - len(shown)
-        label = (f"Show all {len(open_beliefs)} open clauses ({more} less likely hidden)"
-                 if more else "Show only the most likely clauses")
-        parts.append(button(label, "all", "Show every open clause" if more else
-                            "Show only the most likely open clauses", extra=" pq-more"))
+        label = (f"Show all {len(open_beliefs)} open {noun}s ({more} less likely hidden)"
+                 if more else f"Show only the most likely {noun}s")
+        parts.append(button(label, "all", f"Show every open {noun}" if more else
+                            f"Show only the most likely open {noun}s", extra=" pq-more"))
     return "".join(parts)
 
 
@@ -297,8 +329,9 @@ def output_data(ws: WorkspaceState) -> dict[str, Any]:
                 "error.</div>")
     else:
         html = (f'<p class="pq-caption">{count} of {len(session.survivors)} remaining queries '
-                f"({share:.0%} of the samples) return this output · {len(result.rows)} rows × "
-                f"{len(result.columns)} columns</p>" + output_table(result.columns, result.rows))
+                f"({share:.0%} of the samples) return this output · "
+                f"{shape_text(len(result.rows), len(result.columns))}</p>"
+                + output_table(result.columns, result.rows, labels=labels_of(ws)))
     return panel(ws, "output", html, "pq-output")
 
 

@@ -140,7 +140,55 @@ def words(node: exp.Expr) -> str:
         return f"{outs}{cond}"
     if isinstance(node, exp.Alias):
         return words(node.this)
-    return node.sql()
+    return _more_words(node)
+
+
+_ARITHMETIC: dict[type[exp.Expr], str] = {exp.Add: "plus", exp.Sub: "minus", exp.Mul: "times",
+                                         exp.Div: "divided by", exp.Mod: "modulo",
+                                         exp.DPipe: "followed by"}
+_FUNCTION_WORDS = {"round": "{} (rounded)", "upper": "{} in capitals", "lower": "{} in lower case",
+                   "coalesce": "{} (or a default when missing)", "ifnull": "{} (or a default "
+                   "when missing)", "abs": "the absolute value of {}", "substring": "part of {}",
+                   "substr": "part of {}", "trim": "{} without surrounding spaces"}
+_SAME = (exp.Cast, exp.TryCast, exp.TsOrDsToTimestamp, exp.TsOrDsToDate, exp.Distinct)
+
+
+def _more_words(node: exp.Expr) -> str:
+    """Words for arithmetic, text joins, lists, dates, EXISTS and other functions, so a plain-
+    language question shows no SQL; what has no words is "a value computed from <columns>"."""
+    for kind, phrase in _ARITHMETIC.items():
+        if type(node) is kind:
+            left, right = (f"({words(e)})" if isinstance(e, exp.Paren) else words(e)
+                           for e in (node.this, node.expression))
+            return f"{left} {phrase} {right}"
+    if isinstance(node, exp.Neg):
+        return f"minus {words(node.this)}"
+    if isinstance(node, _SAME):
+        parts = node.expressions if isinstance(node, exp.Distinct) else [node.this]
+        return ", ".join(words(e) for e in parts)
+    if isinstance(node, exp.GroupConcat):
+        return "the list of " + words(node.this).removeprefix("the ")
+    if isinstance(node, exp.TimeToStr):
+        fmt = node.args.get("format")
+        shown = f" written as '{fmt.this}'" if isinstance(fmt, exp.Literal) else " as text"
+        return words(node.this) + shown
+    if isinstance(node, exp.Date) and isinstance(node.this, exp.Literal):
+        return f"the date {_literal(node.this)}"
+    if isinstance(node, exp.Exists) and isinstance(node.this, exp.Select):
+        tables = [t.name for t in node.this.find_all(exp.Table)]
+        where = node.this.args.get("where")
+        what = f"a matching {singular(tables[0]).replace('_', ' ')}" if tables else "a match"
+        return f"there is {what}" + (f" where {words(where.this)}" if where is not None else "")
+    if isinstance(node, exp.Func) and not isinstance(node, exp.Case | exp.If):
+        name = (str(node.name) if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+        args = [words(a) for a in node.iter_expressions()
+                if not isinstance(a, exp.Literal | exp.DataType)]
+        if not args:
+            return f"the {name.replace('_', ' ')}"
+        template = _FUNCTION_WORDS.get(name, "the " + name.replace("_", " ") + " of {}")
+        return template.format(args[0]) + "".join(f", {a}" for a in args[1:])
+    cols = list(dict.fromkeys(words(c) for c in node.find_all(exp.Column)))
+    return "a value computed from " + ", ".join(cols) if cols else "a computed value"
 
 
 def expression_words(sql: str, dialect: str = "sqlite") -> str:
@@ -149,6 +197,24 @@ def expression_words(sql: str, dialect: str = "sqlite") -> str:
         return words(sqlglot.parse_one(sql, read=dialect))
     except (sqlglot.errors.SqlglotError, ValueError):
         return sql
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][\w ]*")
+
+
+def header_words(column: str, dialect: str = "sqlite") -> str:
+    """An output column's header for readers who do not read SQL: a name stays as it is, an
+    expression (``AVG(r.imdb_rating)``, ``COUNT(*)``) is said in words without its table
+    aliases ("average imdb rating", "number of rows")."""
+    if _PLAIN_NAME.fullmatch(column):
+        return column
+    try:
+        node = sqlglot.parse_one(column, read=dialect)
+    except (sqlglot.errors.SqlglotError, ValueError):
+        return "computed value"
+    for col in node.find_all(exp.Column):
+        col.set("table", None)
+    return words(node).removeprefix("the ")
 
 
 def _names(tables: list[str]) -> str:
@@ -282,5 +348,5 @@ def render_question(features: Iterable[Feature], dialect: str = "sqlite",
     return f"Should {', '.join(frags[:-1])}, and {frags[-1]}?"
 
 
-__all__ = ["column_words", "join_words", "snake", "expression_words", "phrases", "render_question", "singular",
+__all__ = ["column_words", "header_words", "join_words", "snake", "expression_words", "phrases", "render_question", "singular",
            "words"]

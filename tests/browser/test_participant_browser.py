@@ -92,8 +92,8 @@ def _answer(page, store, pid: str, sub: str, text: str) -> None:
     raise AssertionError(f"answer to {sub} was not saved after 3 attempts")
 
 
-def _consent_and_demographics(page, base: str, store) -> str:
-    page.goto(f"{base}/participant?study=mini")
+def _consent_and_demographics(page, base: str, store, study: str = "mini") -> str:
+    page.goto(f"{base}/participant?study={study}")
     _wait(page, "Information and consent")
     _shot(page, "1-consent")
     _click(page, "I agree")
