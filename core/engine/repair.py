@@ -161,11 +161,12 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
         chunk = budget[start:start + EXECUTE_CHUNK]
         # the cache is a bounded LRU shared with other sessions: this chunk's entries are
         # held here, so an eviction between storing and reading them costs nothing
-        entries = {sql: cache.get(sql) for sql, _ in chunk}
-        todo = [sql for sql, entry in entries.items() if entry is None]
+        held = {sql: cache.get(sql) for sql, _ in chunk}
+        todo = [sql for sql, entry in held.items() if entry is None]
         # one worker round trip per chunk; the read-only allow-list (check_query) runs first
         for sql, result in zip(todo, db.execute_many(todo), strict=True):
-            entries[sql] = cache[sql] = [result, output_key(result), None]
+            held[sql] = cache[sql] = [result, output_key(result), None]
+        entries: dict[str, list[Any]] = {sql: e for sql, e in held.items() if e is not None}
         for sql, weight in chunk:
             if len(added) >= max_new:
                 break
