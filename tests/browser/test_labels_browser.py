@@ -59,12 +59,14 @@ def _practice_workspace(browser, base: str, store, labels: str):
     return page
 
 
-def _hover_tip(page) -> str:
-    """Hover the first glyph and return the tooltip the chart shows for it."""
+def _hover_tip(page, shot: str) -> str:
+    """Hover the first glyph, screenshot the page as test-artifacts/labels-``shot``.png and
+    return the tooltip the chart shows for the glyph."""
     glyph = page.locator('[data-testid="pq-action-space"] .pq-glyph').first.bounding_box()
     page.mouse.move(glyph["x"] + glyph["width"] / 2, glyph["y"] + glyph["height"] / 2)
     tip = page.locator('[data-testid="pq-action-space"] .pq-tip')
     tip.wait_for(state="visible")
+    page.screenshot(path=str(ARTIFACTS / f"labels-{shot}.png"), full_page=True)
     return tip.inner_text()
 
 
@@ -85,8 +87,7 @@ def test_plain_labels_hover_and_workspace_show_no_sql(browser, studies) -> None:
     base, store = studies
     page = _practice_workspace(browser, base, store, "plain")
     try:
-        tip = _hover_tip(page)
-        page.screenshot(path=str(ARTIFACTS / "labels-plain-hover.png"), full_page=True)
+        tip = _hover_tip(page, "plain-hover")
         assert "Answers Yes to" in tip and "Should " in tip, tip
         assert "answer Yes/No to single questions" in page.evaluate(READ)[0]  # practice hint
         assert _sql([tip]) == [], tip
@@ -98,8 +99,7 @@ def test_plain_labels_hover_and_workspace_show_no_sql(browser, studies) -> None:
         page.locator('[data-testid="pq-decision-variable"] button[data-yes="1"]').first.click()
         page.get_by_text("1. Yes to").first.wait_for()
         _idle(page)
-        tip = _hover_tip(page)
-        page.screenshot(path=str(ARTIFACTS / "labels-plain-after-yes.png"), full_page=True)
+        tip = _hover_tip(page, "plain-after-yes")
         assert _sql([tip, *page.evaluate(READ)]) == []
     finally:
         page.context.close()
@@ -109,8 +109,7 @@ def test_both_labels_keep_sql_in_the_hover(browser, studies) -> None:
     base, store = studies
     page = _practice_workspace(browser, base, store, "both")
     try:
-        tip = _hover_tip(page)
-        page.screenshot(path=str(ARTIFACTS / "labels-both-hover.png"), full_page=True)
+        tip = _hover_tip(page, "both-hover")
         assert "SELECT " in tip and _sql([tip]), tip
         assert any("Should " in p for p in page.evaluate(READ))  # and its questions in words
         page.mouse.move(2, 2)
