@@ -19,7 +19,7 @@ import statistics
 import time
 from typing import Any
 
-from benchmarks.attacks import ATTACKS, CHECK_ATTACKS, run_attack, run_check
+from benchmarks.attacks import ATTACKS, CHECK_ATTACKS, INFO_ATTACKS, run_attack, run_check
 from core.engine.execute import open_database
 from core.engine.sqlguard import check_query
 from core.engine.sqlworker import SqliteBackend, Watchdog
@@ -112,11 +112,12 @@ def check_figures(repeat: int) -> list[dict[str, Any]]:
 
 
 def attack_figures(spec: DatabaseSpec, dialect: str, timeout_s: float) -> list[dict[str, Any]]:
-    """Stop time and memory growth of every attack of ``dialect`` (limit ``timeout_s``), and
-    whether its error says what the limit tests expect."""
+    """Stop time and memory growth of every attack of ``dialect`` (limit ``timeout_s``) and of
+    every server-information read (INFO_ATTACKS), and whether its error says what the limit
+    tests expect."""
     db = open_database(spec, timeout_s=timeout_s)
     rows = []
-    for attack in ATTACKS[dialect]:
+    for attack in ATTACKS[dialect] + INFO_ATTACKS[dialect]:
         run = run_attack(db, attack.sql)
         error = run.result.error or "(ran)"
         rows.append({"attack": attack.name, "stop_s": run.elapsed_s,
