@@ -62,19 +62,15 @@ def schema_from_ddl(ddl: str, dialect: str = "sqlite") -> SchemaInfo:
 def read_ddl(db: TaskDatabase) -> str:
     """The database's CREATE TABLE statements, robust to dangling foreign keys.
 
-    ``TaskDatabase.ddl()`` reflects through SQLAlchemy, which fails when a foreign key names a
-    missing table (some AMBROSIA dumps do); SQLite's own ``sqlite_master`` text is used then,
-    and for other servers a plain column list.
+    ``TaskDatabase.ddl()`` reads SQLite's own table text, and reflects other servers through
+    SQLAlchemy, which fails when a foreign key names a missing table; a plain column list is
+    used then. (Candidate SQL may not read ``sqlite_master``: the statement check refuses
+    system catalogs, so it is never asked through ``db.execute``.)
     """
     try:
         return db.ddl()
     except (sa.exc.SQLAlchemyError, DatabaseError):
         pass
-    if db.dialect == "sqlite":
-        result = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' "
-                            "AND name NOT LIKE 'sqlite_%' ORDER BY name")
-        if result.ok:
-            return "\n".join(str(r[0]).strip() + ";" for r in result.rows if r[0])
     return "\n".join(f"CREATE TABLE {t} ({', '.join(cols)});"
                      for t, cols in sorted(db.schema().items()))
 
