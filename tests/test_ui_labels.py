@@ -129,11 +129,13 @@ class _Shown(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.parts: list[str] = []
+        self.data: list[str] = []  # data-* attribute values: in the page, though not shown
         self._style = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._style = tag == "style"
         self.parts += [v for k, v in attrs if k in ("title", "aria-label", "alt") and v]
+        self.data += [v for k, v in attrs if k.startswith("data-") and v]
 
     def handle_endtag(self, tag: str) -> None:
         self._style = False
@@ -153,6 +155,13 @@ def shown_text(html: str) -> list[str]:
 def sql_shown(html: str) -> list[str]:
     """The pieces of ``html`` a participant reads that hold SQL."""
     return [p for p in shown_text(html) if SQL_TEXT.search(p)]
+
+
+def sql_in_attributes(html: str) -> list[str]:
+    """The data-* attribute values of ``html`` (what the page's scripts read) that hold SQL."""
+    parser = _Shown()
+    parser.feed(html)
+    return [v for v in parser.data if SQL_TEXT.search(v)]
 
 
 def _workspace_html(ws) -> str:
@@ -213,6 +222,7 @@ def test_plain_labels_show_no_sql_anywhere_in_the_workspace(film_pools) -> None:
         for ws in _states(pool, "plain", repair=k < 3):
             html = _workspace_html(ws)
             assert sql_shown(html) == [], (pool.task_id, sql_shown(html)[:5])
+            assert sql_in_attributes(html) == [], (pool.task_id, sql_in_attributes(html)[:3])
             assert not re.search(r"\b1 (rows|columns)\b", html)  # "1 column", "1 row"
             text = " ".join(shown_text(html))
             assert "Variable " not in text and "clause" not in text.lower()  # not jargon
@@ -250,3 +260,33 @@ def test_plain_words_for_what_had_no_words() -> None:
     assert [header_words(c) for c in ("title", "COUNT(*)", "AVG(r.imdb_rating)",
                                       "GROUP_CONCAT(a.name)", "((")] == [
         "title", "number of rows", "average imdb rating", "list of name", "computed value"]
+
+
+def test_plain_buttons_carry_tokens_that_name_their_question() -> None:
+    """Under plain a Yes/No button carries an opaque token (the page holds no SQL) that the
+    callback turns back into the keys of the question shown; under both, the keys themselves.
+    An unknown token is not applied to another question."""
+    from core.engine.prepare import default_pool_dir, load_prepared
+    from core.engine.taskbank import load_task_bank
+    from ui import actions
+    from ui.actions import no_log
+    from ui.bank_cache import bank_path
+    from ui.state import WorkspaceState, default_session
+    from ui.views import KEYS_SEP, LABELS, button_key, pressed_keys
+
+    tasks, _ = load_task_bank(bank_path(), lenient=True)
+    pool = load_prepared(tasks[0], default_pool_dir(bank_path()))
+    plain = WorkspaceState(default_session(pool), pool.question, extra={LABELS: "plain"})
+    both = WorkspaceState(default_session(pool), pool.question, extra={LABELS: "both"})
+    second = plain.session.variables()[1]
+    token = button_key(plain, second.keys)
+    assert not SQL_TEXT.search(token) and pressed_keys(plain, token) == second.keys
+    assert button_key(both, second.keys) == KEYS_SEP.join(second.keys)
+    assert pressed_keys(both, button_key(both, second.keys)) == second.keys
+    feature = pool.vocabulary[0]
+    assert pressed_keys(plain, button_key(plain, (feature.key,)), clause=True) == (feature.key,)
+    assert pressed_keys(plain, "k-unknown") == ("k-unknown",)
+    assert not actions.answer_variable(plain, True, no_log, keys=pressed_keys(plain, "k-unknown"))
+    assert plain.session.step == 0 and "no longer open" in (plain.flash or "")
+    assert actions.answer_variable(plain, True, no_log, keys=pressed_keys(plain, token))
+    assert plain.session.history[-1].features == second.keys

@@ -22,7 +22,7 @@ from ui.components import clause_panel
 from ui.panels import ACK
 from ui.speculate import KEY, speculate
 from ui.state import WorkspaceOptions, WorkspaceState
-from ui.views import ALL_CLAUSES, KEYS_SEP, current_variable, panel_views, state_token
+from ui.views import ALL_CLAUSES, button_key, current_variable, panel_views, state_token
 
 CARRIER = "next_views"  # widget-key suffixes of the hidden elements (CSS hides them by these)
 ACKNOWLEDGE = "answer_ack"
@@ -43,7 +43,7 @@ def next_views(ws: WorkspaceState, options: WorkspaceOptions, hover: bool
     flags = (bool(ws.extra.get(ALL_CLAUSES)), hover, options.show_action_space)
     cache = current.setdefault("views", {})
     if flags not in cache:
-        out: dict[str, Any] = {"key": KEYS_SEP.join(variable.keys), "for": state_token(ws)}
+        out: dict[str, Any] = {"key": button_key(ws, variable.keys), "for": state_token(ws)}
         for yes, twin in current["forks"].items():
             fork = replace(ws, session=twin, browse=0, flash=None)
             out["y" if yes else "n"] = panel_views(

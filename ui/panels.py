@@ -26,11 +26,11 @@ from ui.state import WorkspaceOptions, WorkspaceState
 from ui.study_cache import secret
 from ui.views import (
     ALL_CLAUSES,
-    KEYS_SEP,
     current_variable,
     decision_data,
     labels_of,
     output_data,
+    pressed_keys,
     query_data,
 )
 
@@ -142,7 +142,7 @@ def on_answer(ws: WorkspaceState, log: Log, panel: str) -> None:
     if not limits.feature_key(value):
         return
     applied = actions.answer_variable(ws, bool(value.get("yes")), log,
-                                      keys=tuple(value["key"].split(KEYS_SEP)))
+                                      keys=pressed_keys(ws, value["key"]))
     ws.extra[ACK] = {"seq": limits.parse_int(value.get("seq")), "ok": applied}
 
 
@@ -151,7 +151,8 @@ def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
     """Clause panel callback: Yes/No on the clause whose button was pressed."""
     value = trigger(panel, "clause")
     if limits.feature_key(value):
-        actions.answer_clause(ws, value["key"], bool(value.get("yes")), log)
+        key = pressed_keys(ws, value["key"], clause=True)[0]
+        actions.answer_clause(ws, key, bool(value.get("yes")), log)
 
 
 def repair_if_pending(ws: WorkspaceState, log: Log, options: WorkspaceOptions | None) -> None:

@@ -33,6 +33,27 @@ def labels_of(ws: WorkspaceState) -> str:
     return str(ws.extra.get(LABELS, "both"))
 
 
+def button_key(ws: WorkspaceState, keys: tuple[str, ...]) -> str:
+    """What a Yes/No button carries for the feature keys ``keys``: the keys themselves, or
+    under ``plain`` labels an opaque token, so not even the page's attributes hold SQL."""
+    joined = KEYS_SEP.join(keys)
+    if labels_of(ws) != "plain":
+        return joined
+    return "k" + hashlib.sha1(joined.encode()).hexdigest()[:16]
+
+
+def pressed_keys(ws: WorkspaceState, sent: str, *, clause: bool = False) -> tuple[str, ...]:
+    """The feature keys a pressed button carried (:func:`button_key`): a decision variable's,
+    or with ``clause`` one clause's. An unknown token comes back as it is, so the answer is
+    reported as no longer open, never applied to another question."""
+    if labels_of(ws) != "plain":
+        return tuple(sent.split(KEYS_SEP))
+    session = ws.session
+    candidates = ([(f.key,) for f in session.pool.vocabulary] if clause
+                  else [v.keys for v in session.variables()])
+    return next((keys for keys in candidates if button_key(ws, keys) == sent), (sent,))
+
+
 def _noun(ws: WorkspaceState) -> str:
     """What a clause is called on screen: "question" under plain labels, else "clause"."""
     return "question" if labels_of(ws) == "plain" else "clause"
@@ -151,7 +172,7 @@ def decision_html(ws: WorkspaceState) -> str:
         body = (f"<p>{'Question' if plain else 'Variable'} <b>{ws.browse + 1}</b> of "
                 f"{len(ranked)} · information gain <b>{variable.gain:.2f} bits</b>{ahead}</p>"
                 + shown + f'<p class="pq-caption">{share}</p>' + example)
-    keys = KEYS_SEP.join(variable.keys) if variable is not None else None
+    keys = button_key(ws, variable.keys) if variable is not None else None
     about_answer = variable is not None and all(is_answer(f) for f in variable.features)
     if about_answer:
         yes_title, no_title = ("Keep only the queries whose answer has it",
@@ -297,8 +318,10 @@ def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
                           badge=f"{b.probability:.0%}", names=names, labels=labels)
         yes_title, no_title = clause_titles(b.feature, names, labels)
         rows.append(f"<div>{shown_chip}</div>"
-                    + button("Yes", "clause", yes_title, key=k, yes=True, disabled=b.confirmed)
-                    + button("No", "clause", no_title, key=k, yes=False, disabled=b.confirmed))
+                    + button("Yes", "clause", yes_title, key=button_key(ws, (k,)), yes=True,
+                             disabled=b.confirmed)
+                    + button("No", "clause", no_title, key=button_key(ws, (k,)), yes=False,
+                             disabled=b.confirmed))
     noun = _noun(ws)
     parts.append(f"<p><small>Still open (bordered: likely). Answer any {noun}:</small></p>"
                  f'<div class="pq-box" data-scroll="open"><div class="pq-rows">{"".join(rows)}'

@@ -101,6 +101,13 @@ def test_plain_labels_hover_and_workspace_show_no_sql(browser, studies) -> None:
         _idle(page)
         tip = _hover_tip(page, "plain-after-yes")
         assert _sql([tip, *page.evaluate(READ)]) == []
+        keys = page.evaluate("() => [...document.querySelectorAll('[data-key]')]"
+                             ".map(b => b.dataset.key)")
+        assert len(keys) > 4 and _sql(keys) == [], keys[:5]  # not even attributes hold SQL
+        page.mouse.move(2, 2)  # a clause's Yes in the Predicted Query (its button's token)
+        page.locator('[data-testid="pq-clauses"] button[data-event="clause"][data-yes="1"]'
+                     ':not([disabled])').first.click()
+        page.get_by_text("2. Yes to").first.wait_for()
     finally:
         page.context.close()
 
