@@ -3,6 +3,7 @@ repair cache staying within its bounds while resampling brings new SQL every rou
 
 from __future__ import annotations
 
+import pickle
 import threading
 
 import pytest
@@ -89,6 +90,10 @@ def test_bounds_must_be_positive_and_threads_keep_the_count_right() -> None:
         th.join()
     assert len(cache) == 50
     assert cache.bytes == sum(len(cache[k]) + len(k) + ENTRY_OVERHEAD for k in list(cache))
+    again = pickle.loads(pickle.dumps(cache))  # pools travel to evaluation workers
+    assert list(again) == list(cache) and again.bytes == cache.bytes
+    again["new"] = "x"
+    assert len(again) == 50 and "new" in again
 
 
 @pytest.mark.parametrize("bound", ["entries", "bytes"])

@@ -18,6 +18,7 @@ ENTRY_OVERHEAD = 200  # bytes counted per entry beyond what size_of reports (key
 
 
 def _flat_size(_value: Any) -> int:
+    """The default ``size_of``: values count nothing beyond their key and the overhead."""
     return 0
 
 
@@ -86,6 +87,18 @@ class LRUCache(MutableMapping[str, Any]):
     def __len__(self) -> int:
         """How many entries are kept."""
         return len(self._data)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the lock (a pool sent to another process keeps its cache)."""
+        with self._lock:
+            state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled cache with a new lock."""
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         """Its fill, not its content (values may be large)."""
