@@ -123,6 +123,13 @@ def _group_values(rec: _Recomposer, weights: np.ndarray,
             edited[vkey][0] += share
     values["from"].update(edited)
     values["from"].update(_disjunctions(rec, values["from"], pool_from))
+    # an ORDER BY read the other way round ("oldest" by age or by birth date), at an edit's prior
+    for (order, limit), (score, _, _frag) in list(values["order"].items()):
+        flipped = tuple(o[:-5] if o.endswith(" DESC") else o + " DESC" for o in order)
+        if order and (flipped, limit) not in values["order"]:
+            probe = replace(rec.donors[0], order=flipped, limit=limit)
+            values["order"][(flipped, limit)] = [score * EDIT_PENALTY, _spelled("order", probe),
+                                                 {"order": flipped, "limit": limit}]
     return values
 
 
