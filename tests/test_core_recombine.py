@@ -17,7 +17,10 @@ from core.engine.recombine import _Recomposer
 from core.engine.repair import recompose
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
-from tests.conftest_core import make_task, run_read_only
+from core.engine.taskbank import load_tasks
+from core.evaluation.evaluate import simulate
+from core.evaluation.simulate import gold_target
+from tests.conftest_core import VAL_BANK, make_task, run_read_only
 
 # "Films with more than one review, with their count": the grouping is only inside an
 # IN-subquery, the count only in a query that groups by title.
@@ -207,3 +210,19 @@ def test_a_flipped_order_is_one_order_value():
     orders = _group_values(rec, pool.counts)["order"]
     assert orders[(("film.year DESC",), "1")][0] == pytest.approx(
         orders[(("film.year",), "1")][0] / EDIT_PENALTY)
+
+
+@pytest.mark.parametrize(("task_id", "gold"), [("ambrosia-val-vague-95aed9ae", 1),
+                                               ("ambrosia-val-vague-4533e5c6", 1)])
+def test_honest_user_reaches_a_projection_gold_no_candidate_selects(task_id, gold):
+    """Real AMBROSIA val tasks whose golds select a column set no candidate selects (every
+    column of the table; one column the candidates compute with): the gold-features user,
+    who knows only the gold's own features and output, reaches it through repair within the
+    budget, the output judged by SQLite's rows."""
+    task = next(t for t in load_tasks(VAL_BANK) if t.id == task_id)
+    pool = prepare_pool(task, layout=False)
+    assert output_key(pool.gold_results[gold]) not in pool.class_keys  # needs repair
+    run = simulate(pool, gold_target(pool, gold), "expected-depth", user="gold-features",
+                   repair="recompose", database=task.database)
+    assert run.success and run.repair_rounds >= 1, (run.end, run.cause, run.questions)
+    assert run.turns <= 15
