@@ -290,6 +290,12 @@ def compound_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[st
             if _violations(feats[a] | feats[b] | {op}, yes, no):
                 continue
             out.append((Compound(op, (a, b)), sa * sb))
+    # the pool's set operations with fewer output columns (one column, or those not ruled out)
+    excluded = rec.answered_columns(yes, no)[1]
+    for i, shape in rec.compounds.items():
+        for narrow, w in rec.narrowed(shape, excluded):
+            if not _violations(rec.approx_features(narrow), yes, no):
+                out.append((narrow, float(weights[i]) / total * EDIT_PENALTY * w))
     out.sort(key=lambda t: (-t[1], t[0].sql(rec.dialect)))
     return out[:limit]
 

@@ -153,6 +153,21 @@ class _Recomposer:
         kept = tuple(a for a in select if a not in excluded)
         return kept + tuple(c for c in required if c not in kept)
 
+    def narrowed(self, base: Compound, excluded: set[str]) -> list[tuple[Compound, float]]:
+        """Set operations ``base`` with fewer output columns, position by position in both
+        branches, with a relative prior: without every position a branch's ruled-out column
+        holds (1), and keeping one position alone (shared, ``1 / width``)."""
+        a, b = base.branches
+        width = len(a.select)
+        if width != len(b.select) or width < 2:
+            return []
+        keep = [k for k in range(width) if a.select[k] not in excluded
+                and b.select[k] not in excluded]
+        choices = [(tuple(keep), 1.0)] if keep and len(keep) < width else []
+        choices += [((k,), 1.0 / width) for k in range(width)]
+        return [(Compound(base.op, tuple(replace(p, select=tuple(p.select[k] for k in ks))
+                                         for p in (a, b))), w) for ks, w in choices]
+
     def column_prior(self, column: str) -> float:
         """Relative prior of adding ``column`` (``t.c``) that no candidate selects: higher when
         its name shares a word with the question (schema linking) or it is the table's key."""
