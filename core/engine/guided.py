@@ -89,7 +89,9 @@ def _group_values(rec: _Recomposer, weights: np.ndarray,
                     if f"{t}.{c}" not in sel and f"{t}.{c}" not in answered[1])
         for group, mass in (([(v, 1.0) for v in variants], EDIT_PENALTY),
                             (fresh_variants, EDIT_PENALTY ** 2), ([(sel, 1.0)], 1.0),
-                            ([(sel + row, 1.0)] if row else [], EDIT_PENALTY ** 2 / 2)):
+                            ([(sel + row, 1.0)] if row else [], EDIT_PENALTY ** 2 / 2),
+                            ([((a,), 1.0) for a in sel] if len(sel) > 2 else [],
+                             EDIT_PENALTY ** 2)):
             total = sum(w for _, w in group) or 1.0
             for v, w in group:
                 vkey = tuple(sorted(v))
