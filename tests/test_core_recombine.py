@@ -17,7 +17,10 @@ from core.engine.recombine import _Recomposer
 from core.engine.repair import recompose
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
-from tests.conftest_core import make_task, run_read_only
+from core.engine.taskbank import load_tasks
+from core.evaluation.evaluate import simulate
+from core.evaluation.simulate import gold_target
+from tests.conftest_core import VAL_BANK, make_task, run_read_only
 
 # "Films with more than one review, with their count": the grouping is only inside an
 # IN-subquery, the count only in a query that groups by title.
@@ -160,3 +163,66 @@ def test_spread_takes_turns_over_the_clause_groups_that_differ():
     for kind in first:  # within a kind the prior order stays
         mine = [sc for (p, sc) in spread if deviation(p) == kind]
         assert mine == sorted(mine, reverse=True)
+
+
+# "Films with their id": the pool selects title with year and genre; the person says No to
+# genre and year, so the reading is title with a column no candidate selects.
+PROJECTED = [("SELECT title, year, genre FROM film", 3),
+             ("SELECT title, genre FROM film WHERE year > 2000", 1)]
+PROJECTED_GOLD = "SELECT id, title FROM film"
+
+
+def test_answered_columns_compose_the_select_list_in_one_round():
+    """A No to two columns of the likeliest SELECT list drops both at once (one composed
+    value, not two rounds of one-column edits), and the table's key is offered on top: the
+    gold's output is among the first proposals of one repair round, as SQLite returns it."""
+    task, pool = _setup(PROJECTED, PROJECTED_GOLD)
+    rec = _Recomposer(RepairSession(pool, strategy="expected-depth", database=task.database))
+    no = [("SELECT film.genre",), ("SELECT film.year",)]
+    assert rec.answered_columns([], no) == ([], {"film.genre", "film.year"})
+    assert rec.answered_columns([("SELECT film.title", "ANSWER COLUMN film.id")], []) == (
+        ["film.title", "film.id"], set())
+    assert rec.composed_select(("film.title", "film.year", "film.genre"), ["film.id"],
+                               {"film.genre", "film.year"}) == ("film.title", "film.id")
+    proposals = [p.sql("sqlite") for p, _ in guided_proposals(rec, pool.counts, [], no)]
+    assert proposals[0] == "SELECT film.title FROM film"  # the composed list itself
+    heads = [sql.split(" FROM ")[0] for sql in proposals]
+    assert all("film.genre" not in h and "film.year" not in h for h in heads)
+    outputs = [output_key(r) for r in run_read_only(task.database, proposals[:24])]
+    assert output_key(pool.gold_results[0]) in outputs
+
+
+def test_a_star_is_expanded_before_columns_are_ruled_out():
+    """``SELECT *`` with a No to one column composes every other column of the table."""
+    task, pool = _setup([("SELECT * FROM film", 2), ("SELECT title FROM film", 1)],
+                        "SELECT id, title, genre FROM film")
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    assert rec.composed_select(("*",), [], {"film.year"}) == ("film.id", "film.title",
+                                                             "film.genre")
+
+
+def test_a_flipped_order_is_one_order_value():
+    """An ORDER BY the pool only has the other way round is offered at an edit's prior."""
+    task, pool = _setup([("SELECT title FROM film ORDER BY year DESC LIMIT 1", 2),
+                         ("SELECT title, year FROM film", 1)],
+                        "SELECT title FROM film ORDER BY year LIMIT 1")
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    orders = _group_values(rec, pool.counts)["order"]
+    assert orders[(("film.year DESC",), "1")][0] == pytest.approx(
+        orders[(("film.year",), "1")][0] / EDIT_PENALTY)
+
+
+@pytest.mark.parametrize(("task_id", "gold"), [("ambrosia-val-vague-95aed9ae", 1),
+                                               ("ambrosia-val-vague-4533e5c6", 1)])
+def test_honest_user_reaches_a_projection_gold_no_candidate_selects(task_id, gold):
+    """Real AMBROSIA val tasks whose golds select a column set no candidate selects (every
+    column of the table; one column the candidates compute with): the gold-features user,
+    who knows only the gold's own features and output, reaches it through repair within the
+    budget, the output judged by SQLite's rows."""
+    task = next(t for t in load_tasks(VAL_BANK) if t.id == task_id)
+    pool = prepare_pool(task, layout=False)
+    assert output_key(pool.gold_results[gold]) not in pool.class_keys  # needs repair
+    run = simulate(pool, gold_target(pool, gold), "expected-depth", user="gold-features",
+                   repair="recompose", database=task.database)
+    assert run.success and run.repair_rounds >= 1, (run.end, run.cause, run.questions)
+    assert run.turns <= 15

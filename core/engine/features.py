@@ -121,7 +121,7 @@ def _deref(node: exp.Expr, outputs: dict[str, exp.Expr]) -> exp.Expr:
 
 def _select_features(select: exp.Select, schema: dict[str, list[str]], dialect: str,
                      conjuncts: bool, ctes: set[str],
-                     constraints: tuple[Columns, Columns]) -> Iterable[Feature]:
+                     constraints: tuple[Columns, ...]) -> Iterable[Feature]:
     scope = _scope_of(select, schema, ctes, constraints=constraints)
     columns = _projection(select, scope, dialect)
     for column in columns:
@@ -193,7 +193,7 @@ _SETOP_NAMES = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXC
 
 def _query_features(query: exp.Expr, schema: dict[str, list[str]], dialect: str,
                     conjuncts: bool, ctes: set[str],
-                    constraints: tuple[Columns, Columns]) -> Iterable[Feature]:
+                    constraints: tuple[Columns, ...]) -> Iterable[Feature]:
     with_ = query.args.get("with") or query.args.get("with_")
     if with_ is not None:
         for cte in with_.expressions:
@@ -228,7 +228,7 @@ _SIMPLE_BRANCH_BLOCKERS = ("group", "having", "order", "limit", "with", "with_")
 
 
 def _union_as_or(query: exp.Union, schema: dict[str, list[str]], dialect: str, ctes: set[str],
-                 constraints: tuple[Columns, Columns]
+                 constraints: tuple[Columns, ...]
                  ) -> tuple[list[str], list[tuple[str, str]], list[list[exp.Expr]]] | None:
     """``SELECT c FROM F WHERE p UNION SELECT c FROM F WHERE q`` is ``SELECT DISTINCT c FROM F
     WHERE p OR q``: (columns, FROM/ON pairs, each branch's conjuncts) when both branches are
@@ -316,14 +316,38 @@ def schema_constraints(ddl: str, dialect: str = "sqlite") -> tuple[Columns, Colu
     return not_null, unique
 
 
+def numeric_columns(ddl: str, dialect: str = "sqlite") -> Columns:
+    """Table -> columns declared with a numeric type in CREATE TABLE statements (and BOOLEAN
+    in SQLite, whose affinity is numeric): beside them a literal's spelling as text or number
+    does not change a comparison's rows. Unparsable DDL yields none."""
+    try:
+        statements = sqlglot.parse(ddl, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return {}
+    kinds = set(exp.DataType.NUMERIC_TYPES) | (
+        {exp.DataType.Type.BOOLEAN} if dialect == "sqlite" else set())
+    out: Columns = {}
+    for stmt in statements:
+        if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
+            out[stmt.this.this.name.lower()] = sorted(
+                item.name.lower() for item in stmt.this.expressions
+                if isinstance(item, exp.ColumnDef) and isinstance(item.args.get("kind"),
+                                                                   exp.DataType)
+                and item.args["kind"].this in kinds)
+    return out
+
+
 def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[str]] | None = None,
                      *, conjuncts: bool = False, not_null: Columns | None = None,
-                     unique: Columns | None = None) -> list[Feature]:
+                     unique: Columns | None = None, numeric: Columns | None = None
+                     ) -> list[Feature]:
     """The sorted, de-duplicated atomic features of ``sql``.
 
     ``schema`` (table -> columns, lower-case) lets unqualified columns resolve to their table and
     double-quoted SQLite strings be read as literals; ``not_null`` and ``unique`` (from
-    :func:`schema_constraints`) allow the rewrites that depend on them (COUNT, IN-subqueries).
+    :func:`schema_constraints`) allow the rewrites that depend on them (COUNT, IN-subqueries);
+    ``numeric`` (from :func:`numeric_columns`) reads a number compared with a numeric column
+    as one literal however it is spelled (``'10000'``, ``10000.0``, ``TRUE``).
     ``conjuncts`` adds each top-level AND part of WHERE as its own ``WHERE …`` feature besides
     the whole predicate. Raises ``sqlglot.errors.ParseError`` for text that does not parse,
     is over the check's size, token or nesting bounds, or nests too deeply for a rewrite (one
@@ -332,7 +356,8 @@ def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[s
     try:
         tree = parse_one_bounded(sql, dialect)
         feats = set(_query_features(tree, {k.lower(): v for k, v in (schema or {}).items()},
-                                    dialect, conjuncts, set(), (not_null or {}, unique or {})))
+                                    dialect, conjuncts, set(),
+                                    (not_null or {}, unique or {}, numeric or {})))
     except UnsafeQueryError as exc:
         raise sqlglot.errors.ParseError(str(exc)) from None
     except RecursionError:

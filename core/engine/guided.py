@@ -28,9 +28,12 @@ def _group_of(key: str) -> str:
     return next((g for g, words in _GROUPS.items() if word in words), "other")
 
 
-def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple, list]]:
+def _group_values(rec: _Recomposer, weights: np.ndarray,
+                  answered: tuple[list[str], set[str]] = ([], set())
+                  ) -> dict[str, dict[tuple, list]]:
     """Per clause group: value -> [prior score, features, fragment] from the pool, plus the
-    one-atom edits of its most likely values (at a lower prior)."""
+    one-atom edits of its most likely values and of those values composed with the
+    ``answered`` (required, ruled-out) columns (at a lower prior)."""
     values: dict[str, dict[tuple, list]] = {g: {} for g in TOP_K}
     total = float(sum(weights[i] for i in rec.parts)) or 1.0
     # nested SELECTs count as clause values at an edit's prior (they are not whole queries)
@@ -63,27 +66,41 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
     schema_columns = [f"{t}.{c}" for t in tables for c in schema.get(t, [])
                       if f"{t}.{c}" not in atoms_select]
     edited: dict[tuple, list] = {}
-    for _key, (score, _, frag) in sorted(values["select"].items(), key=lambda kv: -kv[1][0])[:8]:
-        sel = frag["select"]
+    tops = sorted(values["select"].items(), key=lambda kv: -kv[1][0])[:8]
+    # each likely value made to agree with the columns answered so far, as one value (a
+    # "No" to latitude and a "Yes" to city are one composed edit, not two rounds of edits)
+    composed = [(score * EDIT_PENALTY, rec.composed_select(frag["select"], *answered))
+                for _k, (score, _, frag) in tops] if any(answered) else []
+    for score, sel in [*composed, *((sc, fr["select"]) for _k, (sc, _, fr) in tops)]:
         variants = [sel + (a,) for a in atoms_select if a not in sel]
         variants += [sel[:k] + (a,) + sel[k + 1:] for a in atoms_select if a not in sel
                      for k in range(len(sel))]
         variants += [sel[:k] + sel[k + 1:] for k in range(len(sel))] if len(sel) > 1 else []
         # columns of the pool's tables that no candidate selects (a vague question's other
-        # reading often names another column of a table the pool uses), at a further penalty
-        fresh = [a for a in schema_columns if a not in sel]
-        fresh_variants = [sel[:k] + (a,) + sel[k + 1:] for a in fresh for k in range(len(sel))]
-        fresh_variants += [sel + (a,) for a in fresh]
-        for group, mass in ((variants, EDIT_PENALTY), (fresh_variants, EDIT_PENALTY ** 2)):
-            share = score * mass / max(1, len(group))
-            for v in group:
+        # reading often names another column of a table the pool uses), at a further penalty,
+        # those the question names or that are a table's key first; and the whole row
+        fresh = [a for a in schema_columns if a not in sel and a not in answered[1]]
+        prior = {a: rec.column_prior(a) for a in fresh}
+        fresh_variants = [(sel[:k] + (a,) + sel[k + 1:], prior[a]) for a in fresh
+                          for k in range(len(sel))]
+        fresh_variants += [(sel + (a,), prior[a]) for a in fresh]
+        used = {c.split(".", 1)[0] for c in sel}
+        row = tuple(f"{t}.{c}" for t in tables if t in used for c in schema.get(t, [])
+                    if f"{t}.{c}" not in sel and f"{t}.{c}" not in answered[1])
+        for group, mass in (([(v, 1.0) for v in variants], EDIT_PENALTY),
+                            (fresh_variants, EDIT_PENALTY ** 2), ([(sel, 1.0)], 1.0),
+                            ([(sel + row, 1.0)] if row else [], EDIT_PENALTY ** 2 / 2),
+                            ([((a,), 1.0) for a in sel] if len(sel) > 2 else [],
+                             EDIT_PENALTY ** 2)):
+            total = sum(w for _, w in group) or 1.0
+            for v, w in group:
                 vkey = tuple(sorted(v))
-                if vkey in pool_select:
+                if vkey in pool_select or not v:
                     continue
                 if vkey not in edited:
                     probe = replace(rec.donors[0], select=v)
                     edited[vkey] = [0.0, _spelled("select", probe), {"select": v}]
-                edited[vkey][0] += share
+                edited[vkey][0] += score * mass * w / total
     values["select"].update(edited)
     pool_from = set(values["from"])
     edited = {}
@@ -108,6 +125,13 @@ def _group_values(rec: _Recomposer, weights: np.ndarray) -> dict[str, dict[tuple
             edited[vkey][0] += share
     values["from"].update(edited)
     values["from"].update(_disjunctions(rec, values["from"], pool_from))
+    # an ORDER BY read the other way round ("oldest" by age or by birth date), at an edit's prior
+    for (order, limit), (score, _, _frag) in list(values["order"].items()):
+        flipped = tuple(o[:-5] if o.endswith(" DESC") else o + " DESC" for o in order)
+        if order and (flipped, limit) not in values["order"]:
+            probe = replace(rec.donors[0], order=flipped, limit=limit)
+            values["order"][(flipped, limit)] = [score * EDIT_PENALTY, _spelled("order", probe),
+                                                 {"order": flipped, "limit": limit}]
     return values
 
 
@@ -170,7 +194,7 @@ def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str,
                      no: list[tuple[str, ...]], limit: int = MAX_TRIED) -> list[tuple[Parts, float]]:
     """Queries whose every clause group agrees with the answers, most probable first: the
     pool's clause values (and their one-atom edits) combined across candidates."""
-    values = _group_values(rec, weights)
+    values = _group_values(rec, weights, rec.answered_columns(yes, no))
     local = {g: ([s for s in yes if {_group_of(k) for k in s} == {g}],
                  [s for s in no if {_group_of(k) for k in s} == {g}]) for g in TOP_K}
     cross_yes = [s for s in yes if len({_group_of(k) for k in s}) > 1]
@@ -268,6 +292,12 @@ def compound_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[st
             if _violations(feats[a] | feats[b] | {op}, yes, no):
                 continue
             out.append((Compound(op, (a, b)), sa * sb))
+    # the pool's set operations with fewer output columns (one column, or those not ruled out)
+    excluded = rec.answered_columns(yes, no)[1]
+    for i, shape in rec.compounds.items():
+        for narrow, w in rec.narrowed(shape, excluded):
+            if not _violations(rec.approx_features(narrow), yes, no):
+                out.append((narrow, float(weights[i]) / total * EDIT_PENALTY * w))
     out.sort(key=lambda t: (-t[1], t[0].sql(rec.dialect)))
     return out[:limit]
 

@@ -22,7 +22,12 @@ import numpy as np
 import sqlglot
 
 from core.engine.execute import ExecutionResult, TaskDatabase, execute_candidates, open_database
-from core.engine.features import Feature, extract_features, schema_constraints
+from core.engine.features import (
+    Feature,
+    extract_features,
+    numeric_columns,
+    schema_constraints,
+)
 from core.engine.layout import compute_layout
 from core.engine.lru import LRUCache
 from core.engine.poolfile import ENGINE_VERSION  # noqa: F401 - re-exported (core.engine)
@@ -112,6 +117,8 @@ class PreparedPool:
     # questions about the answer (core.engine.answers.AnswerContext) when the vocabulary holds
     # them (core.engine.answers.with_answers); never saved
     answers: Any = field(default=None, compare=False, repr=False)
+    # columns of a numeric type (core.engine.features.numeric_columns), read like not_null
+    numeric: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -139,7 +146,7 @@ class PreparedPool:
     def features_of(self, sql: str) -> list[Feature]:
         """Features of any query (a gold, a repaired candidate) read exactly as the pool's."""
         return extract_features(sql, self.dialect, self.schema, not_null=self.not_null,
-                                unique=self.unique)
+                                unique=self.unique, numeric=self.numeric)
 
     def answer_features(self, result: ExecutionResult) -> list[Feature]:
         """Answer features of an output within this pool's vocabulary (none when the pool has
@@ -161,7 +168,7 @@ class PreparedPool:
             "positions": None if self.positions is None else np.round(self.positions, 6).tolist(),
             "gold_sqls": self.gold_sqls, "gold_results": [r.to_dict() for r in self.gold_results],
             "origins": self.origins, "schema": self.schema, "not_null": self.not_null,
-            "unique": self.unique,
+            "unique": self.unique, "numeric": self.numeric,
         }
 
     @classmethod
@@ -181,7 +188,7 @@ class PreparedPool:
             None if d.get("positions") is None else np.array(d["positions"], dtype=float),
             list(d.get("gold_sqls", [])), [ExecutionResult.from_dict(r) for r in d.get("gold_results", [])],
             list(d.get("origins", [])), dict(d.get("schema", {})), dict(d.get("not_null", {})),
-            dict(d.get("unique", {})),
+            dict(d.get("unique", {})), numeric=dict(d.get("numeric", {})),
         )
 
     def save(self, path: str | Path) -> None:
@@ -193,7 +200,7 @@ class PreparedPool:
 
 
 def _feature_lists(sqls: list[str], results: list[ExecutionResult], dialect: str,
-                   schema: dict[str, list[str]], constraints: tuple[dict, dict],
+                   schema: dict[str, list[str]], constraints: tuple[dict, ...],
                    conjuncts: bool) -> list[list[Feature]]:
     per: list[list[Feature]] = []
     for sql, res in zip(sqls, results, strict=True):
@@ -202,7 +209,8 @@ def _feature_lists(sqls: list[str], results: list[ExecutionResult], dialect: str
             continue
         try:
             per.append(extract_features(sql, dialect, schema, conjuncts=conjuncts,
-                                        not_null=constraints[0], unique=constraints[1]))
+                                        not_null=constraints[0], unique=constraints[1],
+                                        numeric=constraints[2] if len(constraints) > 2 else None))
         except sqlglot.errors.SqlglotError:
             per.append([])
     return per
@@ -220,11 +228,12 @@ def _matrix(per: list[list[Feature]]) -> tuple[list[Feature], np.ndarray]:
 def candidate_features(sqls: list[str], results: list[ExecutionResult], dialect: str,
                        schema: dict[str, list[str]], *, conjuncts: bool = False,
                        not_null: dict[str, list[str]] | None = None,
-                       unique: dict[str, list[str]] | None = None
+                       unique: dict[str, list[str]] | None = None,
+                       numeric: dict[str, list[str]] | None = None
                        ) -> tuple[list[Feature], np.ndarray]:
     """Vocabulary and feature matrix; invalid candidates (errors) carry no features."""
     return _matrix(_feature_lists(sqls, results, dialect, schema,
-                                  (not_null or {}, unique or {}), conjuncts))
+                                  (not_null or {}, unique or {}, numeric or {}), conjuncts))
 
 
 def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResult],
@@ -238,7 +247,8 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
     """
     per = [[pool.vocabulary[j] for j in np.flatnonzero(row)] for row in pool.x]
     added = features if features is not None else _feature_lists(
-        sqls, results, pool.dialect, pool.schema, (pool.not_null, pool.unique), False)
+        sqls, results, pool.dialect, pool.schema, (pool.not_null, pool.unique, pool.numeric),
+        False)
     if pool.answers is not None:  # the answer questions hold for new candidates too
         added = [sorted(set(fs) | set(pool.answer_features(r)), key=Feature.sort_key)
                  if fs else [] for fs, r in zip(added, results, strict=True)]
@@ -252,7 +262,7 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
                        pool.gold_sqls, pool.gold_results,
                        (pool.origins or ["shipped"] * pool.n) + [origin] * len(sqls),
                        pool.schema, pool.not_null, pool.unique, pool.database,
-                       pool.repair_cache, pool.atom_cache, pool.answers)
+                       pool.repair_cache, pool.atom_cache, pool.answers, numeric=pool.numeric)
     if pool.positions is not None:
         new.positions = _place(pool.positions, class_index, class_sim, pool.n)
     return new
@@ -280,13 +290,14 @@ def _place(old: np.ndarray, class_index: np.ndarray, class_sim: np.ndarray,
     return np.clip(np.array(points), 0.01, 0.99)
 
 
-def column_constraints(db: TaskDatabase) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """(never-NULL columns, unique columns) per table, read from the database's DDL."""
+def column_constraints(db: TaskDatabase) -> tuple[dict[str, list[str]], ...]:
+    """(never-NULL columns, unique columns, numeric columns) per table, read from the
+    database's DDL."""
     try:
         ddl = db.ddl()
     except Exception:  # without DDL only the constraint-based rewrites are lost
-        return {}, {}
-    return schema_constraints(ddl, db.dialect)
+        return {}, {}, {}
+    return (*schema_constraints(ddl, db.dialect), numeric_columns(ddl, db.dialect))
 
 
 def prepare_pool(task: Task, *, db: TaskDatabase | None = None, layout: bool = True,
@@ -300,18 +311,18 @@ def prepare_pool(task: Task, *, db: TaskDatabase | None = None, layout: bool = T
         counts = np.array([c.count for c in task.candidates], dtype=float)
         results = execute_candidates(db, sqls)
         schema = db.schema()
-        not_null, unique = column_constraints(db)
+        not_null, unique, numeric = column_constraints(db)
         gold_results = execute_candidates(db, list(task.gold))
     finally:
         if own:
             db.close()
     vocab, x = candidate_features(sqls, results, task.dialect, schema, conjuncts=conjuncts,
-                                  not_null=not_null, unique=unique)
+                                  not_null=not_null, unique=unique, numeric=numeric)
     classes, class_index, class_sim = functional_classes(results)
     pool = PreparedPool(task.id, task.question, task.dialect, sqls, counts, results, vocab, x,
                         classes, class_index, class_sim, None, list(task.gold), gold_results,
                         origins or [str(task.extra.get("origin", "shipped"))] * len(sqls),
-                        schema, not_null, unique, task.database)
+                        schema, not_null, unique, task.database, numeric=numeric)
     if layout:
         pool.positions = compute_layout(class_index, 1.0 - class_sim, counts, random_state)
     return pool

@@ -10,6 +10,7 @@ combinations live in :mod:`core.engine.guided`.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import replace
@@ -37,6 +38,8 @@ from core.engine.session import RepairSession
 from core.engine.strategy import WORKSPACE_DEFAULT
 
 MAX_TRIED = 200  # queries executed per repair round at most
+NAMED_BONUS = 2.0  # extra prior of a fresh column whose name shares a word with the question
+KEY_BONUS = 1.0  # extra prior of a fresh column that is its table's key (rows' identity)
 
 def pool_atoms(pool: PreparedPool, sql: str) -> tuple[Parts | Compound | None, list[Parts]]:
     """A candidate's clause atoms and its nested SELECTs' atoms, decomposed once per pool
@@ -118,6 +121,67 @@ class _Recomposer:
                 self.known.setdefault((group, key), frozenset(
                     k for k in keys if k.split(" ", 1)[0] in _GROUPS[group]
                     and not (group == "select" and k == "DISTINCT")))
+
+    def answered_columns(self, yes: list[tuple[str, ...]], no: list[tuple[str, ...]]
+                         ) -> tuple[list[str], set[str]]:
+        """(columns the answers require, in answer order; columns they rule out): a Yes to
+        ``SELECT t.c`` or ``ANSWER COLUMN t.c`` (alone or in a conjunction) requires ``t.c``;
+        a No to one of them alone rules it out."""
+        schema = self.session.pool.schema
+
+        def column(key: str) -> str | None:
+            if key.startswith("SELECT ") and not key.startswith("SELECT ONLY "):
+                return key[len("SELECT "):]
+            if key.startswith("ANSWER COLUMN "):
+                table, _, name = key[len("ANSWER COLUMN "):].partition(".")
+                return f"{table}.{name}" if name in schema.get(table, ()) else None
+            return None
+
+        required = list(dict.fromkeys(c for s in yes for k in s if (c := column(k))))
+        excluded = {c for s in no if len(s) == 1 and (c := column(s[0]))}
+        return required, excluded - set(required)
+
+    def composed_select(self, select: tuple[str, ...], required: list[str],
+                        excluded: set[str]) -> tuple[str, ...]:
+        """``select`` made to agree with the answered columns: the ruled-out ones dropped (a
+        ``*`` expanded first, over the answered columns' tables), the required ones added."""
+        schema = self.session.pool.schema
+        if "*" in select:
+            tables = sorted({c.split(".", 1)[0] for c in [*required, *excluded]} & set(schema))
+            star = tuple(f"{t}.{c}" for t in tables for c in schema[t])
+            k = select.index("*")
+            select = select[:k] + (star or ("*",)) + select[k + 1:]
+        kept = tuple(a for a in select if a not in excluded)
+        return kept + tuple(c for c in required if c not in kept)
+
+    def narrowed(self, base: Compound, excluded: set[str]) -> list[tuple[Compound, float]]:
+        """Set operations ``base`` with fewer output columns, position by position in both
+        branches, with a relative prior: without every position a branch's ruled-out column
+        holds (1), and keeping one position alone (shared, ``1 / width``)."""
+        a, b = base.branches
+        width = len(a.select)
+        if width != len(b.select) or width < 2:
+            return []
+        keep = [k for k in range(width) if a.select[k] not in excluded
+                and b.select[k] not in excluded]
+        choices = [(tuple(keep), 1.0)] if keep and len(keep) < width else []
+        choices += [((k,), 1.0 / width) for k in range(width)]
+        return [(Compound(base.op, tuple(replace(p, select=tuple(p.select[k] for k in ks))
+                                         for p in (a, b))), w) for ks, w in choices]
+
+    def column_prior(self, column: str) -> float:
+        """Relative prior of adding ``column`` (``t.c``) that no candidate selects: higher when
+        its name shares a word with the question (schema linking) or it is the table's key."""
+        if not hasattr(self, "_stems"):
+            words = re.findall(r"[a-z]+", self.session.pool.question.lower())
+            stems = {(w[:-1] if w.endswith("s") else w)[:5] for w in words}
+            self._stems = {w for w in stems if len(w) >= 4}
+        table, _, name = column.partition(".")
+        letters = re.sub(r"[^a-z]", "", name.lower())
+        named = any(w in letters for w in self._stems)
+        pool = self.session.pool
+        key = name in pool.unique.get(table, ()) and name in pool.not_null.get(table, ())
+        return 1.0 + NAMED_BONUS * named + KEY_BONUS * key
 
     def _atoms(self, sql: str) -> tuple[Parts | Compound | None, list[Parts]]:
         """A candidate's clause atoms and its nested SELECTs' atoms (:func:`pool_atoms`)."""

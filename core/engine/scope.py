@@ -4,14 +4,44 @@ A :class:`_Scope` maps a SELECT's aliases to base tables (a self-join's second u
 ``people_2``), finds a bare column's table through the schema and knows which columns can never
 be NULL; :func:`_normalise_tree` rewrites an expression with every alias resolved, identifiers
 lower-cased and the rewrites that depend on the schema (``COUNT(not-null column)``, SQLite's
-double-quoted strings, LIKE's case) applied.
+double-quoted strings, LIKE's case, a literal compared with a numeric column) applied.
 """
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 from sqlglot import exp
 
 Columns = dict[str, list[str]]
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+_DECIMAL = re.compile(r"-?\d+(\.\d+)?")
+_EXACT = 2 ** 53  # beyond this a double no longer holds every integer: left as written
+
+
+def _as_number(node: exp.Expr) -> exp.Expr | None:
+    """The canonical numeric literal a literal stands for beside a numeric column, or None:
+    ``'10000'``, ``10000.0`` and ``10000`` are all ``10000`` (the column's numeric affinity
+    converts a well-formed number text before comparing, in SQLite as in PostgreSQL), and
+    ``TRUE`` / ``FALSE`` are ``1`` / ``0`` (SQLite; PostgreSQL booleans are not numeric)."""
+    if isinstance(node, exp.Boolean):
+        return exp.Literal.number(int(bool(node.this)))
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) \
+            and not node.this.is_string:
+        text = "-" + node.this.this
+    elif isinstance(node, exp.Literal):
+        text = node.this
+    else:
+        return None
+    if not _DECIMAL.fullmatch(text):
+        return None
+    value = Decimal(text)
+    if abs(value) >= _EXACT:
+        return None
+    canon = str(int(value)) if value == value.to_integral_value() else format(
+        value.normalize(), "f")
+    return exp.Literal.number(canon)
 
 
 class _Scope:
@@ -22,17 +52,27 @@ class _Scope:
     """
 
     def __init__(self, aliases: dict[str, str], schema: dict[str, list[str]],
-                 parent: _Scope | None = None, constraints: tuple[Columns, Columns] = ({}, {}),
+                 parent: _Scope | None = None, constraints: tuple[Columns, ...] = ({}, {}),
                  nullable: frozenset[str] = frozenset()):
         self.aliases = aliases
         self.schema = schema
         self.parent = parent
-        self.not_null, self.unique = constraints
+        # (never-NULL columns, unique columns[, numeric columns]) per table
+        self.not_null, self.unique = constraints[0], constraints[1]
+        self.numeric: Columns = constraints[2] if len(constraints) > 2 else {}
         self.nullable = nullable  # labels on the NULL-filled side of an outer join
 
     def never_null(self, table: str, column: str) -> bool:
         """True if ``table.column`` can never be NULL here (declared so, not outer-joined)."""
         return column in self.not_null.get(table, []) and table not in self.nullable
+
+    def is_numeric(self, node: exp.Expr) -> bool:
+        """Whether ``node`` is a column declared with a numeric type (as written, unresolved)."""
+        if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
+            return False
+        name = node.name.lower()
+        table = self.resolve(node.table.lower()) if node.table else self.owner(name)
+        return bool(table) and name in self.numeric.get(table or "", [])
 
     def tables(self) -> list[str]:
         return sorted(set(self.aliases.values()))
@@ -72,7 +112,7 @@ def _table_name(node: exp.Expr) -> str | None:
 
 def _scope_of(select: exp.Select, schema: dict[str, list[str]], ctes: set[str],
               parent: _Scope | None = None,
-              constraints: tuple[Columns, Columns] | None = None) -> _Scope:
+              constraints: tuple[Columns, ...] | None = None) -> _Scope:
     aliases: dict[str, str] = {}
     from_ = select.args.get("from_") or select.args.get("from")
     joins = select.args.get("joins") or []
@@ -99,7 +139,8 @@ def _scope_of(select: exp.Select, schema: dict[str, list[str]], ctes: set[str],
         if side in ("RIGHT", "FULL"):
             nullable.update(lb or "" for lb in labels[:k])
     if constraints is None:
-        constraints = (parent.not_null, parent.unique) if parent is not None else ({}, {})
+        constraints = (parent.not_null, parent.unique, parent.numeric) if parent is not None \
+            else ({}, {})
     return _Scope(aliases, schema, parent, constraints, frozenset(nullable))
 
 
@@ -129,6 +170,15 @@ def _normalise_tree(node: exp.Expr, scope: _Scope) -> exp.Expr:
                 return exp.Literal.string(n.name)
             table = scope.resolve(n.table.lower()) if n.table else scope.owner(name)
             return exp.column(name, table) if table else exp.column(name)
+        if isinstance(n, _COMPARISONS) and scope.numeric:
+            # a number spelled as text (or TRUE) beside a numeric column means the number
+            for side, other in (("expression", n.this), ("this", n.expression)):
+                number = _as_number(n.args[side]) if scope.is_numeric(other) else None
+                if number is not None:
+                    n.set(side, number)
+        if isinstance(n, exp.In) and n.expressions and scope.numeric \
+                and scope.is_numeric(n.this):
+            n.set("expressions", [_as_number(v) or v for v in n.expressions])
         if isinstance(n, (exp.Like, exp.ILike)) and isinstance(n.expression, exp.Literal):
             # LIKE is case-insensitive (ASCII) in SQLite: its pattern's case carries no meaning
             n.set("expression", exp.Literal.string(n.expression.this.lower()))
