@@ -127,7 +127,7 @@ def test_the_honest_user_reaches_a_collective_gold_on_a_dev_task(hooked, monkeyp
     readings; the honest gold-features user reaches the collective gold through repair, and
     does not without the division proposals (so this can fail)."""
     if not hooked:
-        monkeypatch.setattr(guided, "division_proposals", lambda rec, weights: [])
+        monkeypatch.setattr(guided, "division_readings", lambda rec, weights, yes, no: [])
     task = _dev_scope_task()
     pool = prepare_pool(task, layout=False)
     gold = next(g for g, sql in enumerate(pool.gold_sqls) if "HAVING" in sql.upper())

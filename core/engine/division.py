@@ -15,9 +15,10 @@ columns to the unique keys of two other tables) and turns each candidate that jo
 one into its other reading: a distributive query (no such grouping) into its division in both
 directions, keeping the candidate's join frame and the columns of the grouped side; a
 division into its distributive reading (the frame with ``A`` joined, ``A``'s columns added).
-Each proposal is spelled as the engine reads it (decomposed again, so its HAVING is the
-canonical feature) and ranked with an edit's prior; :mod:`core.engine.guided` mixes them into
-its proposals, so they are screened against the answers and executed like any other.
+Each proposal keeps the candidate's atoms (already canonical) and spells its HAVING as the
+engine reads it (the canonical feature), ranked with an edit's prior;
+:func:`division_readings` screens them against the answers for :mod:`core.engine.guided`,
+which mixes them into its proposals, executed like any other.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from core.engine.atoms import Join, Parts, decompose
+from core.engine.atoms import Join, Parts, _violations, decompose
 
 if TYPE_CHECKING:
     from core.engine.recombine import _Recomposer
@@ -49,31 +50,64 @@ class LinkEdge:
     on: str  # the pool's ON condition, as the pool's candidates spell it
 
 
+FOREIGN_KEYS = "-- foreign keys"  # the pool's atom-cache entry for them (never a query)
+
+
+def foreign_keys(rec: _Recomposer) -> list[tuple[str, str, str, str]]:
+    """(table, column, referenced table, referenced column) of every single-column FOREIGN KEY
+    the task database's DDL declares; read once per pool (kept in its atom cache, which its
+    repaired copies share). A database without DDL or foreign keys gives none."""
+    cache = rec.session.pool.atom_cache
+    if FOREIGN_KEYS not in cache:
+        found: list[tuple[str, str, str, str]] = []
+        try:
+            ddl = rec.session.database.ddl()
+            statements = sqlglot.parse(ddl, read=rec.dialect)
+        except Exception:  # without DDL the pool's own joins still name link tables
+            statements = []
+        for stmt in statements:
+            if not isinstance(stmt, exp.Create) or not isinstance(stmt.this, exp.Schema):
+                continue
+            table = stmt.this.this.name.lower()
+            for fk in stmt.find_all(exp.ForeignKey):
+                ref = fk.args.get("reference")
+                target = ref.this if ref is not None else None
+                if not isinstance(target, exp.Schema) or not isinstance(target.this, exp.Table):
+                    continue
+                cols, keys = fk.expressions, target.expressions
+                if len(cols) == 1 and len(keys) == 1:
+                    found.append((table, cols[0].name.lower(), target.this.name.lower(),
+                                  keys[0].name.lower()))
+        cache[FOREIGN_KEYS] = found
+    return cache[FOREIGN_KEYS]
+
+
 def link_edges(rec: _Recomposer) -> dict[str, list[LinkEdge]]:
-    """Link tables of the pool: table -> the edges by which the pool's candidates join it on
-    one of its columns (not unique in it) to a unique key of another table; a table with edges
-    to at least two other tables links them many-to-many."""
+    """Link tables of the pool: table -> the edges by which it joins, on one of its columns
+    (not unique in it), a unique key of another table, as the pool's candidates join them or
+    else as the schema's foreign keys declare; a table with edges to at least two other tables
+    links them many-to-many."""
     if hasattr(rec, "_link_edges"):
         return rec._link_edges
     pool = rec.session.pool
     unique = {t.lower(): set(cols) for t, cols in pool.unique.items()}
-    out: dict[str, list[LinkEdge]] = {}
+    candidates: list[tuple[str, str, str, str, str]] = []  # link, column, table, key, on
     for table, edges in rec.edges().items():
-        found: dict[str, LinkEdge] = {}
         for other, on in edges:
             pair = _equated(on, rec.dialect)
-            if pair is None:
-                continue
-            sides = {t: c for t, c in pair}
-            if set(sides) != {table, other}:
-                continue
-            column, key = sides[table], sides[other]
-            # the other side must be a key of its table, this side must not be one of this one
-            if key not in unique.get(other, set()) or column in unique.get(table, set()):
-                continue
-            found.setdefault(other, LinkEdge(table, column, other, key, on))
-        if len(found) >= 2:
-            out[table] = sorted(found.values(), key=lambda e: (e.table, e.column))
+            sides = dict(pair) if pair is not None else {}
+            if set(sides) == {table, other}:
+                candidates.append((table, sides[table], other, sides[other], on))
+    candidates += [(t, c, r, k, f"{t}.{c} = {r}.{k}") for t, c, r, k in foreign_keys(rec)
+                   if r != t]
+    found: dict[str, dict[str, LinkEdge]] = {}
+    for table, column, other, key, on in candidates:
+        # the other side must be a key of its table, this side must not be one of this one
+        if key not in unique.get(other, set()) or column in unique.get(table, set()):
+            continue
+        found.setdefault(table, {}).setdefault(other, LinkEdge(table, column, other, key, on))
+    out = {t: sorted(e.values(), key=lambda e: (e.table, e.column))
+           for t, e in found.items() if len(e) >= 2}
     rec._link_edges = out
     return out
 
@@ -115,21 +149,32 @@ def _tables_in(on: str) -> set[str]:
             if "." in word and not word.startswith("'")}
 
 
-def _has_aggregate(atom: str, dialect: str) -> bool:
-    try:
-        return sqlglot.parse_one(atom, read=dialect).find(exp.AggFunc) is not None
-    except sqlglot.errors.SqlglotError:
-        return True
+def _has_aggregate(rec: _Recomposer, atom: str) -> bool:
+    """True if a SELECT atom aggregates (it cannot stay beside a new grouping); memoised."""
+    cache = rec.__dict__.setdefault("_division_aggregate", {})
+    if atom not in cache:
+        try:
+            cache[atom] = sqlglot.parse_one(atom, read=rec.dialect).find(exp.AggFunc) is not None
+        except sqlglot.errors.SqlglotError:
+            cache[atom] = True
+    return cache[atom]
 
 
-def _canonical(rec: _Recomposer, p: Parts) -> Parts | None:
-    """``p`` decomposed again from its SQL: every atom spelled as the engine reads it (the
-    HAVING as its canonical feature), or None when it does not parse back."""
-    cache = rec.__dict__.setdefault("_division_canon", {})
-    sql = p.sql(rec.dialect)
-    if sql not in cache:
-        cache[sql] = decompose(sql, rec.dialect, rec.session.pool.schema)
-    return cache[sql]
+def _having(rec: _Recomposer, every: LinkEdge, by: LinkEdge, where: tuple[str, ...]
+            ) -> str | None:
+    """The division's HAVING spelled as the engine reads it (its canonical feature): the link
+    reaches as many distinct rows of ``every.table`` as there are (those meeting ``where``)."""
+    cache = rec.__dict__.setdefault("_division_having", {})
+    key = (every, by, where)
+    if key not in cache:
+        count = f"SELECT COUNT(*) FROM {every.table}" + (
+            f" WHERE {' AND '.join(where)}" if where else "")
+        sql = (f"SELECT 1 FROM {every.link} JOIN {every.table} ON {every.on} "
+               f"GROUP BY {by.link}.{by.column} "
+               f"HAVING COUNT(DISTINCT {every.link}.{every.column}) = ({count})")
+        parts = decompose(sql, rec.dialect, rec.session.pool.schema)
+        cache[key] = parts.having if parts is not None else None
+    return cache[key]
 
 
 def _division_of(rec: _Recomposer, d: Parts, every: LinkEdge, by: LinkEdge
@@ -141,11 +186,19 @@ def _division_of(rec: _Recomposer, d: Parts, every: LinkEdge, by: LinkEdge
     link = every.link
     side = _side(d, link, by.table) if by.table in d.tables else {by.table}
     own = f"{link}.{by.column}"
-    keep = tuple(a for a in d.select if not _has_aggregate(a, rec.dialect)
+    keep = tuple(a for a in d.select if not _has_aggregate(rec, a)
                  and (a == own or (rec.tables(a) and rec.tables(a) <= side - {every.table})))
     if not keep:
         return []
-    having = f"COUNT(DISTINCT {link}.{every.column}) = (SELECT COUNT(*) FROM {every.table})"
+    # a condition on the quantified table restricts "every" too: count only the rows meeting
+    # it; a condition on what is joined to it has no such reading here
+    on_every = tuple(w for w in d.where if rec.tables(w) == {every.table})
+    others = set(d.tables) - side - {link}
+    if any(rec.tables(w) & others and w not in on_every for w in d.where):
+        return []
+    having = _having(rec, every, by, on_every)
+    if having is None:
+        return []
     frames = [(d.source, d.joins)]
     if every.table in d.tables:
         if d.source != every.table and not any(j.side for j in d.joins):
@@ -165,19 +218,31 @@ def _division_of(rec: _Recomposer, d: Parts, every: LinkEdge, by: LinkEdge
 
 
 def _undivided(rec: _Recomposer, d: Parts, every: LinkEdge, by: LinkEdge) -> Parts | None:
-    """The distributive reading of a division ``d``: each row of ``every.table`` with its
-    rows of ``by.table`` (``every.table`` joined, its columns the pool selects added)."""
+    """The distributive reading of ``d`` (a division, or a plain query showing only
+    ``by.table``'s side): each row of ``every.table`` with its rows of ``by.table``
+    (``every.table`` joined, a non-key column of it the pool selects, else its first non-key
+    one, put first; the grouping and DISTINCT dropped)."""
     schema = rec.session.pool.schema
-    named = [a for a in dict.fromkeys(a for x in rec.donors for a in x.select)
-             if rec.tables(a) == {every.table} and not _has_aggregate(a, rec.dialect)]
-    if not named:
-        columns = [c for c in schema.get(every.table, []) if c != every.key]
-        named = [f"{every.table}.{columns[0]}"] if columns else []
+    selected = [a for a in dict.fromkeys(a for x in rec.donors for a in x.select)
+                if rec.tables(a) == {every.table} and not _has_aggregate(rec, a)]
+    key = f"{every.table}.{every.key}"
+    columns = [f"{every.table}.{c}" for c in schema.get(every.table, []) if c != every.key]
+    named = [a for a in selected if a != key] or columns[:1] or selected
     if not named:
         return None
     joins = d.joins if every.table in d.tables else (*d.joins, Join("", every.table, every.on))
     return replace(d, select=(*named[:1], *d.select), joins=joins, group=(), having="",
                    distinct=False)
+
+
+def _shows_one_side(rec: _Recomposer, d: Parts, every: LinkEdge, by: LinkEdge) -> bool:
+    """True if plain ``d`` (no grouping) shows only ``by.table``'s side of the link."""
+    if d.group or d.having:
+        return False
+    side = _side(d, every.link, by.table) if by.table in d.tables else {by.table}
+    own = f"{by.link}.{by.column}"
+    return all(not _has_aggregate(rec, a) and (a == own or (
+        rec.tables(a) and rec.tables(a) <= side - {every.table})) for a in d.select)
 
 
 def _is_division(rec: _Recomposer, d: Parts, every: LinkEdge, by: LinkEdge) -> bool:
@@ -197,11 +262,13 @@ def division_proposals(rec: _Recomposer, weights: np.ndarray) -> list[tuple[Part
     total = float(sum(weights[i] for i in rec.parts)) or 1.0
     donors = [(float(weights[i]) / total, p) for i, p in rec.parts.items()]
     donors += [(float(weights[i]) / total * DIVISION_PENALTY, p) for i, p in rec.nested]
-    # how much of the pool selects something of a table: the side whose columns every reading
-    # shows is the one the question asks about (the other was added to show "each" of it)
+    # how much of the pool shows a table (selects a column of it, or the link's key of it):
+    # the side every reading shows is the one the question asks about (the other was added
+    # to show "each" of it); a side nothing shows keeps a floor
+    refers = {f"{e.link}.{e.column}": e.table for es in links.values() for e in es}
     shown: dict[str, float] = {}
     for w, d in donors:
-        for t in {t for a in d.select for t in rec.tables(a)}:
+        for t in {t for a in d.select for t in (*rec.tables(a), refers.get(a, ""))}:
             shown[t] = shown.get(t, 0.0) + w
     scores: dict[frozenset[str], list] = {}  # one entry per spelling as the engine reads it
     for w, d in donors:
@@ -212,22 +279,36 @@ def division_proposals(rec: _Recomposer, weights: np.ndarray) -> list[tuple[Part
                 for by in edges:
                     if by.table == every.table:
                         continue
-                    if _is_division(rec, d, every, by):
+                    division = _is_division(rec, d, every, by)
+                    # each reading's spellings in order: the first at the reading's prior
+                    readings = [] if division else [_division_of(rec, d, every, by)]
+                    if division or _shows_one_side(rec, d, every, by):
                         undone = _undivided(rec, d, every, by)
-                        readings = [undone] if undone is not None else []
-                    else:
-                        readings = _division_of(rec, d, every, by)
-                    for k, p in enumerate(readings):
-                        canon = _canonical(rec, p)
-                        if canon is None or canon == d:
-                            continue
-                        entry = scores.setdefault(frozenset(rec.approx_features(canon)),
-                                                  [canon, 0.0])
-                        entry[1] += (w * DIVISION_PENALTY * SPELLING_PENALTY ** k
-                                     * min(1.0, shown.get(by.table, 0.0)))
-    return sorted(((p, sc) for p, sc in scores.values() if sc > 0),
+                        readings += [[undone]] if undone is not None else []
+                    side = min(1.0, max(shown.get(by.table, 0.0), DIVISION_PENALTY))
+                    for spellings in readings:
+                        for k, p in enumerate(spellings):
+                            entry = scores.setdefault(frozenset(rec.approx_features(p)),
+                                                      [p, 0.0])
+                            entry[1] += w * DIVISION_PENALTY * SPELLING_PENALTY ** k * side
+    return sorted(((p, sc) for p, sc in scores.values()),
                   key=lambda t: (-t[1], t[0].sql(rec.dialect)))
 
 
-__all__ = ["DIVISION_PENALTY", "SPELLING_PENALTY", "LinkEdge", "division_proposals",
-           "link_edges"]
+MAX_DIVISIONS = 16  # scope readings proposed per round at most (after screening)
+
+
+def division_readings(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str, ...]],
+                      no: list[tuple[str, ...]]) -> list[tuple[Parts, float]]:
+    """:func:`division_proposals` that agree with the answers (the features they will have,
+    :meth:`_Recomposer.approx_features`), the likeliest :data:`MAX_DIVISIONS`; built once per
+    round (set operations ask for branches several times)."""
+    if "_divisions" not in rec.__dict__:
+        rec._divisions = division_proposals(rec, weights)
+    out = [(p, sc) for p, sc in rec._divisions
+           if not _violations(rec.approx_features(p), yes, no)]
+    return out[:MAX_DIVISIONS]
+
+
+__all__ = ["DIVISION_PENALTY", "MAX_DIVISIONS", "SPELLING_PENALTY", "LinkEdge",
+           "division_proposals", "division_readings", "link_edges"]
