@@ -103,10 +103,38 @@ def test_a_division_pool_gets_its_distributive_reading():
     assert rows == expected
 
 
+def test_a_condition_on_the_quantified_table_restricts_every():
+    task, pool, rec = _rec([("SELECT s.name, c.title FROM students s JOIN enrolments e "
+                             "ON s.id = e.student_id JOIN courses c ON e.course_id = c.course_id "
+                             "WHERE s.name <> 'Cy'", 1)])
+    proposals = division_proposals(rec, pool.counts)
+    grouped = [p for p, _ in proposals if p.group == ("enrolments.course_id",)]
+    assert grouped and all("WHERE students.name <> 'Cy'" in p.having for p in grouped)
+    # the courses every student but Cy takes (Ada and Ben share Logic, Poetry and Chess)
+    assert [r[0] for r in _rows(task, grouped[0].sql(pool.dialect))] == [
+        "Chess", "Logic", "Poetry"]
+
+
+def test_foreign_keys_name_a_link_the_pool_never_joins_through():
+    # the pool never joins students: only the schema's foreign keys say enrolments links them
+    task, pool, rec = _rec([("SELECT DISTINCT courses.title FROM enrolments JOIN courses "
+                             "ON enrolments.course_id = courses.course_id", 1)])
+    assert {e.table for e in link_edges(rec)["enrolments"]} == {"students", "courses"}
+    proposals = [p for p, _ in division_proposals(rec, pool.counts)]
+    plain = [p for p in proposals if not p.group]
+    assert plain and plain[0].select == ("students.name", "courses.title")
+    assert _rows(task, plain[0].sql(pool.dialect)) == sorted(
+        (STUDENTS[s], COURSES[c]) for s, c in ENROLMENTS if c in COURSES)
+    division = next(p for p in proposals if p.group == ("enrolments.course_id",))
+    assert [r[0] for r in _rows(task, division.sql(pool.dialect))] == ["Chess", "Logic"]
+
+
 def test_no_link_table_no_proposals():
     _, pool, rec = _rec([("SELECT courses.title, reviews.stars FROM reviews "
                           "JOIN courses ON reviews.course_id = courses.course_id", 1)])
-    assert link_edges(rec) == {}
+    # reviews joins one key only: no link; enrolments links (its foreign keys say so), but no
+    # candidate joins through it, so there is nothing to read otherwise
+    assert "reviews" not in link_edges(rec) and "enrolments" in link_edges(rec)
     assert division_proposals(rec, pool.counts) == []
 
 

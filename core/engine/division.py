@@ -54,8 +54,9 @@ FOREIGN_KEYS = "-- foreign keys"  # the pool's atom-cache entry for them (never 
 
 
 def foreign_keys(rec: _Recomposer) -> list[tuple[str, str, str, str]]:
-    """(table, column, referenced table, referenced column) of every single-column FOREIGN KEY
-    the task database's DDL declares; read once per pool (kept in its atom cache, which its
+    """(table, column, referenced table, referenced column) of every single-column foreign key
+    the task database's DDL declares (``FOREIGN KEY … REFERENCES`` or a column's own
+    ``REFERENCES``); read once per pool (kept in its atom cache, which its
     repaired copies share). A database without DDL or foreign keys gives none."""
     cache = rec.session.pool.atom_cache
     if FOREIGN_KEYS not in cache:
@@ -69,12 +70,20 @@ def foreign_keys(rec: _Recomposer) -> list[tuple[str, str, str, str]]:
             if not isinstance(stmt, exp.Create) or not isinstance(stmt.this, exp.Schema):
                 continue
             table = stmt.this.this.name.lower()
-            for fk in stmt.find_all(exp.ForeignKey):
-                ref = fk.args.get("reference")
-                target = ref.this if ref is not None else None
+            # FOREIGN KEY (c) REFERENCES t(k), or a column's own REFERENCES t(k)
+            for ref in stmt.find_all(exp.Reference):
+                holder = ref.parent
+                target = ref.this
+                if isinstance(holder, exp.ForeignKey):
+                    cols = holder.expressions
+                elif isinstance(holder, exp.ColumnConstraint) and isinstance(
+                        holder.parent, exp.ColumnDef):
+                    cols = [holder.parent]
+                else:
+                    continue
                 if not isinstance(target, exp.Schema) or not isinstance(target.this, exp.Table):
                     continue
-                cols, keys = fk.expressions, target.expressions
+                keys = target.expressions
                 if len(cols) == 1 and len(keys) == 1:
                     found.append((table, cols[0].name.lower(), target.this.name.lower(),
                                   keys[0].name.lower()))
@@ -85,8 +94,8 @@ def foreign_keys(rec: _Recomposer) -> list[tuple[str, str, str, str]]:
 def link_edges(rec: _Recomposer) -> dict[str, list[LinkEdge]]:
     """Link tables of the pool: table -> the edges by which it joins, on one of its columns
     (not unique in it), a unique key of another table, as the pool's candidates join them or
-    else as the schema's foreign keys declare; a table with edges to at least two other tables
-    links them many-to-many."""
+    else as the schema's foreign keys declare; a table with edges to at least two other tables,
+    which no table references by a key of its own, links them many-to-many."""
     if hasattr(rec, "_link_edges"):
         return rec._link_edges
     pool = rec.session.pool
@@ -100,10 +109,14 @@ def link_edges(rec: _Recomposer) -> dict[str, list[LinkEdge]]:
                 candidates.append((table, sides[table], other, sides[other], on))
     candidates += [(t, c, r, k, f"{t}.{c} = {r}.{k}") for t, c, r, k in foreign_keys(rec)
                    if r != t]
+    keyed = [c for c in candidates if c[3] in unique.get(c[2], set())]
+    # a table others reference by its own key is an entity (assignments of photographers to
+    # events, referenced by the photos published from them), not a pure association
+    referenced = {other for _t, _c, other, _k, _on in keyed}
     found: dict[str, dict[str, LinkEdge]] = {}
-    for table, column, other, key, on in candidates:
-        # the other side must be a key of its table, this side must not be one of this one
-        if key not in unique.get(other, set()) or column in unique.get(table, set()):
+    for table, column, other, key, on in keyed:
+        # this side must not be a key of its table (many rows per key of the other)
+        if column in unique.get(table, set()) or table in referenced:
             continue
         found.setdefault(table, {}).setdefault(other, LinkEdge(table, column, other, key, on))
     out = {t: sorted(e.values(), key=lambda e: (e.table, e.column))
@@ -295,7 +308,7 @@ def division_proposals(rec: _Recomposer, weights: np.ndarray) -> list[tuple[Part
                   key=lambda t: (-t[1], t[0].sql(rec.dialect)))
 
 
-MAX_DIVISIONS = 16  # scope readings proposed per round at most (after screening)
+MAX_DIVISIONS = 8  # scope readings proposed per round at most (after screening)
 
 
 def division_readings(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str, ...]],
