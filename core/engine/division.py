@@ -23,6 +23,7 @@ which mixes them into its proposals, executed like any other.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -259,10 +260,12 @@ def _shows_one_side(rec: _Recomposer, d: Parts, every: LinkEdge, by: LinkEdge) -
 
 
 def _is_division(rec: _Recomposer, d: Parts, every: LinkEdge, by: LinkEdge) -> bool:
-    """True if ``d`` groups by ``by``'s side and keeps the groups reaching every ``every``."""
-    if not d.having or every.table not in d.having.lower() or "COUNT" not in d.having.upper():
-        return False
-    return d.group in ((f"{by.link}.{by.column}",), (f"{by.table}.{by.key}",))
+    """True if ``d`` groups by ``by``'s side and keeps the groups whose distinct link keys of
+    ``every`` are counted against ``every.table`` (its HAVING as the engine spells it)."""
+    counted = f"COUNT(DISTINCT {every.link}.{every.column})".lower()
+    having = d.having.lower()
+    return (counted in having and re.search(rf"\bfrom {re.escape(every.table)}\b", having)
+            is not None and d.group in ((f"{by.link}.{by.column}",), (f"{by.table}.{by.key}",)))
 
 
 def division_proposals(rec: _Recomposer, weights: np.ndarray) -> list[tuple[Parts, float]]:
