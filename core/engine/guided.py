@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from core.engine.atoms import _GROUPS, Compound, Parts, _group_keys, _spelled, _violations
+from core.engine.division import division_readings
 from core.engine.recombine import MAX_TRIED, _Recomposer
 
 EDIT_PENALTY = 0.2  # prior factor of a clause value the pool does not contain as a whole
@@ -227,6 +228,8 @@ def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str,
             if v is not p and _violations(rec.approx_features(v), yes, no):
                 continue
             out.append((v, sc))
+    # scope readings through a link table (division <-> distributive), screened alike
+    out += division_readings(rec, weights, yes, no)
     out.sort(key=lambda t: (-t[1], t[0].sql(rec.dialect)))
     return out[:limit]
 
