@@ -282,18 +282,25 @@ def fresh_server_paints(browser: Any, root: Path, env: dict[str, str], tmp: Path
     return times
 
 
-def main(argv: list[str] | None = None) -> int:
+def bench_main(prog: str, doc: str | None, measure_rows: Callable[[int, Path], list],
+               argv: list[str] | None, reps: int) -> int:
+    """A bench's command line (``--reps``, ``--root``): measure, then print the table."""
     from benchmarks.common import print_table
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.steps", description=__doc__)
-    parser.add_argument("--reps", type=int, default=5)
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc)
+    parser.add_argument("--reps", type=int, default=reps)
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="checkout whose app.py is served (default: this one)")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
-    rows = measure(args.reps, args.root.resolve())
+    rows = measure_rows(args.reps, args.root.resolve())
     print_table(rows, load_before, head=f"served from {args.root.resolve()}\n")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.steps``."""
+    return bench_main("benchmarks.steps", __doc__, measure, argv, reps=5)
 
 
 if __name__ == "__main__":
