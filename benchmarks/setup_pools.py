@@ -39,12 +39,17 @@ tasks:
 {tasks}
 """
 PROGRESS = "document.querySelector('[data-testid=\"stProgress\"]') !== null"
-DONE = (f"{has_text('Every pool is prepared.')} && {has_text('What the study can do')}"
-        # the studies, the pools and the readiness tables
-        " && document.querySelectorAll('[data-testid=\"stDataFrame\"]').length >= 3"
+# nothing running: the app's script state (a spinner shows only after 0.5 s, and until then
+# the previous run's elements are still on the page)
+IDLE = ("document.querySelector('[data-testid=\"stApp\"]').dataset.testScriptState"
+        " === 'notRunning'"
         " && !document.querySelector('[data-testid=\"stProgress\"]')"
         " && !document.querySelector('[data-testid=\"stSpinner\"]')"
         " && !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+DONE = (f"{has_text('Every pool is prepared.')} && {has_text('What the study can do')}"
+        # the studies, the pools and the readiness tables
+        " && document.querySelectorAll('[data-testid=\"stDataFrame\"]').length >= 3"
+        f" && {IDLE}")
 
 
 def write_study(folder: Path) -> Path:
@@ -73,6 +78,7 @@ def press(page: Any) -> tuple[float, float]:
     """Click Prepare; ms to the first progress drawn and to everything done."""
     button = page.get_by_role("button", name=f"Prepare {TASKS} missing pool(s)")
     button.wait_for()
+    page.wait_for_function(f"() => {IDLE}", timeout=TIMEOUT_MS)  # the check of the old pools
     page.evaluate(ARM, PROGRESS)
     button.click()
     page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
