@@ -6,8 +6,9 @@ and a trivial one-button app, and prints median and p95 (ms) of every step a par
 for: consent → About you, questionnaire → onboarding, onboarding → practice workspace (chart
 drawn), practice → task part 1, part → next part (workspace drawn), Submit → submitted,
 task → end questionnaire, questionnaire → completion code; a new session's first paint of
-the trivial app, Home and consent (cold and warm HTTP cache); and the consent page of the
-first visitor of a just-started server (imports and warm-up included).
+the trivial app, Home, consent and the free-exploration workspace (its question, then its
+chart drawn; cold and warm HTTP cache, once the server's start-up work is over); and the
+consent page of the first visitor of a just-started server (imports and warm-up included).
 
 Times are taken in the page (``performance.now()``): from the ``pointerdown`` of the click (or
 navigation start, for a first paint) to the first animation frame in which the next part is in
@@ -31,6 +32,7 @@ from typing import Any
 
 from benchmarks.common import ROOT
 from benchmarks.paint import TIMEOUT_MS, VIEWPORT
+from benchmarks.split import wait_quiet
 from core.settings import BUILTIN_BANK
 from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
@@ -82,6 +84,9 @@ ARM = """p => { const q = window.__pq; q.input = null; q.drawn = null;
                 q.pred = new Function('return (' + p + ');'); }"""
 DRAWN = "() => window.__pq && window.__pq.drawn !== null"
 CHART = "document.querySelector('.pq-space[data-revision]') !== null"
+# the free-exploration workspace's frame: its task picker and editable question are drawn
+QUESTION = ("document.querySelector('[data-testid=\"stTextInput\"] input') !== null"
+            " && document.querySelector('[data-testid=\"stSelectbox\"]') !== null")
 
 
 def has_text(text: str) -> str:
@@ -248,9 +253,13 @@ def measure(reps: int, root: Path, out: Any = sys.stderr) -> list[tuple[str, lis
                         print(f"participant path FAILED: {exc}", file=out, flush=True)
                 for i, what in enumerate(PATH):
                     add(f"participant: {what}", [path[i] for path in paths[1:]])
+                first_paints(browser, f"{srv.url}/workspace", CHART, 1, False)  # untimed
+                wait_quiet(srv.proc.pid)  # the free page's UMAP warm-up (30-60 s of CPU)
                 for what, address, predicate in (
                         ("Home", f"{srv.url}/", has_text("Built-in tasks")),
-                        ("consent", f"{srv.url}/participant?study=steps", has_text("I agree"))):
+                        ("consent", f"{srv.url}/participant?study=steps", has_text("I agree")),
+                        ("workspace question", f"{srv.url}/workspace", QUESTION),
+                        ("workspace + chart", f"{srv.url}/workspace", workspace_drawn(""))):
                     for warm in (False, True):
                         add(f"first paint: {what} ({'warm' if warm else 'cold'} HTTP cache)",
                             first_paints(browser, address, predicate, reps, warm))
@@ -273,18 +282,25 @@ def fresh_server_paints(browser: Any, root: Path, env: dict[str, str], tmp: Path
     return times
 
 
-def main(argv: list[str] | None = None) -> int:
+def bench_main(prog: str, doc: str | None, measure_rows: Callable[[int, Path], list],
+               argv: list[str] | None, reps: int) -> int:
+    """A bench's command line (``--reps``, ``--root``): measure, then print the table."""
     from benchmarks.common import print_table
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.steps", description=__doc__)
-    parser.add_argument("--reps", type=int, default=5)
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc)
+    parser.add_argument("--reps", type=int, default=reps)
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="checkout whose app.py is served (default: this one)")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
-    rows = measure(args.reps, args.root.resolve())
+    rows = measure_rows(args.reps, args.root.resolve())
     print_table(rows, load_before, head=f"served from {args.root.resolve()}\n")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.steps``."""
+    return bench_main("benchmarks.steps", __doc__, measure, argv, reps=5)
 
 
 if __name__ == "__main__":

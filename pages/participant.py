@@ -11,6 +11,7 @@ import streamlit as st
 
 from ui import participant_views as views
 from ui import study_cache as data
+from ui.components import preload
 from ui.router import ensure_router
 from ui.withdraw import withdrawn_notice
 
@@ -36,6 +37,7 @@ store = data.store()
 pid = st.query_params.get("p")
 if withdrawn_notice(store, pid):
     st.stop()
+preload()  # the workspace's files load now, not when the practice first shows it
 if not pid:  # agreeing puts the new pseudonym in ?p= in its callback, before this line
     views.consent(store, spec)
     st.stop()

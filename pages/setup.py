@@ -9,14 +9,10 @@ import streamlit as st
 
 from core.settings import REPO_ROOT
 from study import setup_files
-from study.setup_pools import (
-    database_warnings,
-    pool_status,
-    prepare_missing,
-)
+from study.setup_pools import database_warnings, pool_status
 from study.spec import load_study
 from study.spec_check import SpecProblem
-from ui import setup_views
+from ui import setup_views, warmup
 from ui import study_cache as data
 from ui.access import require_researcher
 from ui.router import ensure_router
@@ -72,14 +68,13 @@ with st.expander("Add a study: upload a study file and its task bank, or give a 
             prepare = st.checkbox("Prepare the candidate pools on save (the study stays closed "
                                   "to participants until every pool is prepared)", value=True,
                                   key="setup_prepare_on_save")
+            if prepare:
+                warmup.layout()  # UMAP compiles while the researcher reads, not after Save
             if st.button(f"Save under {where}/", type="primary",
                          key="setup_save"):
                 target = setup_files.save(checked)
                 if prepare:
-                    bar = st.progress(0.0, text="Preparing pools…")
-                    prepare_missing(load_study(target), lambda i, n, t: bar.progress(
-                        i / max(n, 1), text=f"Preparing {t} ({i + 1} of {n})" if i < n
-                        else "Pools prepared"))
+                    setup_views.prepare_pools(load_study(target))
                 st.toast(f"Saved {' and '.join(setup_files.saved_names(checked))} in "
                          f"{where}/.")
                 st.session_state["setup_study"] = checked.spec.id
@@ -123,10 +118,12 @@ st.dataframe(pd.DataFrame([{"task": s.task, "role": s.role, "in bank": s.in_bank
                             "candidates": s.candidates, "pool prepared": s.prepared}
                            for s in status]), hide_index=True, key="setup_pools")
 missing = [s.task for s in status if s.in_bank and not s.prepared]
+if missing:
+    warmup.layout()  # preparing lays pools out with UMAP: compile it while the researcher reads
 if missing and st.button(f"Prepare {len(missing)} missing pool(s)", type="primary",
                          key="setup_prepare"):
-    bar = st.progress(0.0, text="Preparing…")
-    prepare_missing(spec, lambda i, n, t: bar.progress(i / max(n, 1), text=f"Preparing {t}"))
+    done = setup_views.prepare_pools(spec)
+    st.toast(f"Prepared {len(done)} pool(s).")
     st.rerun()
 elif not missing:
     st.caption("Every pool is prepared.")

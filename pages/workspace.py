@@ -8,12 +8,14 @@ import streamlit as st
 
 from ui import warmup
 from ui.bank_cache import bank, bank_path, task_pool
+from ui.components import preload
 from ui.generation import back_to_shipped, generated_pool, offer_generation
 from ui.router import ensure_router
 from ui.state import select_task, selected_task
 from ui.workspace import render_workspace
 
 ensure_router()
+preload()  # the chart's and panels' files load while this script runs
 warmup.layout()  # UMAP for a question typed here compiles in the background meanwhile
 path = bank_path()
 if not path.is_file():

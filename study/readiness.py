@@ -108,19 +108,28 @@ def task_readiness(task: Task, role: str = "task", pool_dir: Path | None = None
                          silent, tuple(warnings))
 
 
-def study_readiness(spec: StudySpec, on_progress: Progress | None = None
-                    ) -> list[TaskReadiness]:
-    """:func:`task_readiness` of every task of the study in the bank (practice first)."""
+def readiness_tasks(spec: StudySpec) -> list[tuple[Task, str, Path | None]]:
+    """The study's tasks in its bank, practice first: (task, role, prepared-pool file or None).
+
+    What :func:`task_readiness` needs per task, so a caller can check (and cache) one at a time.
+    """
     bank = study_tasks(spec)
     folder = default_pool_dir(spec.task_bank) if spec.task_bank else None
     ids = ([(spec.onboarding.practice_task, "practice")] if spec.onboarding.practice_task
            else []) + [(t, "task") for t in spec.task_ids]
-    todo = [(tid, role) for tid, role in ids if tid in bank]
+    return [(bank[tid], role, folder / f"{tid}.json" if folder else None)
+            for tid, role in ids if tid in bank]
+
+
+def study_readiness(spec: StudySpec, on_progress: Progress | None = None
+                    ) -> list[TaskReadiness]:
+    """:func:`task_readiness` of every task of the study in the bank (practice first)."""
+    todo = readiness_tasks(spec)
     out = []
-    for i, (tid, role) in enumerate(todo):
+    for i, (task, role, path) in enumerate(todo):
         if on_progress:
-            on_progress(i, len(todo), tid)
-        out.append(task_readiness(bank[tid], role, folder))
+            on_progress(i, len(todo), task.id)
+        out.append(task_readiness(task, role, path.parent if path else None))
     if on_progress:
         on_progress(len(todo), len(todo), "done")
     return out
@@ -160,4 +169,5 @@ def add_candidates(bank: Path, task_id: str, pool: GeneratedPool) -> tuple[int, 
     raise KeyError(f"{bank}: no task '{task_id}' in this bank; add its line first")
 
 
-__all__ = ["SMALL_POOL", "TaskReadiness", "add_candidates", "study_readiness", "task_readiness"]
+__all__ = ["SMALL_POOL", "TaskReadiness", "add_candidates", "readiness_tasks", "study_readiness",
+           "task_readiness"]

@@ -10,15 +10,18 @@ again, so the check above it shows the difference.
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections import OrderedDict
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from core.engine.errors import StudioError
-from core.engine.prepare import default_pool_dir
+from core.engine.taskbank import Task
 from core.generation.keys import NO_KEY_MESSAGE, has_api_key
-from study.readiness import TaskReadiness, add_candidates, study_readiness
+from study.readiness import TaskReadiness, add_candidates, readiness_tasks, task_readiness
 from study.setup_pools import generate_candidates, prepare_missing, study_tasks
 from study.spec import StudySpec
 from ui import study_cache as data
@@ -27,31 +30,68 @@ from ui.generation import api_key
 GENERATED = "setup_generated"  # session state: (study, task, GeneratedPool, bank line)
 
 
-def _stamp(spec: StudySpec) -> tuple:
-    """What the check depends on: the bank and the prepared pools, by modification time."""
-    bank = spec.task_bank
-    if bank is None or not bank.is_file():
-        return ()
-    pools = default_pool_dir(bank)
-    files = sorted(pools.glob("*.json")) if pools.is_dir() else []
-    return (bank.stat().st_mtime_ns, *((f.name, f.stat().st_mtime_ns) for f in files))
+def _pool_stamp(path: Path | None) -> int | None:
+    """The prepared pool file's modification time (None when there is none)."""
+    return path.stat().st_mtime_ns if path is not None and path.is_file() else None
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _check(path: str, stamp: tuple) -> list[TaskReadiness]:
-    """:func:`study_readiness` of the study file at ``path``, computed once per ``stamp``."""
-    spec = data.spec(Path(path))
-    return study_readiness(spec)
+@st.cache_resource(show_spinner=False)
+def _checked() -> OrderedDict[tuple, TaskReadiness]:
+    """Each task's check, kept per bank line and pool file (shared, newest 256)."""
+    return OrderedDict()
+
+
+_CHECKED_MAX = 256
+_checked_lock = threading.Lock()
+
+
+def _key(task: Task, role: str, pool: Path | None) -> tuple:
+    """What one task's check depends on: its bank line, its role and its pool file."""
+    return json.dumps(task.to_json(), sort_keys=True), role, str(pool), _pool_stamp(pool)
+
+
+def is_checked(task: Task, role: str, pool: Path | None) -> bool:
+    """Whether :func:`task_check` has this task's result already (nothing to wait for)."""
+    with _checked_lock:
+        return _key(task, role, pool) in _checked()
+
+
+def task_check(task: Task, role: str, pool: Path | None) -> TaskReadiness:
+    """:func:`task_readiness` of one task, computed once per bank line and pool file (so
+    preparing or changing one pool checks that task again, not the whole study)."""
+    key = _key(task, role, pool)
+    cache = _checked()
+    with _checked_lock:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    result = task_readiness(task, role, pool.parent if pool is not None else None)
+    with _checked_lock:
+        cache[key] = result
+        while len(cache) > _CHECKED_MAX:
+            cache.popitem(last=False)
+    return result
 
 
 def readiness(spec: StudySpec) -> None:
-    """Per task: pool figures, the honest evaluation, and warnings (computed once per bank)."""
+    """Per task: pool figures, the honest evaluation, and warnings; while tasks are checked a
+    progress bar names the one being checked."""
     st.subheader("What the study can do", anchor=False)
-    if not study_tasks(spec):
+    todo = readiness_tasks(spec)
+    if not todo:
         st.info("The study's task bank is missing or empty.")
         return
-    with st.spinner("Running the honest simulated user on every task…"):
-        rows = _check(str(spec.path), _stamp(spec))
+    pending = [t for t in todo if not is_checked(*t)]
+    bar = st.progress(0.0) if pending else None
+    rows = []
+    for task, role, pool in todo:
+        if bar is not None and (task, role, pool) in pending:
+            i = pending.index((task, role, pool))
+            bar.progress(i / len(pending), text="Running the honest simulated user on "
+                         f"{task.id} ({i + 1} of {len(pending)})…")
+        rows.append(task_check(task, role, pool))
+    if bar is not None:
+        bar.empty()
     st.caption("Per task: its candidates, their distinct outputs, the golds (intended readings) "
                "some candidate produces, and how often the honest simulated user "
                "(gold-features: it knows only the gold's own clauses) reaches each gold with "
@@ -70,6 +110,35 @@ def readiness(spec: StudySpec) -> None:
     if not warned:
         st.success("Every task has golds that its candidates produce, and the honest simulated "
                    "user reaches each of them.")
+
+
+def prepare_pools(spec: StudySpec) -> list[str]:
+    """Prepare the study's missing pools with a progress bar and one line per task done (its
+    time), then say how many; returns the task ids prepared."""
+    from core.engine.layout import layout_ready
+
+    cold = not layout_ready()
+    started = [time.monotonic()]
+    with st.status("Preparing the candidate pools…", expanded=True) as status:
+        bar = st.progress(0.0)
+
+        def progress(i: int, n: int, task: str) -> None:
+            now = time.monotonic()
+            if i:
+                st.write(f"Prepared **{done_ids[i - 1]}** ({now - started[0]:.1f} s)")
+            started[0] = now
+            if i < n:
+                done_ids.append(task)
+                note = (" — the first one also compiles the layout engine (once per server)"
+                        if cold and i == 0 else "")
+                bar.progress(i / n, text=f"Preparing {task} ({i + 1} of {n}){note}…")
+            else:
+                bar.progress(1.0, text=f"{n} pool(s) prepared")
+
+        done_ids: list[str] = []
+        done = prepare_missing(spec, progress)
+        status.update(label=f"Prepared {len(done)} pool(s)", state="complete", expanded=False)
+    return done
 
 
 def _add(spec: StudySpec) -> None:
@@ -135,4 +204,4 @@ def candidates(spec: StudySpec) -> None:
                    "ones see, and replays of earlier sessions run on the new pool.")
 
 
-__all__ = ["candidates", "readiness"]
+__all__ = ["candidates", "prepare_pools", "readiness"]

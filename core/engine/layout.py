@@ -56,6 +56,11 @@ def warm_up() -> None:
     _READY.set()
 
 
+def layout_ready() -> bool:
+    """Whether UMAP is compiled in this process (a layout now costs no warm-up)."""
+    return _READY.is_set()
+
+
 def start_warm_up() -> threading.Thread:
     """Run :func:`warm_up` in one daemon thread per process (idempotent); returns the thread."""
     with _WARM_LOCK:

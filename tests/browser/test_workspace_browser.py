@@ -580,3 +580,26 @@ def test_the_chart_downloads_as_svg_and_png(page, server: str, pool, tmp_path) -
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     w, h = struct.unpack(">II", data[16:24])
     assert w == pytest.approx(2 * width, abs=2) and h > 400
+
+
+def test_the_components_modules_are_fetched_once_before_the_chart_needs_them(
+        page, server: str) -> None:
+    """The page asks for the chart's and panels' modules at its start (issue 24: the first
+    paint waited for the first chart to render, then for its logic.js), each is fetched once,
+    and the element doing it takes no room."""
+    _open(page, server)
+    got = page.evaluate("""() => ({
+      links: [...document.querySelectorAll('link[rel=modulepreload]')]
+        .map(l => new URL(l.href).pathname).filter(p => p.includes('bidi-components')).sort(),
+      fetched: performance.getEntriesByType('resource').map(r => new URL(r.name).pathname)
+        .filter(p => p.includes('bidi-components') && p.endsWith('.js')),
+      hidden: [...document.querySelectorAll('[data-testid="stElementContainer"]')]
+        .filter(e => e.querySelector('#pq-preload'))
+        .map(e => getComputedStyle(e).display),
+    })""")
+    want = sorted(f"/_stcore/bidi-components/pleasqlarify.{c}/{f}"
+                  for c in ("action_space", "clauses") for f in (f"{c}.js", "logic.js"))
+    assert got["links"] == want
+    assert sorted(got["fetched"]) == want  # once each: the components reuse the preloaded ones
+    assert got["hidden"] == ["none"]
+    assert page.locator("#pq-preload").bounding_box() is None

@@ -9,6 +9,7 @@ download before the first paint, nothing to vendor.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,34 @@ def _register(component: str = "action_space") -> Any:
                                        isolate_styles=False)
     _mount[(id(manager), name)] = mount
     return mount
+
+
+# Hidden element whose script asks the browser for the components' modules at once (kept in the
+# page's module map), so a first paint does not wait for the first chart or panel to be
+# rendered before fetching them, then for logic.js after them. (Their small stylesheets are
+# left to Streamlit: a preloaded one was fetched again by its <link>.)
+PRELOAD = """<style>[data-testid="stElementContainer"]:has(#pq-preload) {{ display: none; }}</style>
+<span id="pq-preload" hidden></span><script>
+for (const href of {files}) {{
+  if (document.head.querySelector(`link[href="${{href}}"]`)) continue;
+  const link = document.createElement("link");
+  link.rel = "modulepreload";
+  link.href = href;
+  document.head.appendChild(link);
+}}
+</script>"""
+
+
+def preload() -> None:
+    """Fetch the components' scripts in the browser now, while the page's script
+    runs (pages that will show a workspace call it first: the free page, the study session)."""
+    for component in COMPONENTS:
+        _register(component)  # their files are served once registered
+    base = "/".join(p for p in str(st.get_option("server.baseUrlPath") or "").split("/") if p)
+    root = f"/{base}/_stcore/bidi-components" if base else "/_stcore/bidi-components"
+    files = [f"{root}/pleasqlarify.{c}/{name}" for c in COMPONENTS
+             for name in (f"{c}.js", "logic.js")]
+    st.html(PRELOAD.format(files=json.dumps(files)), unsafe_allow_javascript=True)
 
 
 def action_space_chart(data: dict[str, Any], *, key: str, on_select: Callable[[], None],
