@@ -16,6 +16,7 @@ from study.export import main as export_main
 from study.simulate_demo import simulate_participants
 from study.store import open_store
 from study.trace import EVENT_TYPES
+from tests.study_flow_fixtures import open_tab
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
 
@@ -93,6 +94,8 @@ def test_analysis_page(demo_db, monkeypatch):
     codes = store.codes()
     assert [(c["code"], c["coder"], c["subtask"]) for c in codes] == [
         ("completion:partial-better", "ab", "3")]
+    assert not at.get("slider")  # only the open tab (Completion) is drawn
+    open_tab(at, "Timeline & replay")
     at.slider(key="an_rp_k").set_value(2).run()
     assert not at.exception and not at.error
     assert any("Replay matches" in c.value for c in at.caption)

@@ -17,10 +17,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from study.analysis.data import StudyData, load_study_data
+from study.analysis.specs import SpecLookup, find_study_spec, spec_files_version
 from study.store import Store
 
 T = TypeVar("T")
-MAX_ENTRIES = 16  # results kept, least recently used dropped (~3 data versions of a study)
+# results kept, least recently used dropped: a study's data version has ~25 (data, tables, each
+# tab's figures and tables), so this holds a few studies or versions
+MAX_ENTRIES = 128
 _LOCK = threading.Lock()
 _MEMO: OrderedDict[tuple, tuple[Any, tuple]] = OrderedDict()
 
@@ -57,6 +60,12 @@ def memo(fn: Callable[..., T], *args: Any, version: Any = None, **kwargs: Any) -
 def study_data(store: Store, study: str) -> StudyData:
     """Every participant, event, answer and code of ``study``, loaded once per data version."""
     return memo(load_study_data, store, study, version=store.data_version(study))
+
+
+def study_spec(study: str, raw: StudyData) -> SpecLookup:
+    """The study file of ``study`` for its loaded data, parsed again only when a candidate
+    file changes (its mtime or size) or the data does."""
+    return memo(find_study_spec, study, raw, version=spec_files_version(study))
 
 
 def clear() -> None:
