@@ -74,7 +74,7 @@ def browser_times(url: str, reps: int, roots: list[Path], tmp: Path
         con.execute("UPDATE participants SET simulated = 0")
     (tmp / "trivial.py").write_text(TRIVIAL, encoding="utf-8")
     env = dict(os.environ, PLEASQLARIFY_DB_URL=f"sqlite:///{db}",
-               PLEASQLARIFY_DEMO_DB_URL=f"sqlite:///{db}",
+               PLEASQLARIFY_DEMO_DB_URL=f"sqlite:///{tmp / 'no-demo.sqlite'}",
                PLEASQLARIFY_RESEARCHER_PASSWORD="bench",
                PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
     rows: list[tuple[str, list[float]]] = []

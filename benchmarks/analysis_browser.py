@@ -125,7 +125,7 @@ def study_switches(page: Any, studies: list[str], reps: int) -> list[float]:
     times = []
     for i in range(reps):
         target = studies[(i + 1) % len(studies)]
-        page.locator('[class*="st-key-an_study_"] div[data-baseweb="select"]').click()
+        page.get_by_role("combobox", name="Study").click()
         option = page.get_by_role("option", name=target, exact=True)
         option.wait_for()
         times.append(_timed(page, TABS["Completion"], option.click, True))
@@ -145,7 +145,8 @@ def browser_rows(url: str, trivial_url: str, studies: list[str], reps: int,
 
     def add(what: str, times: list[float]) -> None:
         rows.append((f"{label}{what}", times))
-        print(f"{label}{what}: {len(times)} reps done", file=sys.stderr, flush=True)
+        print(f"{label}{what}: {', '.join(f'{t:.0f}' for t in times)} ms", file=sys.stderr,
+              flush=True)
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
