@@ -7,13 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 from core.settings import demo_db_url, has_demo_db
-from study.analysis.data import filter_data
-from study.analysis.pools import study_pools
-from study.export import build_tables, find_spec, study_ids
+from study.export import study_ids
 from study.store import default_url, open_store
 from ui import study_cache as data_cache
 from ui.access import require_researcher
-from ui.analysis_cache import memo, study_data, study_spec
+from ui.analysis_cache import prepare, study_data, warm
 from ui.analysis_tabs import View, render_tabs
 from ui.demo import demo_button, show_demo
 from ui.router import ensure_router
@@ -23,13 +21,6 @@ from ui.router import ensure_router
 def _store(url: str):
     """One store handle per process and URL."""
     return open_store(url)
-
-
-@st.cache_resource(show_spinner="Loading candidate pools…")
-def _pools(study: str) -> dict:
-    """Prepared pools of a study's tasks (read-only, shared)."""
-    spec = find_spec(study)
-    return study_pools(spec) if spec else {}
 
 
 ensure_router()
@@ -73,19 +64,18 @@ with st.sidebar:
     coder = st.text_input("Coder (initials)", key="an_coder")
     if source == "live":
         demo_button(study, key="an_demo")
-data = memo(filter_data, raw, conditions=chosen or None, stages=stages or None,
-                include_flagged=flagged, include_simulated=simulated)
+filters = {"conditions": chosen or None, "stages": stages or None,
+           "include_flagged": flagged, "include_simulated": simulated}
+shown = prepare(store, study, filters)  # filtered data, study file, tables: memoised
+data, lookup = shown.data, shown.lookup
 if not data.ids:
     st.info(f"No participants of {study} pass the filters ({len(raw.ids)} in total; simulated "
             "ones are hidden unless included).")
     st.stop()
-lookup = study_spec(study, raw)  # parsed again only when a study file changes
-spec = lookup.spec
 for problem in lookup.problems:
     st.warning(problem, icon=":material/warning:")
-pools = _pools(study) if spec else {}
-tables = memo(build_tables, data, spec, lookup)
 
-render_tabs(View(store, study, raw, data, lookup, tables, pools, coder,
+render_tabs(View(store, study, raw, data, lookup, shown.tables, coder,
                  {"conditions": chosen, "stages": stages, "include_flagged": flagged,
                   "include_simulated": simulated}))
+warm(store, [s for s in with_data if s != study], filters)  # so a study switch finds them

@@ -28,9 +28,10 @@ from study.analysis import figures as F
 from study.analysis import questionnaires_agg as Q
 from study.analysis import workflows as W
 from study.analysis.data import StudyData
+from study.analysis.pools import study_pools
 from study.analysis.specs import SpecLookup
 from study.analysis.timings import annotations, timer_intervals, timings_table
-from study.export import export_zip, manifest
+from study.export import export_zip, find_spec, manifest
 from study.store import Store
 from study.withdraw import withdrawals
 from ui.analysis_cache import memo
@@ -40,7 +41,7 @@ from ui.analysis_views import isolated, replay_panel
 @dataclass(frozen=True)
 class View:
     """What every tab draws from: the study's loaded and filtered data, its export tables (all
-    memoised per data version), its pools, and the sidebar's choices."""
+    memoised per data version), and the sidebar's choices."""
 
     store: Store
     study: str
@@ -48,7 +49,6 @@ class View:
     data: StudyData
     lookup: SpecLookup
     tables: dict[str, pd.DataFrame]
-    pools: dict[str, Any]
     coder: str
     filters: dict[str, Any]
 
@@ -212,22 +212,31 @@ def workflows_tab(v: View) -> None:
                     st.error(str(exc))
 
 
+@st.cache_resource(show_spinner="Loading candidate pools…")
+def _pools(study: str) -> dict[str, Any]:
+    """Prepared pools of a study's tasks (read-only, shared; only the replay needs them, so
+    they load when its tab first opens, not with the page)."""
+    spec = find_spec(study)
+    return study_pools(spec) if spec else {}
+
+
 @st.fragment
 def replay_tab(v: View) -> None:
     """One participant × task's timeline and replay, step by step."""
     with isolated("The Timeline & replay tab"):
+        pools = _pools(v.study) if v.lookup.spec else {}
         labels = v.labels
         who = st.selectbox("Participant", list(labels), key="an_rp_p")
         pid = labels[who]
         tasks = [t for t in dict.fromkeys(e.task for e in v.data.events_of(pid))
-                 if t in v.pools]
-        if not v.pools:
+                 if t in pools]
+        if not pools:
             st.info("Replay needs the study's candidate pools, which come from its study file "
                     "(missing, see above); the timeline is in the Timings tab and the export.")
         task = st.selectbox("Task", tasks, key="an_rp_t")
         if task:
             with isolated("The replay of this task"):
-                replay_panel(v.data.events_of(pid, task), v.pools[task],
+                replay_panel(v.data.events_of(pid, task), pools[task],
                              memo(timer_intervals, v.data), pid)
 
 
