@@ -86,10 +86,12 @@ def unlock(browser: Any, url: str) -> tuple[Any, float]:
     return page, ms
 
 
-def first_loads(browser: Any, url: str, cookies: list[dict], reps: int) -> list[float]:
-    """A new session of an unlocked researcher (cold HTTP cache) → Completion painted (ms)."""
+def first_loads(browser: Any, url: str, cookies: list[dict], reps: int, warm: bool = False
+                ) -> list[float]:
+    """A new session of an unlocked researcher → Completion painted (ms), with a cold HTTP
+    cache or (``warm``) in a new tab after one visit."""
     return first_paint(browser, f"{url}/analysis", _ready(TABS["Completion"]), reps,
-                       cookies=cookies)
+                       warm=warm, cookies=cookies)
 
 
 def tab_switches(page: Any, reps: int) -> dict[str, list[float]]:
@@ -152,12 +154,16 @@ def browser_rows(url: str, trivial_url: str, studies: list[str], reps: int,
         first_paint(browser, trivial_url, _trivial_ready, 1)  # untimed warm-up
         add("trivial app: new session → drawn (cold HTTP cache)",
             lambda: first_paint(browser, trivial_url, _trivial_ready, reps))
+        add("trivial app: new session → drawn (warm HTTP cache)",
+            lambda: first_paint(browser, trivial_url, _trivial_ready, reps, warm=True))
         page, ms = unlock(browser, url)
         add("Analysis, fresh server: Unlock → Completion painted (data not cached)",
             lambda: [ms])
         cookies = page.context.cookies()
         add("Analysis: new session → Completion painted (cold HTTP cache)",
             lambda: first_loads(browser, url, cookies, reps))
+        add("Analysis: new session → Completion painted (warm HTTP cache)",
+            lambda: first_loads(browser, url, cookies, reps, warm=True))
         switches: dict[str, list[float]] = {}
 
         def switch_times(name: str) -> list[float]:  # every tab's row from one set of clicks

@@ -111,3 +111,18 @@ def test_export_from_a_missing_or_empty_database_says_so(tmp_path, capsys):
     open_store(empty).close()
     assert export_main(["--db", empty, "--out", str(tmp_path / "out")]) == 1
     assert "holds no study" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_a_tab_rerun_in_a_locked_session_draws_nothing(tmp_path, monkeypatch):
+    """A tab is a fragment, rerun without the page's gate: it checks the session itself."""
+    from tests.study_flow_fixtures import study_env
+
+    study_env(tmp_path, monkeypatch, "s3cret")
+
+    def app() -> None:
+        from ui.analysis_tabs import render_tabs
+
+        render_tabs(None)  # never reached past the check: no view is needed
+    at = AppTest.from_function(app, default_timeout=60).run()
+    assert not at.exception and not at.tabs
+    assert any("were locked" in w.value for w in at.warning)

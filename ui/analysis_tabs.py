@@ -8,7 +8,8 @@ widget in a tab (the replay's step, a toggle) reruns that tab alone. The sidebar
 study, filters) stays outside: changing it reruns the page. What a tab draws is computed once
 per data version (:func:`ui.analysis_cache.memo`) and shared between sessions, so nothing here
 mutates a memoised table or figure. Every tab runs inside :func:`ui.analysis_views.isolated`:
-an error shows in its panel and the other tabs still open.
+an error shows in its panel and the other tabs still open. A fragment's rerun skips the page's researcher gate, so each checks
+the session itself (:func:`researcher_fragment`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
+from functools import partial, wraps
+from typing import Any, TypeVar
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -34,8 +35,25 @@ from study.analysis.timings import annotations, timer_intervals, timings_table
 from study.export import export_zip, find_spec, manifest
 from study.store import Store
 from study.withdraw import withdrawals
+from ui.access import is_researcher
 from ui.analysis_cache import memo
 from ui.analysis_views import isolated, replay_panel
+
+DrawT = TypeVar("DrawT", bound=Callable[..., None])
+LOCKED = ("The researcher pages were locked (logged out, or a new password); reload the page "
+          "to unlock them again.")
+
+
+def researcher_fragment(draw: DrawT) -> DrawT:
+    """``st.fragment(draw)`` that draws only while the session is still a researcher's: a
+    fragment reruns without the page's gate, and a logout elsewhere must end it too."""
+    @wraps(draw)
+    def gated(*args: Any, **kwargs: Any) -> None:
+        if not is_researcher():
+            st.warning(LOCKED, icon=":material/lock:")
+            return
+        draw(*args, **kwargs)
+    return st.fragment(gated)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -73,7 +91,7 @@ def _without(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
     return frame.drop(columns=list(columns))
 
 
-@st.fragment
+@researcher_fragment
 def completion_tab(v: View) -> None:
     """Table 1: completion rates, the code heatmap and table, and the coding form."""
     with isolated("The Completion tab"):
@@ -119,7 +137,7 @@ def _likert_figure(items: pd.DataFrame, qid: str, lookup: SpecLookup) -> go.Figu
     return F.likert_diverging(dist, labels=texts)
 
 
-@st.fragment
+@researcher_fragment
 def questionnaires_tab(v: View) -> None:
     """SUS (mean, CI, test against 68, grade) and each questionnaire's Likert distribution."""
     with isolated("The Questionnaires tab"):
@@ -160,7 +178,7 @@ def _notes(data: StudyData) -> pd.DataFrame:
     return notes.drop(columns=["participant", "ts"])
 
 
-@st.fragment
+@researcher_fragment
 def timings_tab(v: View) -> None:
     """Active time per participant × task (× subtask), and the facilitators' annotations."""
     with isolated("The Timings tab"):
@@ -177,7 +195,7 @@ def _sankey(data: StudyData) -> go.Figure:
     return F.workflow_sankey(W.path_links(W.task_sequences(data, "3").values()))
 
 
-@st.fragment
+@researcher_fragment
 def workflows_tab(v: View) -> None:
     """Workflow classes per participant × task, paths, transitions per session, labelling."""
     with isolated("The Workflows tab"):
@@ -220,7 +238,7 @@ def _pools(study: str) -> dict[str, Any]:
     return study_pools(spec) if spec else {}
 
 
-@st.fragment
+@researcher_fragment
 def replay_tab(v: View) -> None:
     """One participant × task's timeline and replay, step by step."""
     with isolated("The Timeline & replay tab"):
@@ -240,12 +258,12 @@ def replay_tab(v: View) -> None:
                              memo(timer_intervals, v.data), pid)
 
 
-@st.fragment
+@researcher_fragment
 def export_tab(v: View) -> None:
     """What the export holds (rows per table) and the zip, built when it is downloaded."""
     with isolated("The Export tab"):
-        meta = manifest(v.raw, v.data, v.tables, v.lookup, v.filters,
-                        len(withdrawals(v.store, v.study)))
+        meta = memo(manifest, v.raw, v.data, v.tables, v.lookup, v.filters,
+                    len(withdrawals(v.store, v.study)))
         st.dataframe(pd.DataFrame(list(meta["counts"].items()), columns=["table", "rows"]),
                      hide_index=True, key="an_manifest")
         st.download_button("Download export (zip)", partial(export_zip, v.tables, meta),
@@ -261,7 +279,7 @@ TABS: dict[str, Callable[[View], None]] = {
     "Export": export_tab}
 
 
-@st.fragment
+@researcher_fragment
 def render_tabs(v: View) -> None:
     """The tab bar, and the open tab's body only (switching tabs reruns just this)."""
     # keyed: a rerun (a replay step, a task picked, a filter) keeps the tab the researcher is on
