@@ -273,6 +273,7 @@ def export_tab(v: View) -> None:
                    "(rows per table, exclusions, withdrawals, the study file); pseudonyms only.")
 
 
+OPENED = "an_tabs_opened"  # session state: the tabs opened in this session
 TABS: dict[str, Callable[[View], None]] = {
     "Completion": completion_tab, "Questionnaires": questionnaires_tab,
     "Timings": timings_tab, "Workflows": workflows_tab, "Timeline & replay": replay_tab,
@@ -281,10 +282,14 @@ TABS: dict[str, Callable[[View], None]] = {
 
 @researcher_fragment
 def render_tabs(v: View) -> None:
-    """The tab bar, and the open tab's body only (switching tabs reruns just this)."""
+    """The tab bar, the open tab's body and those opened before in this session (so going back
+    to one shows it at once while it is redrawn); tabs never opened are not computed."""
     # keyed: a rerun (a replay step, a task picked, a filter) keeps the tab the researcher is on
     tabs = st.tabs(list(TABS), key="an_tabs", on_change="rerun")
-    for tab, draw in zip(tabs, TABS.values(), strict=True):
+    opened: set[str] = st.session_state.setdefault(OPENED, set())
+    for tab, (name, draw) in zip(tabs, TABS.items(), strict=True):
         if tab.open is not False:  # None would mean "not tracked": draw every tab
+            opened.add(name)
+        if name in opened:
             with tab:
                 draw(v)
