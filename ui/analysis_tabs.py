@@ -273,7 +273,7 @@ def export_tab(v: View) -> None:
                    "(rows per table, exclusions, withdrawals, the study file); pseudonyms only.")
 
 
-OPENED = "an_tabs_opened"  # session state: the tabs opened in this session
+OPENED = "an_tabs_opened"  # session state: study → the tabs opened in this session
 TABS: dict[str, Callable[[View], None]] = {
     "Completion": completion_tab, "Questionnaires": questionnaires_tab,
     "Timings": timings_tab, "Workflows": workflows_tab, "Timeline & replay": replay_tab,
@@ -286,7 +286,8 @@ def render_tabs(v: View) -> None:
     to one shows it at once while it is redrawn); tabs never opened are not computed."""
     # keyed: a rerun (a replay step, a task picked, a filter) keeps the tab the researcher is on
     tabs = st.tabs(list(TABS), key="an_tabs", on_change="rerun")
-    opened: set[str] = st.session_state.setdefault(OPENED, set())
+    # per study: switching the study draws only the open tab of the one switched to
+    opened: set[str] = st.session_state.setdefault(OPENED, {}).setdefault(v.study, set())
     for tab, (name, draw) in zip(tabs, TABS.items(), strict=True):
         if tab.open is not False:  # None would mean "not tracked": draw every tab
             opened.add(name)
