@@ -1,11 +1,22 @@
-"""Benchmark: the Analysis page's server-side rerun on a simulated study (issue 24).
+"""Benchmark: the Analysis page's waits on simulated studies (issue 24).
 
-``python -m benchmarks.analysis [--participants 20] [--reps 6] [--db URL]`` simulates a demo
-study (``study.simulate_demo``, participants stored as simulated) into a temporary SQLite
-database (or reuses ``--db``), opens ``pages/analysis.py`` in Streamlit's AppTest, and prints
-median and p95 (ms) of: the first run that shows the data (every tab computed), and a rerun
-after a widget in a tab (the Timings "Per subtask" toggle and the replay's step slider, in
-turn) — what a researcher waits for on each change. Server time only (no browser); figures,
+``python -m benchmarks.analysis [--participants 20] [--reps 6] [--db URL] [--no-apptest]
+[--browser] [--compare CHECKOUT]`` simulates two demo studies (``study.simulate_demo``: film
+and film-two-conditions, ``--participants`` each) into a temporary SQLite database (or reuses
+``--db``) and prints median and p95 (ms) of:
+
+- AppTest (server time only): the first run that shows the data, and a rerun after a widget in
+  a tab (the Timings "Per subtask" toggle and the replay's step slider, in turn);
+- ``--browser``, real Chromium against ``streamlit run app.py`` (benchmarks/analysis_browser.py,
+  measured in the page from the user's event to the new state painted): the trivial app's first
+  paint of the same run (cold and warm HTTP cache), a fresh server's Unlock → Completion, a
+  new researcher session's first load (cold and warm HTTP cache), switching to each tab, the
+  Timings toggle, and switching the study.
+  ``--compare`` runs the same rows against another checkout's app.py (e.g. ``git worktree add
+  /tmp/base main``) right after, each with its own trivial baseline.
+
+For the browser the participants are stored as real ones (the ``simulated`` flag cleared in the
+benchmark's copy), so the page shows them on its first load as it does a live study's. Figures,
 not assertions.
 """
 
@@ -13,15 +24,28 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import sqlite3
 import tempfile
 import time
 from pathlib import Path
 
 from benchmarks.common import ROOT, print_table
 
+STUDIES = ["film", "film-two-conditions"]
+
+
+def _open(at, tab: str, kind: str, key: str) -> None:
+    """Open ``tab`` (untimed) unless widget ``key`` is drawn already (a page that draws every
+    tab on each run, as main before issue 24's fragments did)."""
+    if not any(getattr(w, "key", None) == key for w in at.get(kind)):
+        at.session_state["an_tabs"] = tab
+        at.run()
+
 
 def rerun_times(url: str, reps: int) -> tuple[list[float], list[float]]:
-    """The first run with the data shown, then ``reps`` reruns after a tab's widget (ms)."""
+    """The first run with the data shown, then ``reps`` reruns after a widget in a tab, the
+    Timings toggle and the replay's step in turn, that tab opened first (untimed) (ms)."""
     from streamlit.testing.v1 import AppTest
 
     os.environ["PLEASQLARIFY_DB_URL"] = url
@@ -30,16 +54,19 @@ def rerun_times(url: str, reps: int) -> tuple[list[float], list[float]]:
     at.text_input(key="analysis_pw").input(os.environ["PLEASQLARIFY_RESEARCHER_PASSWORD"])
     at.button[0].click().run()
     start = time.perf_counter()
-    at.checkbox(key="an_sim").check().run()
+    at.checkbox(key="an_sim_live").check().run()
     first = [(time.perf_counter() - start) * 1000]
     if at.exception or len(at.tabs) != 6:
         raise RuntimeError(f"the Analysis page did not show its tabs: {at.exception}")
     times = []
     for i in range(reps):
-        start = time.perf_counter()
         if i % 2:
+            _open(at, "Timings", "toggle", "an_tim_sub")
+            start = time.perf_counter()
             at.toggle(key="an_tim_sub").set_value(i % 4 == 1).run()
         else:
+            _open(at, "Timeline & replay", "slider", "an_rp_k")
+            start = time.perf_counter()
             at.slider(key="an_rp_k").set_value(i % 3 + 1).run()
         times.append((time.perf_counter() - start) * 1000)
         if at.exception:
@@ -47,27 +74,68 @@ def rerun_times(url: str, reps: int) -> tuple[list[float], list[float]]:
     return first, times
 
 
+def browser_times(url: str, reps: int, roots: list[Path], tmp: Path
+                  ) -> list[tuple[str, list[float]]]:
+    """The Chromium rows (benchmarks.analysis_browser) for each checkout in ``roots``."""
+    from benchmarks.analysis_browser import browser_rows
+    from benchmarks.rerun import TRIVIAL
+    from tests.harness import running
+
+    db = tmp / "live.sqlite"  # a copy whose participants count as real ones
+    shutil.copy(url.removeprefix("sqlite:///"), db)
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE participants SET simulated = 0")
+    (tmp / "trivial.py").write_text(TRIVIAL, encoding="utf-8")
+    env = dict(os.environ, PLEASQLARIFY_DB_URL=f"sqlite:///{db}",
+               PLEASQLARIFY_DEMO_DB_URL=f"sqlite:///{tmp / 'no-demo.sqlite'}",
+               PLEASQLARIFY_RESEARCHER_PASSWORD="bench",
+               PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
+    rows: list[tuple[str, list[float]]] = []
+    for root in roots:
+        label = "" if root == ROOT else f"[{root.name}] "
+        with running(tmp / "trivial.py", env=env, log=tmp) as trivial, \
+                running("app.py", env=env, log=tmp, cwd=root) as srv:
+            rows += browser_rows(srv.url, trivial.url, STUDIES, reps, label)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.analysis", description=__doc__)
-    parser.add_argument("--participants", type=int, default=20)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.analysis", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--participants", type=int, default=20, help="per study")
     parser.add_argument("--reps", type=int, default=6)
     parser.add_argument("--db", metavar="URL",
-                        help="an existing demo database (default: simulate into a temp one)")
+                        help="an existing demo database, SQLite (default: simulate into a temp one)")
+    parser.add_argument("--no-apptest", action="store_true")
+    parser.add_argument("--browser", action="store_true", help="also the Chromium rows")
+    parser.add_argument("--compare", action="append", default=[], type=Path, metavar="CHECKOUT",
+                        help="also measure CHECKOUT/app.py's Analysis page (--browser)")
     args = parser.parse_args(argv)
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as tmp:
+    rows: list[tuple[str, list[float]]] = []
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
         url = args.db
         if url is None:
             from study.simulate_demo import simulate_participants
             from study.store import open_store
 
-            url = f"sqlite:///{Path(tmp) / 'demo.sqlite'}"
-            simulate_participants(open_store(url), args.participants, seed=1)
-        first, reruns = rerun_times(url, args.reps)
-    who = "the --db study" if args.db else f"{args.participants} simulated participants"
-    print_table([("Analysis: first run with the data (all tabs)", first),
-                 (f"Analysis: rerun after a tab's widget ({who})", reruns)], load_before)
+            url = f"sqlite:///{tmp / 'demo.sqlite'}"
+            store = open_store(url)
+            for study in STUDIES:
+                simulate_participants(store, args.participants, study=study, seed=1)
+            store.close()
+        who = "the --db data" if args.db else f"{args.participants} simulated participants"
+        if not args.no_apptest:
+            first, reruns = rerun_times(url, args.reps)
+            rows += [("AppTest: first run with the data (the open tab; all tabs before #24)",
+                      first),
+                     (f"AppTest: rerun after a tab's widget ({who})", reruns)]
+        if args.browser:
+            rows += browser_times(url, args.reps, [ROOT, *(r.resolve() for r in args.compare)],
+                                  tmp)
+    print_table(rows, load_before, head=f"Analysis page, {who} per study\n\n")
     return 0
 
 

@@ -42,15 +42,19 @@ def _load(page: Any, address: str, ready: Callable[[Any], None]) -> float:
 
 def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: int,
                 warm: bool = False, probe: Callable[[Any], Any] | None = None,
-                probed: list[Any] | None = None) -> list[float]:
+                probed: list[Any] | None = None, cookies: list[dict] | None = None
+                ) -> list[float]:
     """ms from opening ``address`` in a new session until ``ready(page)`` holds, ``reps`` times.
 
     ``probe(page)``, if given, runs on each timed page once it is ready; its results are
-    appended to ``probed``.
+    appended to ``probed``. ``cookies`` are set in each new context first (e.g. a
+    researcher's unlock token: a returning researcher with an empty HTTP cache).
     """
     times = []
     for _ in range(reps):
         context = browser.new_context(viewport=VIEWPORT)
+        if cookies:
+            context.add_cookies(cookies)
         if probe is not None:
             context.add_init_script(CHART_DRAWN_JS)
         if warm:

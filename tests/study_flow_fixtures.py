@@ -76,3 +76,9 @@ def participant_id(at: AppTest) -> str:
     """The participant id the page put into the link (``?p=``)."""
     p = at.query_params["p"]
     return p[0] if isinstance(p, list) else p
+
+
+def open_tab(at: AppTest, name: str) -> AppTest:
+    """Open the Analysis tab ``name`` as a click on it does (only the open tab is drawn)."""
+    at.session_state["an_tabs"] = name
+    return at.run()

@@ -73,3 +73,43 @@ def test_memo_computes_once_per_version_and_inputs(tmp_path) -> None:
         cache.memo(str, i)
     assert len(cache._MEMO) == cache.MAX_ENTRIES
     cache.clear()
+
+
+def test_warm_prepares_what_the_page_then_finds(tmp_path, monkeypatch) -> None:
+    """Another study prepared in the background is the very object the page gets on switching
+    to it; a study file edited on disk is parsed again, an unchanged one is not."""
+    from tests.study_flow_fixtures import study_env, write_mini
+
+    cache.clear()
+    store = open_store(study_env(tmp_path, monkeypatch))
+    path = write_mini(tmp_path / "studies")
+    pid = assign_participant(store, cache.study_spec("mini", cache.study_data(store, "mini"))
+                             .spec, now=1000).participant
+    filters = {"conditions": None, "stages": None, "include_flagged": False,
+               "include_simulated": False}
+    cache.warm(store, ["mini"], filters)
+    cache._WARMER[0].join(timeout=60)
+    computed = dict(cache._MEMO)
+    shown = cache.prepare(store, "mini", filters)
+    assert shown.data.ids == [pid] and shown.tables
+    assert cache._MEMO.keys() == computed.keys()  # every step found, none computed again
+    assert any(shown.tables is result for result, _ in computed.values())
+    assert cache.prepare(store, "mini", filters).lookup is shown.lookup
+    path.write_text(path.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    assert cache.study_spec("mini", shown.raw) is not shown.lookup
+    cache.clear()
+
+
+def test_events_of_groups_each_participants_events_in_trace_order() -> None:
+    """The per-participant index gives what a scan of the whole trace gives."""
+    from study.analysis.data import StudyData
+    from study.trace import Event
+
+    evs = tuple(Event(event_id=f"e{i}", session_id="s", participant=f"p{i % 3}",
+                      type="dv.accept", client_ts=i, server_ts=i, payload={},
+                      task=f"t{i % 2}") for i in range(12))
+    data = StudyData((), evs)
+    for pid in ("p0", "p1", "p2", "nobody"):
+        for task in (None, "t0", "t1"):
+            assert data.events_of(pid, task) == [
+                e for e in evs if e.participant == pid and (task is None or e.task == task)]

@@ -16,6 +16,7 @@ from study.export import main as export_main
 from study.simulate_demo import simulate_participants
 from study.store import open_store
 from study.trace import EVENT_TYPES
+from tests.study_flow_fixtures import open_tab
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
 
@@ -93,6 +94,8 @@ def test_analysis_page(demo_db, monkeypatch):
     codes = store.codes()
     assert [(c["code"], c["coder"], c["subtask"]) for c in codes] == [
         ("completion:partial-better", "ab", "3")]
+    assert not at.get("slider")  # only the open tab (Completion) is drawn
+    open_tab(at, "Timeline & replay")
     at.slider(key="an_rp_k").set_value(2).run()
     assert not at.exception and not at.error
     assert any("Replay matches" in c.value for c in at.caption)
@@ -108,3 +111,18 @@ def test_export_from_a_missing_or_empty_database_says_so(tmp_path, capsys):
     open_store(empty).close()
     assert export_main(["--db", empty, "--out", str(tmp_path / "out")]) == 1
     assert "holds no study" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_a_tab_rerun_in_a_locked_session_draws_nothing(tmp_path, monkeypatch):
+    """A tab is a fragment, rerun without the page's gate: it checks the session itself."""
+    from tests.study_flow_fixtures import study_env
+
+    study_env(tmp_path, monkeypatch, "s3cret")
+
+    def app() -> None:
+        from ui.analysis_tabs import render_tabs
+
+        render_tabs(None)  # never reached past the check: no view is needed
+    at = AppTest.from_function(app, default_timeout=60).run()
+    assert not at.exception and not at.tabs
+    assert any("were locked" in w.value for w in at.warning)

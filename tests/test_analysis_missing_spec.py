@@ -16,7 +16,7 @@ from study.runner import join
 from study.spec import load_study
 from study.store import open_store
 from study.withdraw import withdraw
-from tests.study_flow_fixtures import MINI, ROOT, study_env, write_mini
+from tests.study_flow_fixtures import MINI, ROOT, open_tab, study_env, write_mini
 
 LAB = MINI.replace("  - use: demographics\n", "  - use: demographics\n  - use: sus7\n")
 
@@ -78,7 +78,9 @@ def test_analysis_page_says_what_is_missing_and_shows_sus(lab):
     at.button[0].click().run()
     assert not at.exception, at.exception
     assert any("study file of 'lab' was not found" in w.value for w in at.warning)
+    open_tab(at, "Questionnaires")
     assert not any("No complete SUS answers" in i.value for i in at.info)
     assert any(m.label == "SUS mean" for m in at.metric)
+    open_tab(at, "Export")
     manifest = next(d.value for d in at.dataframe if list(d.value.columns) == ["table", "rows"])
     assert dict(zip(manifest["table"], manifest["rows"], strict=True))["sus"] == 2

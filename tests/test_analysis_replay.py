@@ -123,21 +123,31 @@ def _unlocked():
 
 
 def _other_tabs_intact(at) -> None:
+    """After the replay tab failed, every other tab still opens and draws its content."""
+    from tests.study_flow_fixtures import open_tab
+
     assert not at.exception, at.exception
     assert len(at.tabs) == 6
+    open_tab(at, "Export")
     assert at.get("download_button"), "the Export tab lost its download"
+    open_tab(at, "Workflows")
     workflows = at.tabs[3].dataframe[0].value
     assert list(workflows["n_select"]) == [1] and list(workflows["n_output"]) == [1]
     assert list(workflows["n_repair"]) == [1]
+    open_tab(at, "Questionnaires")
     assert at.tabs[1].info or at.tabs[1].dataframe  # Questionnaires drew its content
+    assert not at.exception
+    assert not [e for i in (1, 3, 5) for e in at.tabs[i].error if "could not be drawn" in e.value]
 
 
 def test_a_replay_that_stops_reports_its_step_and_leaves_the_other_tabs(broken_trace) -> None:
-    at = _unlocked()
-    _other_tabs_intact(at)
+    from tests.study_flow_fixtures import open_tab
+
+    at = open_tab(_unlocked(), "Timeline & replay")
     (box,) = [e for e in at.tabs[4].error if "Replay cannot reproduce" in e.value]
     assert "stopped at step 4, event `repair`" in box.value and "Steps 0–3" in box.value
     assert "ValueError" in box.value
+    _other_tabs_intact(at)
 
 
 def test_an_engine_fault_in_the_replay_stays_in_its_panel(broken_trace, monkeypatch) -> None:
@@ -147,10 +157,13 @@ def test_an_engine_fault_in_the_replay_stays_in_its_panel(broken_trace, monkeypa
         raise IndexError("boolean index did not match indexed array along axis 0; size of "
                          "axis is 41 but size of corresponding boolean axis is 44")
     monkeypatch.setattr(ui.analysis_views, "replay", fault)
-    at = _unlocked()
-    _other_tabs_intact(at)
+    from tests.study_flow_fixtures import open_tab
+
+    at = open_tab(_unlocked(), "Timeline & replay")
     (box,) = [e for e in at.tabs[4].error if "could not be drawn" in e.value]
     assert "The replay of this task" in box.value and "IndexError" in box.value
+    assert at.get("selectbox"), "the tab's pickers stay usable above its error"
+    _other_tabs_intact(at)
 
 
 def test_replay_of_questions_about_the_answer_uses_the_recorded_vocabulary(tmp_path, pool):

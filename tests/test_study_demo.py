@@ -13,6 +13,7 @@ from study.analysis import workflows as W
 from study.analysis.data import filter_data, load_study_data
 from study.export import build_tables, find_spec
 from study.store import open_store
+from tests.study_flow_fixtures import open_tab
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
 
@@ -84,10 +85,12 @@ def test_workflow_sessions_and_annotations_are_labelled(demo, monkeypatch):
     at.button[0].click().run()
     at.checkbox(key="an_sim_live").check().run()
     assert not at.exception
+    open_tab(at, "Workflows")
     picker = at.selectbox(key="an_sess")
     first = picker.options[0]
     assert first.startswith("P") and " actions" in first and "·" in first
     assert int(first.rsplit("· ", 1)[1].split()[0]) > 0
+    open_tab(at, "Timings")
     notes = next(d.value for d in at.dataframe if "who" in d.value.columns)
     assert notes["who"].str.match(r"^P\d+$").all()
     assert notes["time"].str.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$").all()

@@ -11,16 +11,25 @@ between reruns and sessions, so callers must not mutate them (the page copies be
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from study.analysis.data import StudyData, load_study_data
+import pandas as pd
+
+from study.analysis.data import StudyData, filter_data, load_study_data
+from study.analysis.specs import SpecLookup, find_study_spec, spec_files_version
+from study.export import build_tables
 from study.store import Store
 
+LOG = logging.getLogger(__name__)
 T = TypeVar("T")
-MAX_ENTRIES = 16  # results kept, least recently used dropped (~3 data versions of a study)
+# results kept, least recently used dropped: a study's data version has ~25 (data, tables, each
+# tab's figures and tables), so this holds a few studies or versions
+MAX_ENTRIES = 128
 _LOCK = threading.Lock()
 _MEMO: OrderedDict[tuple, tuple[Any, tuple]] = OrderedDict()
 
@@ -57,6 +66,53 @@ def memo(fn: Callable[..., T], *args: Any, version: Any = None, **kwargs: Any) -
 def study_data(store: Store, study: str) -> StudyData:
     """Every participant, event, answer and code of ``study``, loaded once per data version."""
     return memo(load_study_data, store, study, version=store.data_version(study))
+
+
+def study_spec(study: str, raw: StudyData) -> SpecLookup:
+    """The study file of ``study`` for its loaded data, parsed again only when a candidate
+    file changes (its mtime or size) or the data does."""
+    return memo(find_study_spec, study, raw, version=spec_files_version(study))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One study as the page shows it: loaded, filtered, its study file and export tables."""
+
+    raw: StudyData
+    data: StudyData
+    lookup: SpecLookup
+    tables: dict[str, pd.DataFrame]
+
+
+def prepare(store: Store, study: str, filters: dict[str, Any]) -> Prepared:
+    """``study`` loaded, filtered with the sidebar's ``filters`` (:func:`filter_data`'s
+    keywords), its study file found and its export tables built — each step memoised."""
+    raw = study_data(store, study)
+    data = memo(filter_data, raw, **filters)
+    lookup = study_spec(study, raw)
+    tables = memo(build_tables, data, lookup.spec, lookup) if data.ids else {}
+    return Prepared(raw, data, lookup, tables)
+
+
+_WARMER: list[threading.Thread] = []
+
+
+def warm(store: Store, studies: list[str], filters: dict[str, Any]) -> None:
+    """Prepare ``studies`` in one background thread (none started while one still runs), so
+    switching to another study finds its data and tables computed; errors are logged only
+    (the page reports them when that study is opened)."""
+    def run() -> None:
+        for study in studies:
+            try:
+                prepare(store, study, filters)
+            except Exception:  # the page shows the error if the study is opened
+                LOG.exception("preparing %s for the Analysis page failed", study)
+
+    with _LOCK:
+        if not studies or (_WARMER and _WARMER[0].is_alive()):
+            return
+        _WARMER[:] = [threading.Thread(target=run, name="analysis-warm", daemon=True)]
+        _WARMER[0].start()
 
 
 def clear() -> None:

@@ -1,8 +1,8 @@
 """Panels of the Analysis page that must not take the others down with them.
 
 Every tab runs inside :func:`isolated`: an exception shows as an error in that tab (with the
-reason and where to look) and the script goes on to draw the other tabs, so a trace the
-replay cannot reproduce leaves Export, Workflows and Questionnaires as they were. The replay
+reason and where to look) and the other tabs still open and draw, so a trace the replay
+cannot reproduce leaves Export, Workflows and Questionnaires as they were. The replay
 panel (:func:`replay_panel`) reports the step where a replay stopped in a panel of its own.
 """
 
@@ -35,6 +35,11 @@ def isolated(what: str) -> Iterator[None]:
                  "unaffected; the server log has the traceback.", icon=":material/error:")
 
 
+def _swimlane(evs: list[Any], intervals: pd.DataFrame, pid: str) -> Any:
+    """The timeline of ``evs`` with ``pid``'s subtask spans, unmarked."""
+    return F.swimlane(evs, intervals[intervals["participant"] == pid])
+
+
 def replay_panel(evs: list[Any], pool: Any, intervals: pd.DataFrame, pid: str) -> None:
     """The replay of one participant × task: a step slider, the swimlane, the state at that
     step, and — when replay had to stop — the failing step and its reason in its own box."""
@@ -52,8 +57,8 @@ def replay_panel(evs: list[Any], pool: Any, intervals: pd.DataFrame, pid: str) -
     k = st.slider("Step", 0, len(steps) - 1, 0, key="an_rp_k") if len(steps) > 1 else 0
     s = steps[k]
     marked = evs[s.index].server_ts if s.index >= 0 else None
-    st.plotly_chart(F.swimlane(evs, intervals[intervals["participant"] == pid], marked),
-                    key="an_swim")
+    lane = memo(_swimlane, evs, intervals, pid)  # once per trace; a step adds its mark
+    st.plotly_chart(lane if marked is None else F.mark_time(lane, marked), key="an_swim")
     cols = st.columns(4)
     cols[0].metric("Survivors", len(s.survivors))
     cols[1].metric("Distinct outputs", s.n_classes)

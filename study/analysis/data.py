@@ -8,6 +8,7 @@ withdrawn participants whose data the study keeps (``withdrawal: keep``) are alw
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from study.store import Store
@@ -35,10 +36,18 @@ class StudyData:
                 return p
         raise KeyError(f"participant {pid!r} is not in this selection")
 
+    @cached_property
+    def _by_participant(self) -> dict[str, tuple[Event, ...]]:
+        """Each participant's events in trace order, grouped once (the page asks per row)."""
+        out: dict[str, list[Event]] = {}
+        for e in self.events:
+            out.setdefault(e.participant, []).append(e)
+        return {pid: tuple(evs) for pid, evs in out.items()}
+
     def events_of(self, pid: str, task: str | None = None) -> list[Event]:
         """The participant's events in trace order (optionally of one task)."""
-        return [e for e in self.events
-                if e.participant == pid and (task is None or e.task == task)]
+        return [e for e in self._by_participant.get(pid, ())
+                if task is None or e.task == task]
 
     def label(self, pid: str) -> str:
         """A short display label 'P<number>' (pseudonyms stay in the data)."""

@@ -211,7 +211,13 @@ def swimlane(events: list[Any], timers: pd.DataFrame | None = None,
             x=[pd.to_datetime(e.server_ts, unit="ms") for e in evs], y=[lane] * len(evs),
             mode="markers", name=lane, text=[f"{e.type} {e.task} {e.subtask}" for e in evs],
             hoverinfo="x+text"))
-    if marked is not None:
-        fig.add_vline(x=pd.to_datetime(marked, unit="ms"), line_color="red")
     fig.update_layout(height=380, xaxis_title="time", showlegend=False)
-    return fig
+    return fig if marked is None else mark_time(fig, marked)
+
+
+def mark_time(fig: go.Figure, marked: int) -> go.Figure:
+    """A copy of a timeline ``fig`` with a red line at ``marked`` (epoch ms): the replay's step
+    marks a swimlane drawn once per trace, which stays unchanged (it may be shared)."""
+    out = go.Figure(fig)
+    out.add_vline(x=pd.to_datetime(marked, unit="ms"), line_color="red")
+    return out

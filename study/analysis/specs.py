@@ -42,6 +42,19 @@ def _candidates(study: str) -> list[Path]:
     return [p for p in dict.fromkeys(out) if p.is_file()]
 
 
+def spec_files_version(study: str) -> tuple[tuple[str, int, int], ...]:
+    """The study files that may describe ``study`` with their mtime and size: a new value when
+    one is added, edited or removed (what a cached :func:`find_study_spec` is keyed on)."""
+    out = []
+    for p in _candidates(study):
+        try:
+            st = p.stat()
+        except OSError:  # removed meanwhile: the next lookup sees it gone
+            continue
+        out.append((str(p), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
 def recognised_questionnaires(data: StudyData) -> tuple[Questionnaire, ...]:
     """Built-in questionnaires whose id prefixes stored answers (e.g. ``sus7/sus3``)."""
     prefixes = {item.partition("/")[0] for ans in data.answers.values() for item in ans}
