@@ -217,6 +217,12 @@ export default function (component) {
     drain(h);
     return;
   }
+  if (data && data.poll) {  // a repair runs on the server: ask whether it is done, once a round
+    clearTimeout(state.poll);
+    state.poll = setTimeout(() => {
+      if (root.isConnected) state.send("poll", { seq: ++state.seq });
+    }, data.poll);
+  }
   if (data && data.panel) {
     const entry = h.panels.get(data.panel);
     if (!entry || entry.root !== root) {
