@@ -318,7 +318,8 @@ def schema_constraints(ddl: str, dialect: str = "sqlite") -> tuple[Columns, Colu
 
 def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[str]] | None = None,
                      *, conjuncts: bool = False, not_null: Columns | None = None,
-                     unique: Columns | None = None) -> list[Feature]:
+                     unique: Columns | None = None, tree: exp.Expression | None = None
+                     ) -> list[Feature]:
     """The sorted, de-duplicated atomic features of ``sql``.
 
     ``schema`` (table -> columns, lower-case) lets unqualified columns resolve to their table and
@@ -328,9 +329,11 @@ def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[s
     the whole predicate. Raises ``sqlglot.errors.ParseError`` for text that does not parse,
     is over the check's size, token or nesting bounds, or nests too deeply for a rewrite (one
     hostile candidate of a bank or an LLM sample then has no features; the pool goes on).
+    ``tree`` is ``sql`` already parsed by :func:`parse_one_bounded` or the allow-list in
+    ``dialect`` (it is read, not changed).
     """
     try:
-        tree = parse_one_bounded(sql, dialect)
+        tree = parse_one_bounded(sql, dialect) if tree is None else tree
         feats = set(_query_features(tree, {k.lower(): v for k, v in (schema or {}).items()},
                                     dialect, conjuncts, set(), (not_null or {}, unique or {})))
     except UnsafeQueryError as exc:
