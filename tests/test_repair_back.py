@@ -237,3 +237,20 @@ def test_none_of_these_paints_the_search_then_the_repaired_state(pools, monkeypa
     assert search.done.wait(120)
     at.run()  # a dropped search never lands
     assert at.session_state[wkey].session.step == 0
+
+
+def test_a_searching_workspace_offers_nothing_to_answer(pools) -> None:
+    """While repair runs the clause and cluster buttons are disabled (Copy still works) and the
+    Decision Space and the Predicted Output say it is looking, with no question or output."""
+    from ui.chips import sql_block
+    from ui.views import SEARCHING, button, frozen, searching_views
+
+    html = (button("Yes", "clause", "Require it", key="WHERE x", yes=True)
+            + button("Keep", "cluster", "Keep cluster 1", key="1") + sql_block("SELECT 1"))
+    out = frozen({"html": html, "panel": "p"})["html"]
+    assert out.count("<button disabled ") == 2 and 'data-copy' in out
+    assert out.count("disabled") == 2  # the Copy button is not
+    pool = pools["film-dicaprio-rating"]
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    views = searching_views(ws)
+    assert all(SEARCHING in v["html"] and "data-event" not in v["html"] for v in views.values())
