@@ -136,8 +136,8 @@ def keypress(page, reps: int, back: str | None, warm_up: bool = False
 # Armed before "None of these" (key X): the key's time; the time after the frame that first
 # shows its answer (the "Looking for other readings" state, or the repaired state if the round
 # ended before the rerun drew); and the time after the frame that first shows the repaired state
-# (survivors line and chart changed, no searching status, nothing running). Measured in the
-# page, like ARM_JS.
+# (the survivors line counts a larger pool and the chart changed, no searching status, nothing
+# running). Measured in the page, like ARM_JS.
 ARM_REPAIR_JS = f"""b => {{
   const w = window.__pqRepair = {{ t0: null, first: null, shown: null }};
   document.addEventListener("keydown", (e) => {{ if (w.t0 === null) w.t0 = e.timeStamp; }},
@@ -145,11 +145,12 @@ ARM_REPAIR_JS = f"""b => {{
   const at = (k) => requestAnimationFrame(() => setTimeout(() => {{
     if (w[k] === null) w[k] = performance.now(); }}, 0));
   let searching = false;
+  const size = (t) => {{ const m = /of (\\d+) quer/.exec(t || ""); return m ? +m[1] : 0; }};
   const check = () => {{
     const [n, r] = ({STATE_JS})();
     const status = document.body.innerText.includes("Looking for other readings");
     if (!searching && status) {{ searching = true; at("first"); }}
-    if (w.shown === null && n !== b[0] && r !== b[1] && !status
+    if (w.shown === null && size(n) > size(b[0]) && r !== b[1] && !status
         && !document.querySelector('[data-testid="stStatusWidget"]')) {{
       obs.disconnect();
       at("first");
