@@ -39,7 +39,7 @@ from ui.views import (
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
 PANELS = "pleasqlarify-panels"  # fragment key of the workspace's panels (ui.workspace)
 SEARCH_WAIT_S = 0.08  # a repair done this soon (e.g. from the pool's cache) is drawn at once
-POLL_MS = 100  # while repair runs, the browser asks this long after each answer
+POLL_MS = 50  # while repair runs, the browser asks this long after each answer
 
 
 def dismiss_key(keys: tuple[str, ...]) -> str:
