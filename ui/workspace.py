@@ -173,8 +173,8 @@ def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
         with column:
             draw()
     predicted_output(ws, log, mode, on_submit, options)
-    if busy:
-        search_watch(ws)
     if options.show_decision_space:  # the Yes and No states, shown at the key press
         acknowledge(ws)
         carrier(ws, options, hover=log is not no_log)
+    if busy:  # last: its first poll should find this run over
+        search_watch(ws)
