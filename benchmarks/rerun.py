@@ -8,7 +8,7 @@ median and p95 (ms) of: key press → re-rendered (trivial app, workspace at N =
 survivors line and the chart both show the new state, painted; measured in the page from the
 key event), key press → the server's rerun done (the workspace shows the speculated state
 before it, :mod:`ui.optimistic`), lasso → survivors updated, "None of these" (key X) → the
-repaired state painted (repair after a rejection), first paint
+searching state painted and → the repaired state painted (repair after a rejection), first paint
 of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
 HTTP cache, see benchmarks/paint.py), participant Continue → next part, and a fresh process's
 first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
@@ -133,20 +133,28 @@ def keypress(page, reps: int, back: str | None, warm_up: bool = False
     return shown, confirmed
 
 
-# Armed before "None of these" (key X): the key's time, then the time after the frame that first
-# shows the repaired state (survivors line and chart changed, the spinner and the running
-# status gone) was painted. Measured in the page, like ARM_JS.
+# Armed before "None of these" (key X): the key's time; the time after the frame that first
+# shows its answer (the "Looking for other readings" state, or the repaired state if the round
+# ended before the rerun drew); and the time after the frame that first shows the repaired state
+# (the survivors line counts a larger pool and the chart changed, no searching status, nothing
+# running). Measured in the page, like ARM_JS.
 ARM_REPAIR_JS = f"""b => {{
-  const w = window.__pqRepair = {{ t0: null, shown: null }};
+  const w = window.__pqRepair = {{ t0: null, first: null, shown: null }};
   document.addEventListener("keydown", (e) => {{ if (w.t0 === null) w.t0 = e.timeStamp; }},
                             {{ capture: true, once: true }});
+  const at = (k) => requestAnimationFrame(() => setTimeout(() => {{
+    if (w[k] === null) w[k] = performance.now(); }}, 0));
+  let searching = false;
+  const size = (t) => {{ const m = /of (\\d+) quer/.exec(t || ""); return m ? +m[1] : 0; }};
   const check = () => {{
     const [n, r] = ({STATE_JS})();
-    if (w.shown === null && n !== b[0] && r !== b[1]
-        && !document.querySelector('[data-testid="stStatusWidget"]')
-        && !document.body.innerText.includes("Looking for other readings")) {{
+    const status = document.body.innerText.includes("Looking for other readings");
+    if (!searching && status) {{ searching = true; at("first"); }}
+    if (w.shown === null && size(n) > size(b[0]) && r !== b[1] && !status
+        && !document.querySelector('[data-testid="stStatusWidget"]')) {{
       obs.disconnect();
-      requestAnimationFrame(() => setTimeout(() => {{ w.shown = performance.now(); }}, 0));
+      at("first");
+      at("shown");
     }}
   }};
   const obs = new MutationObserver(check);
@@ -155,24 +163,26 @@ ARM_REPAIR_JS = f"""b => {{
 }}"""
 
 
-def repair_press(page, reps: int, back: str) -> list[float]:
-    """"None of these" (key X) → the repaired state painted, then Back (untimed), ``reps``
-    times: the wait a person sees after rejecting the outputs (issue 24)."""
-    times = []
+def repair_press(page, reps: int, back: str) -> tuple[list[float], list[float]]:
+    """"None of these" (key X) → its first answer painted (the searching state) and → the
+    repaired state painted, then Back (untimed), ``reps`` times: the waits a person sees after
+    rejecting the outputs (issue 24)."""
+    first, shown = [], []
     for _ in range(reps):
         before = page.evaluate(STATE_JS)
         page.evaluate(ARM_REPAIR_JS, before)
         page.keyboard.press("x")
         page.wait_for_function("() => window.__pqRepair.shown !== null", timeout=TIMEOUT_MS)
         t = page.evaluate("() => window.__pqRepair")
-        times.append(t["shown"] - t["t0"])
+        first.append(t["first"] - t["t0"])
+        shown.append(t["shown"] - t["t0"])
         _settle(page)
         page.locator(f"{back}:enabled >> visible=true").first.wait_for()
         page.keyboard.press("b")
         page.wait_for_function(f"b => ({COUNT_JS})() === b", arg=before[0])
         _settle(page)
         page.locator("h3", has_text="Decision Space").click()  # keys go to the page again
-    return times
+    return first, shown
 
 
 def open_task(page, url: str, task_id: str) -> None:
@@ -344,8 +354,17 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                 if n == 50:
                     rows.add(f"workspace N={n}: lasso → survivors updated",
                              lambda page=page, back=back: lasso(page, reps, back))
+                presses: dict[str, tuple[list[float], list[float]]] = {}
+
+                def repair_times(i: int, page=page, back=back, presses=presses
+                                 ) -> list[float]:
+                    if "all" not in presses:  # both rows come from one set of presses
+                        presses["all"] = repair_press(page, reps, back)
+                    return presses["all"][i]
                 rows.add(f"workspace N={n}: None of these → repaired state painted",
-                         lambda page=page, back=back: repair_press(page, reps, back))
+                         lambda r=repair_times: r(1))
+                rows.add(f"workspace N={n}: None of these → searching state painted",
+                         lambda r=repair_times: r(0))
                 page.context.close()
             paint_rows(rows, browser, "Home", f"{url}/",
                        lambda pg: pg.get_by_text("Built-in tasks").wait_for(), reps, network)

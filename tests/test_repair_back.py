@@ -19,7 +19,7 @@ from study.analysis.data import StudyData
 from study.analysis.replay import failure, mismatches, replay
 from study.store import REPO_ROOT
 from study.trace import Event
-from ui import actions
+from ui import actions, panels
 from ui.action_space import space_spec
 from ui.state import WorkspaceState
 from ui.views import panel_views, space_summary
@@ -171,9 +171,25 @@ def _repair_app(bank: str, task_id: str) -> None:
                      log=lambda t, p: events.append((t, p)))
 
 
-def test_none_of_these_draws_the_repaired_state_in_the_same_run(pools) -> None:
-    """Issue 24: the click's run repairs first and draws the repaired pool; there is no second
-    (whole-app) rerun, and the trace is the rejection, then the repair; one Back undoes both."""
+def _shown(at) -> str:
+    """Everything the AppTest run drew as text (markdown, html, mounted panels' data)."""
+    return "".join(m.value for m in at.markdown) + "".join(
+        str(getattr(h, "proto", "")) for h in at.get("html")) + "".join(
+        str(el.proto) for el in at.get("bidi_component"))
+
+
+def _search_done(at, key: str) -> None:
+    """Wait for the workspace's repair search (its thread) to end."""
+    search = at.session_state[key].extra.get(actions.SEARCH)
+    assert search is not None and search.done.wait(120)
+
+
+def test_none_of_these_paints_the_search_then_the_repaired_state(pools, monkeypatch) -> None:
+    """Issue 24: the click's run applies the rejection and draws it as "looking for other
+    readings" (no question, No / None of these disabled) while repair runs off the script
+    thread; the next run draws the repaired pool. The trace is the rejection, then the repair;
+    one Back undoes both. A second press during the search changes nothing; Back during the
+    search takes back the rejection alone."""
     from streamlit.testing.v1 import AppTest
 
     task = "film-departed-makers"
@@ -181,17 +197,60 @@ def test_none_of_these_draws_the_repaired_state_in_the_same_run(pools) -> None:
     at = AppTest.from_function(_repair_app, args=(str(BANK), task), default_timeout=180)
     at.run()
     key = f"pleasqlarify.{task}"
+    wkey = f"pleasqlarify.workspace.free.{task}"
     runs = at.session_state["runs"]
     at.button(key=f"{key}.po.none").click().run()
     assert not at.exception
     assert at.session_state["runs"] == runs + 1
-    ws = at.session_state[f"pleasqlarify.workspace.free.{task}"]
-    assert ws.session.pool.n > pool.n
+    ws = at.session_state[wkey]
+    if actions.searching(ws) is not None:  # normally; a very fast round is drawn at once
+        assert ws.session.pool.n == pool.n and ws.session.history[-1].kind == "reject"
+        assert [t for t, _ in at.session_state["events"]][-1] == "output.reject"
+        assert "Looking for other readings" in _shown(at)
+        assert at.button(key=f"{key}.po.none").disabled and at.button(key=f"{key}.po.no").disabled
+        assert at.button(key=f"{key}.dv.down").disabled
+        assert not actions.none_of_these(ws, lambda t, p: None)  # a second press: refused
+        _search_done(at, wkey)
+        at.run()
+    ws = at.session_state[wkey]
+    assert actions.searching(ws) is None and ws.session.pool.n > pool.n
     assert [t for t, _ in at.session_state["events"]][-2:] == ["output.reject", "repair"]
-    shown = "".join(m.value for m in at.markdown) + "".join(
-        str(getattr(h, "proto", "")) for h in at.get("html"))
-    assert f"of {ws.session.pool.n} queries remain" in shown or any(
-        f"of {ws.session.pool.n} queries" in str(el.proto) for el in at.get("bidi_component"))
+    assert f"of {ws.session.pool.n} queries" in _shown(at)
+    assert "Looking for other readings" not in _shown(at)
     at.button(key=f"{key}.dv.back").click().run()
-    ws = at.session_state[f"pleasqlarify.workspace.free.{task}"]
+    ws = at.session_state[wkey]
     assert ws.session.pool.n == pool.n and ws.session.step == 0
+    assert at.session_state["events"][-1][1]["decisions"] == 2
+
+    # Back while the search runs: the rejection alone is taken back, the search dropped
+    monkeypatch.setattr(panels, "SEARCH_WAIT_S", 0.0)  # the pool's cache is warm now
+    at.button(key=f"{key}.po.none").click().run()
+    ws = at.session_state[wkey]
+    search = actions.searching(ws)
+    assert search is not None and ws.session.step == 1
+    at.button(key=f"{key}.dv.back").click().run()
+    ws = at.session_state[wkey]
+    assert ws.session.step == 0 and ws.session.pool.n == pool.n
+    assert actions.searching(ws) is None
+    assert at.session_state["events"][-1][0] == "undo"
+    assert at.session_state["events"][-1][1]["decisions"] == 1
+    assert search.done.wait(120)
+    at.run()  # a dropped search never lands
+    assert at.session_state[wkey].session.step == 0
+
+
+def test_a_searching_workspace_offers_nothing_to_answer(pools) -> None:
+    """While repair runs the clause and cluster buttons are disabled (Copy still works) and the
+    Decision Space and the Predicted Output say it is looking, with no question or output."""
+    from ui.chips import sql_block
+    from ui.views import SEARCHING, button, frozen, searching_views
+
+    html = (button("Yes", "clause", "Require it", key="WHERE x", yes=True)
+            + button("Keep", "cluster", "Keep cluster 1", key="1") + sql_block("SELECT 1"))
+    out = frozen({"html": html, "panel": "p"})["html"]
+    assert out.count("<button disabled ") == 2 and 'data-copy' in out
+    assert out.count("disabled") == 2  # the Copy button is not
+    pool = pools["film-dicaprio-rating"]
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    views = searching_views(ws)
+    assert all(SEARCHING in v["html"] and "data-event" not in v["html"] for v in views.values())

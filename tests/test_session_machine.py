@@ -5,8 +5,10 @@ RuleBasedStateMachine drives the real engine through the workspace's gesture fun
 Rules: Yes/No on the shown decision variable (with the speculated next state computed first, as
 the workspace does), Yes/No on one clause, Previous/Next, lasso / box / click / cluster
 selections (stale ids included), accept the shown output, No to it and None of these (with
-recomposition, or with repair off), Back (the user's gesture), the engine's one-decision undo,
-and submit. After every step: every derived view has the pool's current size; serialise →
+recomposition, or with repair off; recomposition runs off the script thread as in the
+workspace, and a rule lets it land), Back (the user's gesture), the engine's one-decision undo,
+a reload, and submit — also while a repair search runs (Back drops it, a reload starts it again,
+every other gesture is refused and changes nothing). After every step: every derived view has the pool's current size; serialise →
 load gives the same workspace; a speculated Yes/No state equals the rerun's. Back restores
 exactly the state before the gesture. At the end of each sequence the trace replays to every
 recorded intermediate state and the workflow coder counts every gesture. The number of
@@ -38,6 +40,7 @@ from hypothesis.stateful import (
 
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.repair import recompose
 from core.engine.session import RepairSession
 from core.engine.taskbank import Candidate, load_task_bank
 from study.analysis import workflows as W
@@ -188,15 +191,33 @@ class SessionMachine(RuleBasedStateMachine):
     def session(self) -> RepairSession:
         return self.ws.session
 
+    @property
+    def busy(self) -> bool:
+        """Whether a repair search runs (the workspace shows the rejection, searching)."""
+        return self.ws is not None and actions.searching(self.ws) is not None
+
+    def refused_while_busy(self, ok: bool | int | None, step: int, state: dict[str, Any]
+                           ) -> bool:
+        """During a search a gesture is refused, says why and changes nothing; True if busy."""
+        if not self.busy:
+            return False
+        assert not ok and self.ws.flash == actions.BUSY
+        assert self.session.step == step and observe(self.ws) == state
+        self.ws.flash = None
+        return True
+
     # --- rules -----------------------------------------------------------------------------
     @precondition(lambda self: self.ws is not None and bool(self.ws.session.variables()))
     @rule(yes=st.booleans())
     def answer_variable(self, yes: bool) -> None:
         self.count("answer_variable")
-        step = self.session.step
+        step, state = self.session.step, observe(self.ws)
         views = optimistic.next_views(self.ws, OPTIONS, hover=True)  # what the browser holds
         keys = current_variable(self.ws).keys
         ok = actions.answer_variable(self.ws, yes, self.log, keys)
+        if self.refused_while_busy(ok, step, state):
+            assert views is None  # nothing is speculated while repair runs
+            return
         assert ok  # a split variable never empties the survivors
         self.settle(step, ok)
         if views is not None:  # the speculated state is the rerun's, panel by panel
@@ -211,15 +232,19 @@ class SessionMachine(RuleBasedStateMachine):
         beliefs = self.session.predicted_query()
         key = data.draw(st.sampled_from([b.feature.key for b in beliefs]))
         step, state = self.session.step, observe(self.ws)
-        self.unchanged_if_refused(actions.answer_clause(self.ws, key, yes, self.log), step,
-                                  state)
+        ok = actions.answer_clause(self.ws, key, yes, self.log)
+        if not self.refused_while_busy(ok, step, state):
+            self.unchanged_if_refused(ok, step, state)
 
     @precondition(lambda self: self.ws is not None)
     @rule(delta=st.sampled_from([-1, 1]))
     def browse(self, delta: int) -> None:
         self.count("browse")
         step, survivors = self.session.step, self.session.survivors.tolist()
+        state = observe(self.ws)
         moved = actions.browse(self.ws, delta, self.log)
+        if self.refused_while_busy(moved, step, state):
+            return
         ranked = self.session.variables()
         assert self.session.step == step and self.session.survivors.tolist() == survivors
         assert not moved or 0 <= self.ws.browse < len(ranked)
@@ -242,6 +267,8 @@ class SessionMachine(RuleBasedStateMachine):
                                      unique=True))
         step, state = s.step, observe(self.ws)
         ok = actions.restrict(self.ws, ids, gesture, self.log, cluster=cluster)
+        if self.refused_while_busy(ok, step, state):
+            return
         if ok:
             kept = set(self.session.survivors.tolist())
             assert kept == {i for i in ids if i in set(surv)}
@@ -249,41 +276,73 @@ class SessionMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.ws is not None)
     @rule(choice=st.sampled_from(["none", "reject", "accept"]),
-          method=st.sampled_from(["recompose", "recompose", "none"]))
-    def output(self, choice: str, method: str) -> None:
+          method=st.sampled_from(["recompose", "recompose", "none"]), land=st.booleans())
+    def output(self, choice: str, method: str, land: bool) -> None:
         """Yes to the shown output (nothing changes), No to it, or None of these; after a No
-        repair runs (recomposition, or repair off)."""
-        self.count(f"output.{choice}" + ("" if choice == "accept" else f".{method}"))
+        repair runs (recomposition off the script thread, or repair off)."""
+        self.count(f"output.{choice}" + ("" if choice == "accept" else f".{method}")
+                   + (".busy" if self.busy else ""))
         step, state = self.session.step, observe(self.ws)
         if choice == "accept":
             has = self.session.predicted_output_key() is not None
-            assert actions.accept_output(self.ws, self.log) == has
-            assert self.session.step == step and observe(self.ws) == state
+            ok = actions.accept_output(self.ws, self.log)
+            if not self.refused_while_busy(ok, step, state):
+                assert ok == has
+                assert self.session.step == step and observe(self.ws) == state
             return
         queued = (actions.none_of_these if choice == "none" else actions.reject_output)(
             self.ws, self.log)
-        ok = False
+        if self.refused_while_busy(queued, step, state):  # a second press during the search
+            assert not actions.repair_pending(self.ws)
+            return
+        ok = started = False
         if queued and actions.repair_pending(self.ws):
-            outcome = actions.run_repair(self.ws, self.log, method)
+            started = actions.start_repair(self.ws, self.log, method)
             ok = self.session.step > step
-            if outcome is not None and outcome.added:
-                assert self.session.pool.n == state["pool"] + len(outcome.added)
+            assert started == (ok and method != "none") == self.busy
+            if started:  # the rejection is applied and drawn while repair runs
+                assert self.session.history[-1].kind == "reject"
+                assert self.session.pool.n == state["pool"]
         self.unchanged_if_refused(ok, step, state)
+        if started and land:  # the next poll finds it done (else other gestures come first)
+            self.search_lands()
+
+    @precondition(lambda self: self.busy)
+    @rule()
+    def search_lands(self) -> None:
+        """The search's round is applied: one repair decision on top of the rejection (or none
+        when it found nothing), the same as running it on the script thread."""
+        self.count("search_lands")
+        step, pool_n = self.session.step, self.session.pool.n
+        search = actions.searching(self.ws)
+        assert search.done.wait(120)
+        twin = RepairSession.from_dict(self.session.to_dict(), self.session.base_pool)
+        expected = recompose(twin)  # what the synchronous path adds in this state
+        outcome = actions.finish_repair(self.ws, self.log)
+        assert not self.busy and outcome is not None
+        assert outcome.added == expected.added
+        assert self.session.pool.n == pool_n + len(outcome.added)
+        assert self.session.step == step + bool(outcome.added)
+        if outcome.added:  # the gesture's intermediate (rejected) state stays recorded
+            self.settle(step, True)
 
     @precondition(lambda self: self.ws is not None)
     @rule()
     def back(self) -> None:
         """Back: exactly the state before the last gesture."""
-        self.count("back")
-        step = self.session.step
+        self.count("back" + (".busy" if self.busy else ""))
+        step, busy = self.session.step, self.busy
         ok = actions.undo(self.ws, self.log)
-        assert ok == (step > 0)
+        assert ok == (step > 0) and not self.busy
+        if busy:  # the search is dropped and the rejection alone taken back
+            assert self.events[-1][1]["decisions"] == 1
         expected = self.snaps[self.session.step]
         self.snaps = self.snaps[:self.session.step + 1]
         if expected is not None:
             assert observe(self.ws) == expected
 
-    @precondition(lambda self: self.ws is not None and self.ws.session.step > 0)
+    @precondition(lambda self: self.ws is not None and self.ws.session.step > 0
+                  and not self.busy)
     @rule()
     def engine_undo(self) -> None:
         """The engine's own undo (one decision: a repair without its rejection) as a recorded
@@ -303,19 +362,30 @@ class SessionMachine(RuleBasedStateMachine):
     def reload(self) -> None:
         """The participant reloads the page: the workspace is rebuilt from the saved session
         (as ui.condition_views restores it) and the user goes on from there."""
-        self.count("reload")
-        s = self.session
+        self.count("reload" + (".busy" if self.busy else ""))
+        s, busy = self.session, self.busy
         state = observe(self.ws)
-        saved = json.loads(json.dumps(s.to_dict()))
+        saved = json.loads(json.dumps({**s.to_dict(), **actions.saved_search(self.ws)}))
         self.ws.session = RepairSession.from_dict(saved, s.base_pool)
         self.ws.browse, self.ws.extra = 0, {}
+        actions.restore_search(self.ws, saved)  # as ui.condition_views restores it
+        assert actions.repair_pending(self.ws) == busy
+        if busy:  # the search starts again on the restored rejection, logging nothing new
+            logged = len(self.events)
+            assert actions.start_repair(self.ws, self.log, saved[actions.SAVED]["method"])
+            assert len(self.events) == logged and self.busy
         assert observe(self.ws) == state
 
     @precondition(lambda self: self.ws is not None)
     @rule()
     def submit(self) -> None:
         self.count("submit")
+        step, state = self.session.step, observe(self.ws)
         chosen = actions.submit(self.ws, self.log)
+        if self.busy:
+            if self.session.best_candidate() is not None:
+                assert self.refused_while_busy(chosen, step, state)
+            return
         s = self.session
         assert chosen == s.best_candidate()
         if chosen is not None:
@@ -345,6 +415,9 @@ class SessionMachine(RuleBasedStateMachine):
         """The trace replays to every recorded state; the coder counts every gesture."""
         if self.ws is None or not self.events:
             return
+        search = actions.searching(self.ws)
+        if search is not None:  # the trace ends on the rejection; its thread is left to end
+            search.done.wait(120)
         pool = self.session.base_pool
         evs = [Event(f"e{i}", "s1", "P", t, p, study="film", condition="pleasqlarify",
                      task=pool.task_id, subtask="3", server_ts=i)

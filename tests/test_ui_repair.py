@@ -44,6 +44,19 @@ def _ws(at: AppTest, task: str):
     return at.session_state[f"pleasqlarify.workspace.free.{task}"]
 
 
+def _landed(at: AppTest, task: str) -> None:
+    """Wait for the repair search a click started (off the script thread), then rerun: the
+    panels draw the repaired state, as after the browser's poll."""
+    from ui.actions import searching
+
+    search = searching(_ws(at, task))
+    if search is not None:
+        assert search.done.wait(120)
+        at.run()
+        assert not at.exception, at.exception
+        assert searching(_ws(at, task)) is None
+
+
 def test_the_output_question_is_asked(bank: Path) -> None:
     at, task = _start(bank)
     assert any("Is this the output you want?" in m.value for m in at.markdown)
@@ -60,6 +73,7 @@ def test_no_rejects_the_output_and_recomposition_adds_new_candidates(bank: Path)
     n0, rejected = ws.session.pool.n, ws.session.predicted_output_key()
     at.button(key=_key(task, "po.no")).click().run()
     assert not at.exception, at.exception
+    _landed(at, task)
     types = [t for t, _ in at.session_state["events"]]
     assert types == ["output.reject", "repair"]
     payload = at.session_state["events"][1][1]
@@ -92,6 +106,7 @@ def test_repair_none_only_rules_out_and_resample_without_key_says_so(bank: Path,
     at, task = _start(bank, "resample")
     assert any("only recomposition is available" in c.value for c in at.caption)
     at.button(key=_key(task, "po.no")).click().run()
+    _landed(at, task)
     assert at.session_state["events"][-1][1]["method"] == "recompose"
     assert at.session_state["events"][-1][1]["requested"] == "resample"
 
@@ -109,6 +124,7 @@ def test_trace_of_a_repair_replays_to_the_same_workspace(bank: Path) -> None:
         answer(at, _key(task, ""), False)
     at.button(key=_key(task, "po.none")).click().run()
     assert not at.exception, at.exception
+    _landed(at, task)
     events = [SimpleNamespace(type=t, payload=p, event_id=str(i))
               for i, (t, p) in enumerate(at.session_state["events"])]
     assert [e.type for e in events][-2:] == ["output.reject", "repair"]

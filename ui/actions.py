@@ -8,7 +8,11 @@ decision events reproduces the workspace (DESIGN.md, "The trace").
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.engine.errors import SessionError, StudioError
@@ -24,6 +28,11 @@ OnSubmit = Callable[[int, str], None]
 Resampler = Callable[[RepairSession], RepairOutcome]
 REPAIR_METHODS = ("none", "recompose", "resample")
 PENDING = "repair_pending"
+SEARCH = speculate.SEARCHING  # ws.extra: the RepairSearch running off the script thread
+SAVED = "repair_search"  # key of the saved workspace: a search was running (resumed on reload)
+BUSY = ("Still looking for other readings of the question: wait a moment for them, or go "
+        "Back to take the rejection back.")
+LOG = logging.getLogger(__name__)
 
 
 def no_log(event_type: str, payload: dict[str, Any]) -> None:
@@ -47,10 +56,20 @@ def _decided(ws: WorkspaceState, before: int, log: Log, event_type: str,
     log(event_type, payload)
 
 
+def busy(ws: WorkspaceState) -> bool:
+    """Whether a repair search is running (every gesture but Back waits for it); says so."""
+    if SEARCH not in ws.extra:
+        return False
+    ws.flash = BUSY
+    return True
+
+
 def answer_variable(ws: WorkspaceState, yes: bool, log: Log,
                     keys: tuple[str, ...] | None = None) -> bool:
     """Yes/No on the decision variable shown in the Decision Space (or, given ``keys``, on
     that variable: the one the user saw when they answered)."""
+    if busy(ws):
+        return False
     variable = _current(ws)
     if keys is not None and (variable is None or variable.keys != keys):
         ranked = {v.keys: (i, v) for i, v in enumerate(ws.session.variables())}
@@ -76,6 +95,8 @@ def answer_variable(ws: WorkspaceState, yes: bool, log: Log,
 
 def browse(ws: WorkspaceState, delta: int, log: Log) -> bool:
     """Show the next (+1) or previous (-1) decision variable; browsing is skipping."""
+    if busy(ws):
+        return False
     ranked = ws.session.variables()
     if not ranked:
         return False
@@ -92,6 +113,8 @@ def browse(ws: WorkspaceState, delta: int, log: Log) -> bool:
 
 def answer_clause(ws: WorkspaceState, key: str, yes: bool, log: Log) -> bool:
     """Yes/No on one atomic feature of the Predicted Query (clause-level path)."""
+    if busy(ws):
+        return False
     before = len(ws.session.survivors)
     prob = next((b.probability for b in ws.session.predicted_query() if b.feature.key == key),
                 None)
@@ -108,6 +131,8 @@ def answer_clause(ws: WorkspaceState, key: str, yes: bool, log: Log) -> bool:
 def restrict(ws: WorkspaceState, ids: list[int], gesture: str, log: Log, *,
              cluster: int | None = None) -> bool:
     """Keep only the selected candidates (lasso, box, click or a whole cluster)."""
+    if busy(ws):
+        return False
     before = len(ws.session.survivors)
     survivors_before = ws.session.survivors.tolist()
     try:
@@ -134,7 +159,11 @@ def gesture_size(session: RepairSession) -> int:
 
 def undo(ws: WorkspaceState, log: Log) -> bool:
     """Back: take back the user's last gesture (a rejection with the repair it triggered is
-    one), logged as one ``undo`` event whose ``decisions`` says how many it took back."""
+    one), logged as one ``undo`` event whose ``decisions`` says how many it took back.
+
+    While a repair search runs, Back drops it and takes back the rejection that started it.
+    """
+    cancel_search(ws)
     before = len(ws.session.survivors)
     n = gesture_size(ws.session)
     if n == 0:
@@ -155,7 +184,7 @@ def blocking(ws: WorkspaceState, options: WorkspaceOptions | None) -> list[Ranke
 def dismiss(ws: WorkspaceState, keys: tuple[str, ...], log: Log) -> bool:
     """Explicitly leave a decision variable unanswered (pool accounting); logs dv.dismiss."""
     keys = tuple(keys)
-    if keys in ws.dismissed:
+    if busy(ws) or keys in ws.dismissed:
         return False
     ranked = ws.session.variables()
     rank = next((i for i, v in enumerate(ranked) if v.keys == keys), None)
@@ -171,7 +200,7 @@ def submit(ws: WorkspaceState, log: Log, on_submit: OnSubmit | None = None,
     """Submit the query the session would choose now (study mode); returns its pool index."""
     session: RepairSession = ws.session
     chosen = session.best_candidate()
-    if chosen is None:
+    if chosen is None or busy(ws):
         return None
     still_open = blocking(ws, options)
     if still_open:
@@ -195,6 +224,8 @@ def survivor_counts(session: RepairSession) -> list[int]:
 
 def accept_output(ws: WorkspaceState, log: Log) -> bool:
     """"Yes, this is the output I want" on the Predicted Output (logged; nothing changes)."""
+    if busy(ws):
+        return False
     key = ws.session.predicted_output_key()
     if key is None:
         return False
@@ -205,7 +236,10 @@ def accept_output(ws: WorkspaceState, log: Log) -> bool:
 
 
 def reject_output(ws: WorkspaceState, log: Log) -> bool:
-    """"No" on the Predicted Output: that output is ruled out and repair is queued."""
+    """"No" on the Predicted Output: that output is ruled out and repair is queued (a second
+    press while its search runs is refused)."""
+    if busy(ws):
+        return False
     key = ws.session.predicted_output_key()
     if key is None:
         return False
@@ -215,6 +249,8 @@ def reject_output(ws: WorkspaceState, log: Log) -> bool:
 
 def none_of_these(ws: WorkspaceState, log: Log) -> bool:
     """"None of these": every surviving output is ruled out and repair is queued."""
+    if busy(ws):
+        return False
     session = ws.session
     keys = sorted({session.output_key_of(int(i)) for i in session.survivors
                    if session.pool.results[int(i)].ok})
@@ -241,47 +277,48 @@ def resampler_for(method: str, api_key: str | None = None) -> Resampler | None:
 
 
 def repair_pending(ws: WorkspaceState) -> bool:
-    """Whether a rejection waits for :func:`run_repair` (the workspace runs it with a spinner)."""
+    """Whether a rejection waits for :func:`run_repair` or :func:`start_repair`."""
     return PENDING in ws.extra
 
 
-def run_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
-               resampler: Resampler | None = None) -> RepairOutcome | None:
-    """Apply the queued rejection, then add candidates by ``method`` (one ``repair`` event).
-
-    ``resample`` without a ``resampler`` (no API key) falls back to recomposition and says so.
-    """
-    pending = ws.extra.pop(PENDING, None)
-    if pending is None:
-        return None
+def _reject(ws: WorkspaceState, log: Log, pending: dict[str, Any], method: str) -> bool:
+    """Apply the queued rejection (logged ``output.reject``); False if it changed nothing.
+    A rejection restored with the page (``applied``) is already in the session."""
     if method not in REPAIR_METHODS:
         raise ValueError(f"repair must be one of {', '.join(REPAIR_METHODS)}, not {method!r}")
+    if pending.get("applied"):
+        return ws.session.step > 0 and ws.session.history[-1].kind == "reject"
     session = ws.session
     before = len(session.survivors)
     try:
         session.reject_outputs(pending["outputs"])
     except SessionError as exc:
         ws.flash = str(exc)
-        return None
+        return False
     _decided(ws, before, log, "output.reject", {"outputs": list(session.history[-1].outputs),
                                                 "trigger": pending["trigger"]})
-    if method == "none":
-        if session.is_exhausted:
-            ws.flash = ("No query of the pool is left and repair is off here: go Back to "
-                        "take the rejection back.")
-        return None
-    used = method
+    return True
+
+
+def _method_used(ws: WorkspaceState, method: str, resampler: Resampler | None) -> str:
+    """The repair that runs: ``resample`` without a ``resampler`` (no key) is recomposition."""
     if method == "resample" and resampler is None:
         ws.flash = "No API key is configured: only recomposition is available."
-        used = "recompose"
-    before = len(session.survivors)
-    try:
-        outcome = resampler(session) if used == "resample" and resampler else recompose(session)
-    except StudioError as exc:
-        ws.flash = f"Repair failed: {exc}"
-        return None
+        return "recompose"
+    return method
+
+
+def _repair(session: RepairSession, used: str, resampler: Resampler | None) -> RepairOutcome:
+    """One repair round on ``session`` (in place)."""
+    return resampler(session) if used == "resample" and resampler else recompose(session)
+
+
+def _record(ws: WorkspaceState, log: Log, before: int, outcome: RepairOutcome, method: str,
+            trigger: str) -> None:
+    """Log the ``repair`` event of a round applied to ``ws.session``; say when it found none."""
+    session = ws.session
     _decided(ws, before, log, "repair", {"method": outcome.method, "requested": method,
-                                         "trigger": pending["trigger"],
+                                         "trigger": trigger,
                                          "added": len(outcome.added), "sqls": list(outcome.added),
                                          "weights": list(session.history[-1].weights)
                                          if outcome.added else [],
@@ -290,4 +327,148 @@ def run_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
         ws.flash = ("Repair found no other reading" + (": go Back, or pick another output."
                                                        if not session.is_exhausted else
                                                        ": go Back to take the rejection back."))
+
+
+def _repair_off(ws: WorkspaceState) -> None:
+    if ws.session.is_exhausted:
+        ws.flash = ("No query of the pool is left and repair is off here: go Back to "
+                    "take the rejection back.")
+
+
+def run_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
+               resampler: Resampler | None = None) -> RepairOutcome | None:
+    """Apply the queued rejection, then add candidates by ``method`` (one ``repair`` event),
+    on the calling thread; the workspace uses :func:`start_repair` instead.
+
+    ``resample`` without a ``resampler`` (no API key) falls back to recomposition and says so.
+    """
+    pending = ws.extra.pop(PENDING, None)
+    if pending is None or not _reject(ws, log, pending, method):
+        return None
+    if method == "none":
+        _repair_off(ws)
+        return None
+    used = _method_used(ws, method, resampler)
+    before = len(ws.session.survivors)
+    try:
+        outcome = _repair(ws.session, used, resampler)
+    except StudioError as exc:
+        ws.flash = f"Repair failed: {exc}"
+        return None
+    _record(ws, log, before, outcome, method, pending["trigger"])
     return outcome
+
+
+@dataclass
+class RepairSearch:
+    """A repair round running off the script thread, on a fork of the rejected state; the
+    live session is not touched until :func:`finish_repair` applies the result."""
+
+    fork: RepairSession
+    history: list  # the live session's decisions when it started (ending with the rejection)
+    method: str  # as requested (the trace's ``requested``)
+    trigger: str  # "reject" | "none"
+    started: float = field(default_factory=time.perf_counter)
+    outcome: RepairOutcome | None = None
+    error: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def run(self, used: str, resampler: Resampler | None) -> None:
+        """The thread's body: one round on the fork; a failure is kept for the script."""
+        try:
+            self.outcome = _repair(self.fork, used, resampler)
+        except StudioError as exc:
+            self.error = str(exc)
+        except Exception as exc:  # reported to the user, never lost with the thread
+            LOG.exception("repair search failed")
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.done.set()
+
+
+def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
+                 resampler: Resampler | None = None, background: bool = True) -> bool:
+    """Apply the queued rejection now and start its repair off the script thread; True if a
+    search was started. The page draws the rejected state as "looking for other readings"
+    until :func:`finish_repair` applies the round (``background=False`` runs it in place,
+    for tests)."""
+    pending = ws.extra.pop(PENDING, None)
+    if pending is None or SEARCH in ws.extra:
+        return False
+    session = ws.session
+    search = None
+    if method != "none" and (pending.get("applied") or _can_reject(session, pending)):
+        # the search works on its own fork of the rejected state, made before the event is
+        # logged (the saved workspace then says a search was running)
+        twin = session.fork()
+        if not pending.get("applied"):
+            twin.reject_outputs(pending["outputs"])
+        search = RepairSearch(twin, list(twin.history), method, pending["trigger"])
+        ws.extra[SEARCH] = search
+    if not _reject(ws, log, pending, method):
+        ws.extra.pop(SEARCH, None)
+        return False
+    if search is None:
+        _repair_off(ws)
+        return False
+    used = _method_used(ws, method, resampler)
+    if background:
+        threading.Thread(target=search.run, args=(used, resampler), daemon=True,
+                         name="pleasqlarify-repair").start()
+    else:
+        search.run(used, resampler)
+    return True
+
+
+def _can_reject(session: RepairSession, pending: dict[str, Any]) -> bool:
+    """Whether the queued rejection rules out a surviving output (else nothing happens)."""
+    alive = {session.output_key_of(int(i)) for i in session.survivors}
+    return any(k in alive for k in pending.get("outputs", ()))
+
+
+def searching(ws: WorkspaceState) -> RepairSearch | None:
+    """The repair search running for this workspace, if any."""
+    search = ws.extra.get(SEARCH)
+    return search if isinstance(search, RepairSearch) else None
+
+
+def finish_repair(ws: WorkspaceState, log: Log, wait: float = 0.0) -> RepairOutcome | None:
+    """Apply the search's round once it is done (waiting at most ``wait`` s): the workspace
+    takes the fork's repaired session and the ``repair`` event is logged, as
+    :func:`run_repair` would have. None while it runs, or if it failed (said in a flash)."""
+    search = searching(ws)
+    if search is None or not search.done.wait(wait):
+        return None
+    ws.extra.pop(SEARCH, None)
+    if ws.session.history != search.history:  # cannot happen (gestures wait); never misapply
+        return None
+    if search.error is not None or search.outcome is None:
+        ws.flash = f"Repair failed: {search.error}"
+        return None
+    before = len(ws.session.survivors)
+    if search.outcome.added:  # the fork is the live session plus the repair
+        ws.session = search.fork
+    _record(ws, log, before, search.outcome, search.method, search.trigger)
+    return search.outcome
+
+
+def cancel_search(ws: WorkspaceState) -> bool:
+    """Drop a running search (Back): its thread finishes on its own fork, unused."""
+    return ws.extra.pop(SEARCH, None) is not None
+
+
+def saved_search(ws: WorkspaceState) -> dict[str, Any]:
+    """What the saved workspace keeps of a running search, so a reload resumes it."""
+    search = searching(ws)
+    return {} if search is None else {SAVED: {"method": search.method,
+                                              "trigger": search.trigger}}
+
+
+def restore_search(ws: WorkspaceState, saved: dict[str, Any]) -> None:
+    """After a reload: queue the search the saved workspace was running (its rejection is in
+    the restored session; :func:`start_repair` starts the search again, logging nothing new)."""
+    running = saved.get(SAVED)
+    session = ws.session
+    if isinstance(running, dict) and session.step and session.history[-1].kind == "reject":
+        ws.extra[PENDING] = {"trigger": str(running.get("trigger", "none")), "applied": True,
+                             "outputs": list(session.history[-1].outputs)}

@@ -23,6 +23,7 @@ from core.planpool.llm_agent import LLMAgent
 from study import budget, flow
 from study.conditions import Condition
 from study.runner import Runner
+from ui import actions
 from ui import study_cache as data
 from ui.chat import ChatOptions, chat_agent, render_chat
 from ui.generation import api_key
@@ -109,6 +110,7 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
         if saved:
             ws.session = RepairSession.from_dict(saved, pool)
             ws.dismissed = [tuple(k) for k in saved.get("dismissed", [])]
+            actions.restore_search(ws, saved)  # a reload while repair ran: it runs again
         ws.submitted = runner.submitted(step.task)
         ws.extra["restored"] = True
         runner.log("pool.init", {"n_candidates": pool.n, "key": step.task,
@@ -119,7 +121,8 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
         runner.log(event_type, payload)
         if event_type not in NO_STATE_CHANGE:
             runner.save_workspace(step.task, {**ws.session.to_dict(),
-                                              "dismissed": [list(k) for k in ws.dismissed]})
+                                              "dismissed": [list(k) for k in ws.dismissed],
+                                              **actions.saved_search(ws)})
             if done():  # the participant acted: the page's "Submit a query…" message goes
                 ws.extra[APP_RERUN] = True
 

@@ -9,6 +9,7 @@ next states); the Streamlit widgets around them are drawn here.
 from __future__ import annotations
 
 import hashlib
+import time
 from functools import partial
 
 import streamlit as st
@@ -28,13 +29,19 @@ from ui.views import (
     ALL_CLAUSES,
     current_variable,
     decision_data,
+    frozen,
     labels_of,
     output_data,
     pressed_keys,
     query_data,
+    searching_html,
+    searching_views,
 )
 
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
+PANELS = "pleasqlarify-panels"  # fragment key of the workspace's panels (ui.workspace)
+SEARCH_WAIT_S = 0.08  # a repair done this soon (e.g. from the pool's cache) is drawn at once
+POLL_MS = 50  # while repair runs, the browser asks this long after each answer
 
 
 def dismiss_key(keys: tuple[str, ...]) -> str:
@@ -78,9 +85,10 @@ def decision_space(ws: WorkspaceState, log: Log,
     ranked = session.variables()
     variable = current_variable(ws)
     st.subheader("Decision Space", anchor=False)
-    data = decision_data(ws)
+    busy = actions.searching(ws) is not None  # repair runs: no question to answer yet
+    data = searching_views(ws)["dv"] if busy else decision_data(ws)
     view_panel(data, on={"answer": partial(on_answer, ws, log, data["panel"])})
-    has_var = variable is not None
+    has_var = variable is not None and not busy
     row = st.container(horizontal=True, gap="small")
     row.button("Back", key=key("dv.back"), shortcut="B", icon=":material/undo:",
                disabled=session.step == 0, on_click=partial(actions.undo, ws, log),
@@ -102,12 +110,15 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
     """Atomic features of the survivors with probabilities and Yes/No, then the decisions."""
     st.subheader("Predicted Query", anchor=False)
     data = query_data(ws)
+    if actions.searching(ws) is not None:
+        data = frozen(data)
     view_panel(data, on={"clause": partial(_on_clause, ws, log, data["panel"]),
                          "all": partial(_toggle_all_clauses, ws)})
 
 
-def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str) -> None:
-    """Yes / No on the predicted output, and "None of these" (always available)."""
+def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str,
+                     busy: bool = False) -> None:
+    """Yes / No on the predicted output, and "None of these" (available unless repair runs)."""
     key = ws.widget_key
     accepted = ws.extra.get("accepted")
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
@@ -119,6 +130,7 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str
                on_click=partial(actions.reject_output, ws, log),
                help="Rule this output out and look for other readings")
     row.button("None of these", key=key("po.none"), shortcut="X", icon=":material/block:",
+               disabled=busy,
                on_click=partial(actions.none_of_these, ws, log),
                help="None of the remaining queries is what you mean: rule out all their "
                     "outputs and look for other readings (key X)")
@@ -155,15 +167,33 @@ def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
         actions.answer_clause(ws, key, bool(value.get("yes")), log)
 
 
-def repair_if_pending(ws: WorkspaceState, log: Log, options: WorkspaceOptions | None) -> None:
-    """Run the repair a "No" / "None of these" queued, under a spinner, before any panel is
-    drawn: the panels then show the repaired state in this same run (no second rerun)."""
-    if not actions.repair_pending(ws):
-        return
-    method = options.repair if options is not None else "recompose"
-    with st.spinner("Looking for other readings of the question…"):
-        actions.run_repair(ws, log, method,
-                           actions.resampler_for(method, secret("ANTHROPIC_API_KEY")))
+def repair_if_pending(ws: WorkspaceState, log: Log, options: WorkspaceOptions | None) -> bool:
+    """Start the repair a "No" / "None of these" queued, off the script thread, and apply one
+    that has finished, before any panel is drawn; True while one runs (the panels then show
+    the rejected state, looking for other readings, and :func:`search_watch` asks again)."""
+    if actions.repair_pending(ws):
+        method = options.repair if options is not None else "recompose"
+        actions.start_repair(ws, log, method,
+                             actions.resampler_for(method, secret("ANTHROPIC_API_KEY")))
+    actions.finish_repair(ws, log, SEARCH_WAIT_S)
+    return actions.searching(ws) is not None
+
+
+def _on_poll(ws: WorkspaceState) -> None:
+    """The watch's callback: once the search is done, redraw the panels (else only the watch)."""
+    search = actions.searching(ws)
+    if search is None or search.done.is_set():
+        st.rerun(PANELS)
+
+
+@st.fragment
+def search_watch(ws: WorkspaceState) -> None:
+    """While repair runs: the time it has taken, asked again every ``POLL_MS`` by the browser
+    (a rerun of this fragment only, until the panels are redrawn repaired)."""
+    search = actions.searching(ws)
+    took = None if search is None else time.perf_counter() - search.started
+    clause_panel(searching_html(took), key=ws.widget_key("search"), testid="pq-search",
+                 on={"poll": partial(_on_poll, ws)}, extra={"poll": POLL_MS})
 
 
 def predicted_output(ws: WorkspaceState, log: Log, mode: str,
@@ -176,7 +206,10 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     st.subheader("Predicted Output", anchor=False)
     result = session.predicted_output()[0]
     n = len(session.survivors)
-    if session.is_exhausted:
+    busy = actions.searching(ws) is not None
+    if busy:
+        pass  # the panel below says repair is looking for other readings
+    elif session.is_exhausted:
         st.warning("You rejected every remaining output. Go Back to take a rejection back.")
     elif session.is_done and result is not None:
         st.success("**Done:** " + ("the one remaining query returns this output." if n == 1
@@ -184,9 +217,9 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
     elif session.is_stuck:
         st.warning("No clause separates the remaining queries: pick the queries you mean in "
                    "the Action Space.")
-    view_panel(output_data(ws), on={})
-    _output_question(ws, log, result is not None,
-                     options.repair if options is not None else "recompose")
+    view_panel(searching_views(ws)["output"] if busy else output_data(ws), on={})
+    _output_question(ws, log, result is not None and not busy,
+                     options.repair if options is not None else "recompose", busy)
     chosen = session.best_candidate()
     if mode == "study" and (options is None or options.submit):
         if ws.submitted is not None:
@@ -197,7 +230,7 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
         st.button("Submit this query", key=ws.widget_key("submit"),
                   type="primary" if ws.submitted is None and (
                       options is None or options.submit_primary) else "secondary",
-                  disabled=chosen is None or bool(still_open),
+                  disabled=chosen is None or bool(still_open) or busy,
                   on_click=partial(actions.submit, ws, log, on_submit, options),
                   help="Record the predicted query as your answer to this task")
         if still_open:

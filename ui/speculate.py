@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from core.engine.session import RankedVariable, RepairSession
     from ui.state import WorkspaceState
 
+SEARCHING = "repair_search"  # ws.extra key of a running repair (ui.actions.SEARCH): no speculation
 KEY = "speculated"  # ws.extra: {"for": (pool, step, survivors, history, keys, chart), "forks": ...}
 ENV = "PLEASQLARIFY_SPECULATE"  # 0/off/false: no speculation (benchmarks measure its cost)
 
@@ -47,11 +48,14 @@ def speculate(ws: WorkspaceState, variable: RankedVariable | None, chart: bool =
               ) -> dict[bool, RepairSession]:
     """The states a Yes and a No to ``variable`` lead to, computed once per state.
 
-    Only on the prepared pool (a repaired pool is this user's own and changes under repair);
-    returns the forks by answer (empty when there is nothing to speculate).
+    Only on the prepared pool (a repaired pool is this user's own and changes under repair)
+    and never while a repair runs (its result is not speculated: it is computed off the
+    script thread and nothing can be answered meanwhile); returns the forks by answer (empty
+    when there is nothing to speculate).
     """
     session = ws.session
-    if variable is None or session.pool is not session.base_pool or not enabled():
+    if (variable is None or session.pool is not session.base_pool or not enabled()
+            or SEARCHING in ws.extra):
         return {}
     mark = (id(session.pool), session.step, session.alive.tobytes(),
             tuple(repr(d) for d in session.history), variable.keys, chart)

@@ -10,6 +10,7 @@ show the next state the moment a key is pressed and the rerun that follows chang
 from __future__ import annotations
 
 import hashlib
+import re
 from html import escape
 from typing import Any
 
@@ -368,3 +369,31 @@ def panel_views(ws: WorkspaceState, *, show_action_space: bool, show_decision_sp
         views += [space_data(ws, show_decision_space, hover),
                   space_footer(ws, show_decision_space)]
     return {v["panel"]: v for v in views}
+
+
+# --- While repair looks for other readings ------------------------------------------------
+
+SEARCHING = "Looking for other readings of the question…"
+_ACTIVE = re.compile(r"<button (?![^>]*data-copy)")
+
+
+def searching_html(seconds: float | None = None) -> str:
+    """The status shown while repair runs off the script thread (with the time it has taken)."""
+    took = "" if seconds is None else f' <span class="pq-caption">{seconds:.1f} s</span>'
+    return (f'<div class="pq-note pq-info pq-searching" role="status" aria-live="polite">'
+            f'<span class="pq-spin" aria-hidden="true"></span> {SEARCHING}{took}</div>')
+
+
+def frozen(view: dict[str, Any]) -> dict[str, Any]:
+    """A panel's data with every button but Copy disabled: nothing in it can be answered
+    while repair runs (the rejected state stays readable)."""
+    return {**view, "html": _ACTIVE.sub("<button disabled ", view["html"])}
+
+
+def searching_views(ws: WorkspaceState) -> dict[str, dict[str, Any]]:
+    """The Decision Space and Predicted Output while repair runs: the status instead of a
+    question or an output (the rejection is applied; what repair finds replaces it)."""
+    status = searching_html()
+    return {"dv": {**panel(ws, "dv.chips", status, "pq-decision-variable"),
+                   "state": state_token(ws)},
+            "output": panel(ws, "output", status, "pq-output")}

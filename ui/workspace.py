@@ -27,9 +27,16 @@ from ui.chips import CSS
 from ui.components import action_space_chart, trigger, view_panel
 from ui.optimistic import CSS as CARRIER_CSS
 from ui.optimistic import acknowledge, carrier
-from ui.panels import decision_space, predicted_output, predicted_query, repair_if_pending
+from ui.panels import (
+    PANELS,
+    decision_space,
+    predicted_output,
+    predicted_query,
+    repair_if_pending,
+    search_watch,
+)
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
-from ui.views import LABELS, space_data, space_footer
+from ui.views import LABELS, frozen, space_data, space_footer
 
 MODES = ("free", "study")
 APP_RERUN = "rerun_app"  # ws.extra flag: a fragment callback changed what the page shows
@@ -59,6 +66,8 @@ def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) 
                        on_select=partial(_on_select, ws, log, key),
                        on_hover=None if log is no_log else partial(_on_hover, ws, log, key))
     footer = space_footer(ws, colour_by_variable)
+    if actions.searching(ws) is not None:  # repair runs: no cluster to keep yet
+        footer = frozen(footer)
     view_panel(footer, on={"cluster": partial(_on_cluster, ws, log, footer["panel"],
                                               clusters(ws.session))})
 
@@ -143,13 +152,14 @@ def _watch_layout(pool: PreparedPool) -> None:
         st.rerun(scope="app")
 
 
-@st.fragment
+@st.fragment(key=PANELS)
 def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
             options: WorkspaceOptions) -> None:
     """Everything a decision changes, as one fragment: a gesture reruns this, not the page."""
     if ws.extra.pop(APP_RERUN, False):
         st.rerun(scope="app")  # e.g. a submit: the page around the workspace changes too
-    repair_if_pending(ws, log, options)  # first, so every panel shows the repaired state
+    # first, so every panel shows the rejected state while repair runs, then the repaired one
+    busy = repair_if_pending(ws, log, options)
     if ws.flash:
         st.warning(ws.flash)
         ws.flash = None
@@ -166,3 +176,5 @@ def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
     if options.show_decision_space:  # the Yes and No states, shown at the key press
         acknowledge(ws)
         carrier(ws, options, hover=log is not no_log)
+    if busy:  # last: its first poll should find this run over
+        search_watch(ws)

@@ -218,15 +218,19 @@ class TaskDatabase:
         """Run one candidate safely; every failure comes back as ``ExecutionResult.error``."""
         return self.execute_many([sql])[0]
 
-    def execute_many(self, sqls: list[str]) -> list[ExecutionResult]:
+    def execute_many(self, sqls: list[str], trees: dict[str, Any] | None = None
+                     ) -> list[ExecutionResult]:
         """Run candidates in order through one streamed worker request (one round trip); each
-        keeps its own time limit, and failures come back per candidate."""
+        keeps its own time limit, and failures come back per candidate. ``trees`` receives the
+        allow-list's parse of each query it let through (repair reads features from it)."""
         results: list[ExecutionResult | None] = [None] * len(sqls)
         todo: list[int] = []
         for i, sql in enumerate(sqls):
             start = time.perf_counter()
             try:
-                check_query(sql, self.dialect)
+                tree = check_query(sql, self.dialect)
+                if trees is not None:
+                    trees[sql] = tree
                 todo.append(i)
             except UnsafeQueryError as exc:
                 results[i] = ExecutionResult(error=str(exc), elapsed_ms=_ms(start))

@@ -339,7 +339,8 @@ def numeric_columns(ddl: str, dialect: str = "sqlite") -> Columns:
 
 def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[str]] | None = None,
                      *, conjuncts: bool = False, not_null: Columns | None = None,
-                     unique: Columns | None = None, numeric: Columns | None = None
+                     unique: Columns | None = None, numeric: Columns | None = None,
+                     tree: exp.Expression | None = None
                      ) -> list[Feature]:
     """The sorted, de-duplicated atomic features of ``sql``.
 
@@ -352,9 +353,11 @@ def extract_features(sql: str, dialect: str = "sqlite", schema: dict[str, list[s
     the whole predicate. Raises ``sqlglot.errors.ParseError`` for text that does not parse,
     is over the check's size, token or nesting bounds, or nests too deeply for a rewrite (one
     hostile candidate of a bank or an LLM sample then has no features; the pool goes on).
+    ``tree`` is ``sql`` already parsed by :func:`parse_one_bounded` or the allow-list in
+    ``dialect`` (it is read, not changed).
     """
     try:
-        tree = parse_one_bounded(sql, dialect)
+        tree = parse_one_bounded(sql, dialect) if tree is None else tree
         feats = set(_query_features(tree, {k.lower(): v for k, v in (schema or {}).items()},
                                     dialect, conjuncts, set(),
                                     (not_null or {}, unique or {}, numeric or {})))

@@ -194,7 +194,21 @@ def _disjunctions(rec: _Recomposer, froms: dict[tuple, list], pool_from: set[tup
 def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str, ...]],
                      no: list[tuple[str, ...]], limit: int = MAX_TRIED) -> list[tuple[Parts, float]]:
     """Queries whose every clause group agrees with the answers, most probable first: the
-    pool's clause values (and their one-atom edits) combined across candidates."""
+    pool's clause values (and their one-atom edits) combined across candidates.
+
+    Computed once per round and answers (a round without answers asks twice: for plain
+    proposals and for set operations' branches); ``limit`` only cuts the list.
+    """
+    key = ("guided", id(weights), tuple(map(tuple, yes)), tuple(map(tuple, no)))
+    ranked = rec.memo.get(key)
+    if ranked is None:
+        ranked = rec.memo[key] = _guided(rec, weights, yes, no)
+    return ranked[:limit]
+
+
+def _guided(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str, ...]],
+            no: list[tuple[str, ...]]) -> list[tuple[Parts, float]]:
+    """Every guided proposal for these answers, ranked (see :func:`guided_proposals`)."""
     values = _group_values(rec, weights, rec.answered_columns(yes, no))
     local = {g: ([s for s in yes if {_group_of(k) for k in s} == {g}],
                  [s for s in no if {_group_of(k) for k in s} == {g}]) for g in TOP_K}
@@ -231,7 +245,7 @@ def guided_proposals(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str,
     # scope readings through a link table (division <-> distributive), screened alike
     out += division_readings(rec, weights, yes, no)
     out.sort(key=lambda t: (-t[1], t[0].sql(rec.dialect)))
-    return out[:limit]
+    return out
 
 
 def spread_by_deviation(proposals: list[tuple[Parts, float]], reference: Parts

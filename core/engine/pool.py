@@ -143,10 +143,11 @@ class PreparedPool:
             return None
         return self.class_keys.index(key)
 
-    def features_of(self, sql: str) -> list[Feature]:
-        """Features of any query (a gold, a repaired candidate) read exactly as the pool's."""
+    def features_of(self, sql: str, tree: Any = None) -> list[Feature]:
+        """Features of any query (a gold, a repaired candidate) read exactly as the pool's;
+        ``tree`` is its parse in this pool's dialect when the caller has one (no second parse)."""
         return extract_features(sql, self.dialect, self.schema, not_null=self.not_null,
-                                unique=self.unique, numeric=self.numeric)
+                                unique=self.unique, numeric=self.numeric, tree=tree)
 
     def answer_features(self, result: ExecutionResult) -> list[Feature]:
         """Answer features of an output within this pool's vocabulary (none when the pool has

@@ -99,6 +99,7 @@ class _Recomposer:
         self._tables: dict[str, frozenset[str]] = {}
         self._disjuncts: dict[str, list[str]] = {}
         self._covering: dict[frozenset[str], list[tuple[str, tuple[Join, ...]]]] = {}
+        self.memo: dict[tuple, list] = {}  # asked twice in a round (guided proposals)
         weight = pool.counts
         order = sorted(self.parts, key=lambda i: (-weight[i], i))
         self.donors = [self.parts[i] for i in order]

@@ -154,6 +154,7 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
     features: list[list[Feature]] = []
     outputs_added: set[str] = set()
     cache = pool.repair_cache
+    trees: dict[str, Any] = {}  # the allow-list's parse, read again for features (same dialect)
     budget = [(sql, w) for sql, w in proposals[:MAX_TRIED] if sql not in known_sql]
     for start in range(0, len(budget), EXECUTE_CHUNK):
         if len(added) >= max_new:
@@ -164,7 +165,7 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
         held = {sql: cache.get(sql) for sql, _ in chunk}
         todo = [sql for sql, entry in held.items() if entry is None]
         # one worker round trip per chunk; the read-only allow-list (check_query) runs first
-        for sql, result in zip(todo, db.execute_many(todo), strict=True):
+        for sql, result in zip(todo, db.execute_many(todo, trees), strict=True):
             held[sql] = cache[sql] = [result, output_key(result), None]
         entries: dict[str, list[Any]] = {sql: e for sql, e in held.items() if e is not None}
         for sql, weight in chunk:
@@ -176,7 +177,8 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
                 continue
             if feature_list is None:
                 try:
-                    feature_list = entry[2] = pool.features_of(sql)
+                    tree = trees.get(sql) if db.dialect == pool.dialect else None
+                    feature_list = entry[2] = pool.features_of(sql, tree)
                 except sqlglot.errors.SqlglotError:
                     feature_list = entry[2] = []
             if not feature_list or _violations({f.key for f in feature_list}

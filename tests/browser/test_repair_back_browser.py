@@ -108,6 +108,14 @@ def _wait_counts(page, check, what: str, timeout: float = 120) -> tuple[int, int
         time.sleep(0.2)
 
 
+def _searched(page, timeout: float = 120) -> None:
+    """Wait until repair has stopped looking for other readings (it runs off the script
+    thread; the page asks for it without any input, so this needs no click)."""
+    page.get_by_text("Looking for other readings").first.wait_for(state="detached",
+                                                                   timeout=timeout * 1000)
+    _idle(page)
+
+
 def _no_traceback(page) -> None:
     errors = page.locator('[data-testid="stException"]')
     assert errors.count() == 0, errors.first.inner_text()
@@ -120,12 +128,14 @@ def _task(page, store, pid: str, task: str, n: int) -> None:
     _shot(page, f"{n}-1-start")
     _press(page, task, "po.none")
     grown = _wait_counts(page, lambda c: c[1] > start[1], "repair to add queries")
+    _searched(page)
     _shot(page, f"{n}-2-none-of-these")
     _press(page, task, "dv.back")
     _wait_counts(page, lambda c: c == start, f"Back to {start}")
     _shot(page, f"{n}-3-back")
     _press(page, task, "po.no")
     _wait_counts(page, lambda c: c != start, "No to the output")
+    _searched(page)
     _shot(page, f"{n}-4-no")
     _press(page, task, "dv.back")
     _wait_counts(page, lambda c: c == start, f"Back to {start} again")

@@ -12,6 +12,10 @@
 // remember the data the server sends, then show it (normally what they already show). Presses
 // and the shortcuts of Back / Previous / Next that come while an answer is on its way are queued
 // and replayed in order once the next state's speculation has arrived.
+//
+// While repair looks for other readings (ui/panels.py `search_watch`), a panel with `data.poll`
+// sends the trigger "poll" `data.poll` ms after each render (again every second while no render
+// answers); the server redraws it, or the panels once the repaired state is ready.
 
 import { enqueue, forget, hub, idle, keyAction, SHORTCUTS, speculated } from "./logic.js";
 
@@ -216,6 +220,17 @@ export default function (component) {
     }
     drain(h);
     return;
+  }
+  if (data && data.poll) {  // a repair runs on the server: ask whether it is done, once a round
+    clearTimeout(state.poll);
+    const ask = (delay) => {
+      state.poll = setTimeout(() => {
+        if (!root.isConnected) return;
+        state.send("poll", { seq: ++state.seq });
+        ask(Math.max(1000, 10 * data.poll)); // no answer (its rerun was cut short): ask again
+      }, delay);
+    };
+    ask(data.poll);
   }
   if (data && data.panel) {
     const entry = h.panels.get(data.panel);
