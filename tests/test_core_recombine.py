@@ -255,3 +255,18 @@ def test_a_foreign_key_neighbour_is_joined_and_its_columns_offered():
     assert joined, [p.sql("sqlite") for p in props[:10]]
     got = run_read_only(task.database, [joined[0].sql("sqlite"), UNJOINED_GOLD])
     assert output_key(got[0]) == output_key(got[1])
+
+
+def test_honest_user_reaches_a_gold_through_a_table_no_candidate_joins():
+    """A real AMBROSIA val task whose gold joins a table the pool's candidates never join to
+    the others (a restaurant's sous chef): the gold-features user reaches it through repair,
+    which joins along the schema's foreign keys, the output judged by SQLite's rows."""
+    task = next(t for t in load_tasks(VAL_BANK) if t.id == "ambrosia-val-vague-416f088c")
+    pool = prepare_pool(task, layout=False)
+    assert output_key(pool.gold_results[1]) not in pool.class_keys  # needs repair
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    assert rec.schema_edges() != rec.edges()  # the DDL declares joins the pool lacks
+    run = simulate(pool, gold_target(pool, 1), "expected-depth", user="gold-features",
+                   repair="recompose", database=task.database)
+    assert run.success and run.repair_rounds >= 1, (run.end, run.cause, run.questions)
+    assert run.turns <= 15
