@@ -253,15 +253,20 @@ class _Recomposer:
         return self._edges
 
     def schema_edges(self) -> dict[str, list[tuple[str, str]]]:
-        """The pool's join graph widened by the DDL's declared foreign keys (both ways), so a
-        query may reach a neighbouring table no candidate joins; pool edges come first."""
+        """The pool's join graph widened by the DDL's declared foreign keys (both ways) that
+        reach a table no candidate uses, so a query may pass through or end at such a
+        neighbour; two tables the pool uses stay joined only as the pool joins them (a key
+        the pool never joins them by is a reading it does not hold)."""
         if not hasattr(self, "_schema_edges"):
             from core.engine.division import foreign_keys  # division reads this module's class
 
             graph = {t: list(v) for t, v in self.edges().items()}
             schema = self.session.pool.schema
+            used = {t for d in self.donors for t in d.tables}
             for table, column, ref, key in foreign_keys(self):
                 if ref == table or table not in schema or ref not in schema:
+                    continue
+                if table in used and ref in used:
                     continue
                 if any(o == ref for o, _on in graph.get(table, [])):
                     continue  # the pool already joins them (as its candidates spell it)
