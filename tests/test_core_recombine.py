@@ -226,3 +226,49 @@ def test_honest_user_reaches_a_projection_gold_no_candidate_selects(task_id, gol
                    repair="recompose", database=task.database)
     assert run.success and run.repair_rounds >= 1, (run.end, run.cause, run.questions)
     assert run.turns <= 15
+
+
+# Titles of five-star reviewed films: no candidate joins ``film`` (reviews reference it).
+UNJOINED = [("SELECT stars FROM review WHERE stars = 5", 2),
+            ("SELECT id, film_id FROM review WHERE stars = 5", 1)]
+UNJOINED_GOLD = ("SELECT film.title FROM review JOIN film ON review.film_id = film.id "
+                 "WHERE review.stars = 5")
+
+
+def test_a_foreign_key_neighbour_is_joined_and_its_columns_offered():
+    """A table only the DDL's foreign key connects to the pool's tables becomes a neighbour:
+    its columns are SELECT values (below the pool's own), a query using one is joined along
+    the key, and the proposal passes the allow-list and returns the gold's rows in SQLite."""
+    task, pool = _setup(UNJOINED, UNJOINED_GOLD)
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    assert rec.neighbours() == ["film"]
+    assert ("review", "review.film_id = film.id") in rec.schema_edges()["film"]
+    assert "film" not in rec.edges()  # the pool's own join graph is unchanged
+    selects = _group_values(rec, pool.counts)["select"]
+    neighbour = selects[("film.title",)][0]
+    assert 0 < neighbour < min(v[0] for k, v in selects.items() if k in (
+        ("review.stars",), ("review.film_id", "review.id")))
+    # the user has rejected the pool's outputs: the neighbour's title is proposed, joined
+    no = [("SELECT ONLY review.stars",), ("SELECT ONLY review.film_id, review.id",)]
+    props = [p for p, _ in guided_proposals(rec, pool.counts, [], no)]
+    joined = [p for p in props if "film" in p.tables and p.select == ("film.title",)]
+    assert joined, [p.sql("sqlite") for p in props[:10]]
+    got = run_read_only(task.database, [joined[0].sql("sqlite"), UNJOINED_GOLD])
+    assert output_key(got[0]) == output_key(got[1])
+
+
+def test_honest_user_reaches_a_gold_once_repair_joins_along_foreign_keys():
+    """A real AMBROSIA val task ("list all the chefs in alphabetical order") whose candidates
+    join no tables at all: combinations mixing the sous chef's frame with the executive chef's
+    clauses can only be joined through ``restaurant``, along the DDL's foreign keys (on main
+    830c8fc the round added nothing and the session failed). The gold-features user reaches
+    gold 1 (sous chefs by name) through repair, the output judged by SQLite's rows."""
+    task = next(t for t in load_tasks(VAL_BANK) if t.id == "ambrosia-val-vague-416f088c")
+    pool = prepare_pool(task, layout=False)
+    assert output_key(pool.gold_results[1]) not in pool.class_keys  # needs repair
+    rec = _Recomposer(RepairSession(pool, database=task.database))
+    assert rec.schema_edges() != rec.edges()  # the DDL declares joins the pool lacks
+    run = simulate(pool, gold_target(pool, 1), "expected-depth", user="gold-features",
+                   repair="recompose", database=task.database)
+    assert run.success and run.repair_rounds >= 1, (run.end, run.cause, run.questions)
+    assert run.turns <= 15

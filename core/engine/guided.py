@@ -66,6 +66,9 @@ def _group_values(rec: _Recomposer, weights: np.ndarray,
     schema = rec.session.pool.schema
     schema_columns = [f"{t}.{c}" for t in tables for c in schema.get(t, [])
                       if f"{t}.{c}" not in atoms_select]
+    # columns of the tables a foreign key joins to the pool's (a question's other reading may
+    # name the entity behind a key: the branch of a product), lower still; joined on fitting
+    neighbour_columns = [f"{t}.{c}" for t in rec.neighbours() for c in schema.get(t, [])]
     edited: dict[tuple, list] = {}
     tops = sorted(values["select"].items(), key=lambda kv: -kv[1][0])[:8]
     # each likely value made to agree with the columns answered so far, as one value (a
@@ -85,11 +88,17 @@ def _group_values(rec: _Recomposer, weights: np.ndarray,
         fresh_variants = [(sel[:k] + (a,) + sel[k + 1:], prior[a]) for a in fresh
                           for k in range(len(sel))]
         fresh_variants += [(sel + (a,), prior[a]) for a in fresh]
+        far = [a for a in neighbour_columns if a not in sel and a not in answered[1]]
+        far_prior = {a: rec.column_prior(a) for a in far}
+        far_variants = [(sel[:k] + (a,) + sel[k + 1:], far_prior[a]) for a in far
+                        for k in range(len(sel))]
+        far_variants += [(sel + (a,), far_prior[a]) for a in far]
         used = {c.split(".", 1)[0] for c in sel}
         row = tuple(f"{t}.{c}" for t in tables if t in used for c in schema.get(t, [])
                     if f"{t}.{c}" not in sel and f"{t}.{c}" not in answered[1])
         for group, mass in (([(v, 1.0) for v in variants], EDIT_PENALTY),
                             (fresh_variants, EDIT_PENALTY ** 2), ([(sel, 1.0)], 1.0),
+                            (far_variants, EDIT_PENALTY ** 3),
                             ([(sel + row, 1.0)] if row else [], EDIT_PENALTY ** 2 / 2),
                             ([((a,), 1.0) for a in sel] if len(sel) > 2 else [],
                              EDIT_PENALTY ** 2)):

@@ -253,9 +253,45 @@ class _Recomposer:
             self._edges = {t: sorted(set(v)) for t, v in graph.items()}
         return self._edges
 
+    def schema_edges(self) -> dict[str, list[tuple[str, str]]]:
+        """The pool's join graph widened by the DDL's declared foreign keys (both ways) that
+        reach a table no candidate uses, so a query may pass through or end at such a
+        neighbour; two tables the pool uses stay joined only as the pool joins them (a key
+        the pool never joins them by is a reading it does not hold)."""
+        if not hasattr(self, "_schema_edges"):
+            from core.engine.division import foreign_keys  # division reads this module's class
+
+            graph = {t: list(v) for t, v in self.edges().items()}
+            schema = self.session.pool.schema
+            used = {t for d in self.donors for t in d.tables}
+            for table, column, ref, key in foreign_keys(self):
+                if ref == table or table not in schema or ref not in schema:
+                    continue
+                if table in used and ref in used:
+                    continue
+                if any(o == ref for o, _on in graph.get(table, [])):
+                    continue  # the pool already joins them (as its candidates spell it)
+                on = f"{table}.{column} = {ref}.{key}"
+                graph.setdefault(table, []).append((ref, on))
+                graph.setdefault(ref, []).append((table, on))
+            self._schema_edges = graph
+        return self._schema_edges
+
+    def neighbours(self) -> list[str]:
+        """Tables no donor uses that a foreign key joins to a table some donor uses, by name."""
+        used = {t for d in self.donors for t in d.tables}
+        graph = self.schema_edges()
+        return sorted({o for t in used for o, _on in graph.get(t, [])} - used)
+
     def compose_path(self, need: frozenset[str], start: str) -> tuple[str, tuple[Join, ...]] | None:
-        """The fewest pool join edges that connect ``need`` (grown from ``start``), or None."""
-        graph = self.edges()
+        """The fewest pool join edges that connect ``need`` (grown from ``start``), else the
+        fewest once the schema's foreign keys are edges too (:meth:`schema_edges`), or None."""
+        found = self._path(need, start, self.edges())
+        return found if found is not None else self._path(need, start, self.schema_edges())
+
+    def _path(self, need: frozenset[str], start: str, graph: dict[str, list[tuple[str, str]]]
+              ) -> tuple[str, tuple[Join, ...]] | None:
+        """Breadth-first join path over ``graph`` connecting ``need`` from ``start``."""
         have, joins = {start}, []
         for target in sorted(need - {start}):
             if target in have:
