@@ -97,8 +97,8 @@ def link_edges(rec: _Recomposer) -> dict[str, list[LinkEdge]]:
     (not unique in it), a unique key of another table, as the pool's candidates join them or
     else as the schema's foreign keys declare; a table with edges to at least two other tables,
     which no table references by a key of its own, links them many-to-many."""
-    if hasattr(rec, "_link_edges"):
-        return rec._link_edges
+    if "link_edges" in rec.derived:
+        return rec.derived["link_edges"]
     pool = rec.session.pool
     unique = {t.lower(): set(cols) for t, cols in pool.unique.items()}
     candidates: list[tuple[str, str, str, str, str]] = []  # link, column, table, key, on
@@ -122,7 +122,7 @@ def link_edges(rec: _Recomposer) -> dict[str, list[LinkEdge]]:
         found.setdefault(table, {}).setdefault(other, LinkEdge(table, column, other, key, on))
     out = {t: sorted(e.values(), key=lambda e: (e.table, e.column))
            for t, e in found.items() if len(e) >= 2}
-    rec._link_edges = out
+    rec.derived["link_edges"] = out
     return out
 
 
@@ -319,9 +319,9 @@ def division_readings(rec: _Recomposer, weights: np.ndarray, yes: list[tuple[str
     """:func:`division_proposals` that agree with the answers (the features they will have,
     :meth:`_Recomposer.approx_features`), the likeliest :data:`MAX_DIVISIONS`; built once per
     round (set operations ask for branches several times)."""
-    if "_divisions" not in rec.__dict__:
-        rec._divisions = division_proposals(rec, weights)
-    out = [(p, sc) for p, sc in rec._divisions
+    if "divisions" not in rec.derived:
+        rec.derived["divisions"] = division_proposals(rec, weights)
+    out = [(p, sc) for p, sc in rec.derived["divisions"]
            if not _violations(rec.approx_features(p), yes, no)]
     return out[:MAX_DIVISIONS]
 

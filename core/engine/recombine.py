@@ -14,6 +14,7 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import sqlglot
@@ -100,6 +101,7 @@ class _Recomposer:
         self._disjuncts: dict[str, list[str]] = {}
         self._covering: dict[frozenset[str], list[tuple[str, tuple[Join, ...]]]] = {}
         self.memo: dict[tuple, list] = {}  # asked twice in a round (guided proposals)
+        self.derived: dict[str, Any] = {}  # other modules' per-round values (link tables)
         weight = pool.counts
         order = sorted(self.parts, key=lambda i: (-weight[i], i))
         self.donors = [self.parts[i] for i in order]
@@ -167,8 +169,9 @@ class _Recomposer:
                 and b.select[k] not in excluded]
         choices = [(tuple(keep), 1.0)] if keep and len(keep) < width else []
         choices += [((k,), 1.0 / width) for k in range(width)]
-        return [(Compound(base.op, tuple(replace(p, select=tuple(p.select[k] for k in ks))
-                                         for p in (a, b))), w) for ks, w in choices]
+        return [(Compound(base.op, (replace(a, select=tuple(a.select[k] for k in ks)),
+                                    replace(b, select=tuple(b.select[k] for k in ks)))), w)
+                for ks, w in choices]
 
     def column_prior(self, column: str) -> float:
         """Relative prior of adding ``column`` (``t.c``) that no candidate selects: higher when
