@@ -2,9 +2,10 @@
 
 Used by ``python -m benchmarks.analysis`` (its ``--browser`` rows). Each wait is measured in the
 page, from the user's event (pointer or key) to the frame after the new state was painted: the
-open tab's own content (a text only that tab draws) present, every Plotly chart in it drawn,
-the script no longer running — and, where the action changes what is shown (a widget, another
-study), the tab's visible text and chart labels different from before.
+open tab's own content (a text only that tab draws) present, every Plotly chart (its SVG) and
+shown data grid (its canvas) in it drawn, the script no longer running — and, where the action changes
+what is shown (a widget, another study), the tab's visible text and chart labels different from
+before.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ TABS = {"Completion": "Completion rate (coded cells)", "Questionnaires": "SUS me
         "Timings": "Facilitator markers, notes and recordings", "Workflows": "Store label",
         "Timeline & replay": "Distinct outputs", "Export": "Download export (zip)"}
 
-# the open tab's panel, and whether its state is painted (see module docstring)
+# the open tab's panel, and whether its state is painted (see module docstring): its marker
+# text, no status widget, every Plotly chart's SVG and every shown data grid's canvas drawn
 PANEL_JS = """() => [...document.querySelectorAll('[role="tabpanel"]')]
                         .find((p) => !p.hidden && p.offsetParent !== null) || null"""
 SIGNATURE_JS = f"""() => {{ const p = ({PANEL_JS})(); if (!p) return null;
@@ -31,7 +33,9 @@ READY_JS = f"""(marker) => {{ const p = ({PANEL_JS})();
   if (!p || !p.innerText.includes(marker)) return false;
   if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
   return [...p.querySelectorAll('[data-testid="stPlotlyChart"]')]
-           .every((c) => c.querySelector('.main-svg')); }}"""
+           .every((c) => c.querySelector('.main-svg'))
+    && [...p.querySelectorAll('[data-testid="stDataFrame"]')].filter((d) => d.offsetParent)
+           .every((d) => [...d.querySelectorAll('canvas')].some((c) => c.width > 0)); }}"""
 # armed before an action: the event's time, then the time after the frame that first shows
 # the new state (READY_JS, and a signature unlike ``before`` when one is given) was painted
 ARM_JS = f"""([marker, before]) => {{

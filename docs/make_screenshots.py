@@ -1,4 +1,5 @@
-"""Regenerate the README screenshots: `python docs/make_screenshots.py` (needs Debian's Chromium).
+"""Regenerate the README screenshots: `python docs/make_screenshots.py [--only NAME ...]` (needs
+Debian's Chromium; ``--only analysis`` retakes that one shot, NAME from :data:`SHOTS`).
 
 Starts the app on a free loopback port against a throwaway study database filled by
 ``study.simulate_demo``, drives it with Playwright, and writes PNGs to docs/img/.
@@ -6,6 +7,7 @@ Starts the app on a free loopback port against a throwaway study database filled
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -19,6 +21,7 @@ from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "img"
+SHOTS = ("workspace", "analysis", "participant-consent")  # docs/img/<name>.png
 
 
 def _idle(page) -> None:
@@ -27,7 +30,12 @@ def _idle(page) -> None:
                            timeout=60_000)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Take the screenshots named by ``--only`` (default: all of :data:`SHOTS`)."""
+    parser = argparse.ArgumentParser(description="Regenerate the README screenshots.")
+    parser.add_argument("--only", action="append", choices=SHOTS, metavar="NAME",
+                        help=f"take only this shot (repeatable): {', '.join(SHOTS)}")
+    wanted = set(parser.parse_args(argv).only or SHOTS)
     OUT.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="shots-"))
     env = dict(os.environ, PLEASQLARIFY_DB_URL=f"sqlite:///{tmp / 'study.sqlite'}",
@@ -41,28 +49,36 @@ def main() -> None:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         page = browser.new_context(viewport={"width": 1600, "height": 1150}).new_page()
         page.set_default_timeout(60_000)
-        page.goto(f"{base}/workspace")
-        page.get_by_text("queries remain").first.wait_for()
-        _idle(page)
-        page.get_by_role("button", name="Yes").first.click()
-        _idle(page)
-        page.screenshot(path=str(OUT / "workspace.png"))
-        page.goto(f"{base}/researcher")
-        page.get_by_label("Researcher password").fill("demo")
-        page.get_by_role("button", name="Unlock").click()
-        _idle(page)
-        # a page load would start a new (locked) session: navigate inside the app
-        page.get_by_role("link", name="Analysis").click()
-        page.get_by_text("Demo (simulated)").click()  # the simulated demo database
-        page.get_by_role("tab", name="Completion").wait_for()
-        _idle(page)
-        page.screenshot(path=str(OUT / "analysis.png"))
-        page.goto(f"{base}/participant?study=film")
-        page.get_by_text("consent").first.wait_for()
-        _idle(page)
-        page.screenshot(path=str(OUT / "participant-consent.png"))
+        if "workspace" in wanted:
+            page.goto(f"{base}/workspace")
+            page.get_by_text("queries remain").first.wait_for()
+            _idle(page)
+            page.get_by_role("button", name="Yes").first.click()
+            _idle(page)
+            page.screenshot(path=str(OUT / "workspace.png"))
+        if "analysis" in wanted:
+            page.goto(f"{base}/researcher")
+            page.get_by_label("Researcher password").fill("demo")
+            page.get_by_role("button", name="Unlock").click()
+            _idle(page)
+            # a page load would start a new (locked) session: navigate inside the app
+            page.get_by_role("link", name="Analysis").click()
+            page.get_by_text("Demo (simulated)").click()  # the simulated demo database
+            page.get_by_role("tab", name="Completion").wait_for()
+            _idle(page)
+            page.wait_for_function(  # the data grids load lazily: wait for their canvases
+                "() => { const d = [...document.querySelectorAll('[data-testid=stDataFrame]')];"
+                " return d.length > 0 && d.every((e) => e.querySelector('canvas')); }",
+                timeout=60_000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(OUT / "analysis.png"))
+        if "participant-consent" in wanted:
+            page.goto(f"{base}/participant?study=film")
+            page.get_by_text("consent").first.wait_for()
+            _idle(page)
+            page.screenshot(path=str(OUT / "participant-consent.png"))
         browser.close()
-    print(f"screenshots written to {OUT}")
+    print(f"screenshots written to {OUT}: {', '.join(sorted(wanted))}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from study.analysis import figures as F
-from study.analysis.completion import CODES
+from study.analysis.completion import CODE_LABELS, CODES
 from study.analysis.questionnaires_agg import likert_distribution, sus_summary
 
 SIZES = (1, 2, 200)
@@ -33,18 +33,26 @@ def _legend_outside(fig, min_top: int) -> None:
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_completion_grid_keeps_its_rows_and_labels(n: int) -> None:
+def test_completion_grid_keeps_every_participant_and_part(n: int) -> None:
     rng = np.random.default_rng(n)
     rows = [{"task": t, "subtask": s, "label": lab, "final": None,
              "suggested": str(rng.choice(CODES)) if s == "3" else None}
             for lab in _labels(n) for t in TASKS[: 1 if n == 1 else 2] for s in SUBS]
-    fig = F.completion_heatmap(pd.DataFrame(rows))
-    grid_rows = len({(r["task"], r["subtask"]) for r in rows})
-    assert fig.layout.height >= 110 + F.ROW_PX * max(3, grid_rows) + 50  # never a thin line
-    _legend_outside(fig, 100)
-    assert len(fig.data[0].x) == n and len(fig.data[0].y) == grid_rows
-    assert fig.layout.xaxis.tickangle == (-90 if n > 24 else 0)  # 200 labels stand upright
-    assert fig.layout.xaxis.type == "category"
+    codes, texts = F.completion_grid(pd.DataFrame(rows))
+    parts = list(dict.fromkeys(f"{r['task']} · {r['subtask']}" for r in rows))
+    assert list(codes.index) == list(texts.index) == _labels(n)  # a row per participant
+    assert list(codes.columns) == list(texts.columns) == parts  # a column per task · subtask
+    for r in rows:  # each cell says the suggested code in words, or 'uncoded'
+        part = f"{r['task']} · {r['subtask']}"
+        want = r["suggested"] or "uncoded"
+        assert codes.loc[r["label"], part] == want
+        assert texts.loc[r["label"], part] == (
+            "uncoded" if want == "uncoded" else f"{CODE_LABELS[want]} (suggested)")
+    ctx = F.completion_table(codes, texts)._compute().ctx
+    colours = {**F.CODE_COLOURS, "uncoded": F.UNCODED_COLOUR}
+    assert {(i, j): dict(ctx[(i, j)])["background-color"]  # every cell in its code's colour
+            for i in range(len(codes)) for j in range(len(parts))} == {
+        (i, j): colours[codes.iat[i, j]] for i in range(len(codes)) for j in range(len(parts))}
 
 
 @pytest.mark.parametrize("n", SIZES)

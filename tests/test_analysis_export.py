@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from study.analysis.completion import CODE_LABELS
 from study.analysis.data import filter_data, load_study_data
 from study.analysis.workflows import workflow_table
 from study.export import CODEBOOK
@@ -86,6 +87,7 @@ def test_analysis_page(demo_db, monkeypatch):
     assert any("hidden unless included" in i.value for i in at.info)
     at.checkbox(key="an_sim_live").check().run()
     assert not at.exception and len(at.tabs) == 6
+    _completion_grid_matches_the_table(at)
     at.text_input(key="an_coder").input("ab").run()
     at.selectbox(key="an_code_s").set_value("3")
     at.selectbox(key="an_code_c").set_value("partial-better")
@@ -94,11 +96,30 @@ def test_analysis_page(demo_db, monkeypatch):
     codes = store.codes()
     assert [(c["code"], c["coder"], c["subtask"]) for c in codes] == [
         ("completion:partial-better", "ab", "3")]
+    _completion_grid_matches_the_table(at)  # the stored code, no longer '(suggested)'
+    assert (at.dataframe[0].value == "partial (found better query)").to_numpy().sum() >= 1
     assert not at.get("slider")  # only the open tab (Completion) is drawn
     open_tab(at, "Timeline & replay")
     at.slider(key="an_rp_k").set_value(2).run()
     assert not at.exception and not at.error
     assert any("Replay matches" in c.value for c in at.caption)
+
+
+def _completion_grid_matches_the_table(at: AppTest) -> None:
+    """The Completion tab's grid (a coloured table, no Plotly chart: the first tab must not load
+    a chart library) says for each participant and part what the completion table says."""
+    def elements(node):
+        for child in getattr(node, "children", {}).values():
+            yield child
+            yield from elements(child)
+    assert not [e for e in elements(at.main) if e.type == "plotly_chart"]
+    grid, table = (d.value for d in at.dataframe[:2])
+    assert len(grid) == table["label"].nunique() > 0
+    for row in table.itertuples():
+        code = row.final if isinstance(row.final, str) else row.suggested
+        want = ("uncoded" if not isinstance(code, str) else CODE_LABELS[code]
+                + ("" if isinstance(row.final, str) else " (suggested)"))
+        assert grid.loc[row.label, f"{row.task} · {row.subtask}"] == want
 
 
 def test_export_from_a_missing_or_empty_database_says_so(tmp_path, capsys):

@@ -157,10 +157,17 @@ def test_timings_and_filters():
     assert filter_data(data, include_simulated=True, include_flagged=True).ids == ["A", "S", "F"]
 
 
-def test_completion_heatmap_colours_codes_suggestions_and_uncoded_cells():
+def test_completion_grid_shows_codes_suggestions_and_uncoded_cells_as_text_and_colour():
     import pandas as pd
 
-    from study.analysis.figures import completion_heatmap
+    from study.analysis.figures import (
+        CODE_COLOURS,
+        UNCODED_COLOUR,
+        code_style,
+        completion_grid,
+        completion_table,
+        contrast,
+    )
 
     table = pd.DataFrame([
         {"label": "P1", "task": "t", "subtask": "2a", "suggested": None, "final": None},
@@ -168,13 +175,31 @@ def test_completion_heatmap_colours_codes_suggestions_and_uncoded_cells():
         {"label": "P2", "task": "t", "subtask": "3", "suggested": "solved",
          "final": "not-solved"},
         {"label": "P2", "task": "t", "subtask": "2a", "suggested": None, "final": "solved"},
+        {"label": "P3", "task": "t", "subtask": "3", "suggested": None,
+         "final": "partial-better"},
     ])
-    heat = completion_heatmap(table).data[0]
-    stops = [s[0] for s in heat.colorscale]
-    assert stops == sorted(stops) and stops[0] == 0 and stops[-1] == 1  # a valid scale
-    # rows: t · 2a, t · 3; columns P1, P2; states: solved 0 … not-solved 3, uncoded 4
-    assert [list(r) for r in heat.z] == [[4, 0], [0, 3]]
-    assert "suggested" in heat.text[1][0] and "coded" in heat.text[1][1]
+    codes, texts = completion_grid(table)
+    # rows P1, P2, P3; columns t · 2a, t · 3; the researcher's code wins over the suggestion;
+    # P3 has no 2a row at all: uncoded
+    assert codes.to_dict("index") == {
+        "P1": {"t · 2a": "uncoded", "t · 3": "solved"},
+        "P2": {"t · 2a": "solved", "t · 3": "not-solved"},
+        "P3": {"t · 2a": "uncoded", "t · 3": "partial-better"}}
+    assert texts.to_dict("index") == {
+        "P1": {"t · 2a": "uncoded", "t · 3": "solved (suggested)"},
+        "P2": {"t · 2a": "solved", "t · 3": "not solved"},
+        "P3": {"t · 2a": "uncoded", "t · 3": "partial (found better query)"}}
+    # the same grid over the suggestions only
+    assert completion_grid(table, "suggested")[0].loc["P2", "t · 3"] == "solved"
+    styles = completion_table(codes, texts)._compute().ctx
+    by_cell = {(r, c): dict(props) for (r, c), props in styles.items()}
+    assert by_cell[(1, 1)]["background-color"] == CODE_COLOURS["not-solved"]  # P2, t · 3
+    assert by_cell[(0, 0)]["background-color"] == UNCODED_COLOUR
+    for code, bg in {**CODE_COLOURS, "uncoded": UNCODED_COLOUR}.items():  # readable text
+        fg = code_style(code).split("color: ")[-1]
+        assert contrast(fg, bg) >= 4.5, code
+    empty_codes, empty_texts = completion_grid(table.iloc[0:0])
+    assert empty_codes.empty and empty_texts.empty
 
 
 def test_likert_bars_split_neutral_and_stack_strongest_answers_outermost():

@@ -104,8 +104,14 @@ def completion_tab(v: View) -> None:
         right.metric("Completion rate (tool's suggestions)",
                      "—" if suggested != suggested else f"{suggested:.1%}",
                      help="The same over the suggested codes of subtask 3; confirm them below.")
-        # theme=None: Streamlit's theme would replace the code colours of the heatmap
-        st.plotly_chart(memo(F.completion_heatmap, comp), key="an_comp_fig", theme=None)
+        # a coloured table, not a Plotly heatmap: the first tab opened then loads no chart
+        # library in the browser (Plotly's load was most of the page's first paint)
+        codes, texts = memo(F.completion_grid, comp)
+        st.caption("Task completion per participant: the researcher's code, else the tool's "
+                   "suggestion (marked '(suggested)'), else 'uncoded'.")
+        st.dataframe(F.completion_table(codes, texts), key="an_comp_grid",
+                     height=min(35 * (len(codes) + 1) + 3, 738),
+                     column_config={"participant": st.column_config.TextColumn(pinned=True)})
         st.dataframe(memo(_without, comp, "participant"), hide_index=True)
         labels = v.labels
         with st.form("an_code"):

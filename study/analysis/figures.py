@@ -1,79 +1,84 @@
-"""Plotly figures for the analysis page, as pure functions of the analysis tables."""
+"""Plotly figures for the analysis page, and its colour-coded completion grid (a pandas
+Styler, drawn without Plotly), as pure functions of the analysis tables."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from study.analysis.completion import CODE_LABELS, CODES
+from study.analysis.completion import CODE_LABELS
 from study.analysis.questionnaires_agg import SUS_BENCHMARK, SusSummary
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
 
 CODE_COLOURS = {"solved": "#1a9850", "partial-better": "#fee08b",
                 "partial-not-original": "#fc8d59", "not-solved": "#d73027"}
 LIKERT_COLOURS = ("#b2182b", "#d6604d", "#f4a582", "#dddddd", "#92c5de", "#4393c3", "#2166ac")
 
 
-def completion_heatmap(table: pd.DataFrame, column: str = "final") -> go.Figure:
-    """Table 1: rows task/subtask, columns participants, coloured by completion code.
+UNCODED = "uncoded"
+UNCODED_COLOUR = "#e6e6e6"
 
-    A cell shows the researcher's code, else the tool's suggestion (hover says which), else
-    grey 'uncoded' (the verbal subtasks 2a/2b have no suggestion until someone codes them).
+
+def completion_grid(table: pd.DataFrame, column: str = "final"
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 1 as two aligned grids, a row per participant (label) and a column per
+    'task · subtask' (both in table order): the state each cell shows, and its text.
+
+    A cell shows the researcher's code (``column``), else the tool's suggestion (its text then
+    ends in '(suggested)'), else 'uncoded' (the verbal subtasks 2a/2b have no suggestion until
+    someone codes them); a pair missing from ``table`` is 'uncoded' too.
     """
     if table.empty:
-        return go.Figure()
-    t = table.copy()
-    t["row"] = t["task"] + " · " + t["subtask"]
-    rows = list(dict.fromkeys(t["row"]))
-    cols = list(dict.fromkeys(t["label"]))
-    cells = t.set_index(["row", "label"])
-    states = list(CODES) + ["uncoded"]
-    colours = {**CODE_COLOURS, "uncoded": "#e6e6e6"}
-    z, text = [], []
-    for r in rows:
-        z_row, text_row = [], []
-        for c in cols:
-            final = cells[column].get((r, c)) if (r, c) in cells.index else None
-            suggested = cells["suggested"].get((r, c)) if (r, c) in cells.index else None
-            code = final if isinstance(final, str) else suggested if isinstance(
-                suggested, str) else "uncoded"
-            how = "coded" if isinstance(final, str) else "suggested" if code != "uncoded" else ""
-            z_row.append(states.index(code) if code in states else len(states) - 1)
-            text_row.append(f"{CODE_LABELS.get(code, code)} {f'({how})' if how else ''}")
-        z.append(z_row)
-        text.append(text_row)
-    n = len(states)
-    # a discrete scale: band i covers [i/n, (i+1)/n] (stops computed exactly, monotonic)
-    scale = [[round(k / n, 9), colours[state]] for i, state in enumerate(states)
-             for k in (i, i + 1)]
-    fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, text=text, hoverinfo="x+y+text",
-                               colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=3, ygap=3,
-                               showscale=False))
-    for state in states:  # a legend of the codes, as in the paper's Table 1
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=CODE_LABELS.get(
-            state, state), marker={"size": 12, "symbol": "square", "color": colours[state]}))
-    many = len(cols) > 24  # participant labels turn upright; Plotly thins them when crowded
-    fig.update_layout(yaxis={"autorange": "reversed", "tickmode": "array", "tickvals": rows,
-                             "automargin": True},
-                      xaxis={"side": "bottom", "tickangle": -90 if many else 0,
-                             "automargin": True, "type": "category"},
-                      title={"text": "Task completion (researcher codes; else the tool's "
-                             "suggestion)", "y": 0.98, "yanchor": "top"},
-                      height=heatmap_height(len(rows), many), plot_bgcolor="white",
-                      margin={"t": 110},
-                      legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"})
-    return fig
+        empty = pd.DataFrame(index=pd.Index([], name="participant"))
+        return empty, empty.copy()
+    final = table[column].where(table[column].map(lambda c: isinstance(c, str)))
+    suggested = table["suggested"].where(table["suggested"].map(lambda c: isinstance(c, str)))
+    code = final.fillna(suggested).fillna(UNCODED)
+    label = code.map(lambda c: CODE_LABELS.get(c, c))
+    text = label.where(final.notna() | (code == UNCODED), label + " (suggested)")
+    cells = pd.DataFrame({"participant": table["label"],
+                          "part": table["task"] + " · " + table["subtask"],
+                          "code": code, "text": text})
+    rows, cols = list(dict.fromkeys(cells["participant"])), list(dict.fromkeys(cells["part"]))
+    codes, texts = (cells.pivot_table(index="participant", columns="part", values=value,
+                                      aggfunc="last").reindex(index=rows, columns=cols)
+                    .fillna(UNCODED).rename_axis(index="participant", columns=None)
+                    for value in ("code", "text"))
+    return codes, texts
 
 
-ROW_PX = 30  # a heatmap or bar row, and a Likert bar, never thinner than this
+def _luminance(colour: str) -> float:
+    """WCAG relative luminance of a '#rrggbb' colour."""
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-def heatmap_height(rows: int, upright_labels: bool = False) -> int:
-    """The completion grid's height: every row at least ROW_PX, at least three rows' worth (one
-    participant and one task no longer collapse to a thin line), room above for the title and
-    the legend and below for the participant labels."""
-    return 110 + ROW_PX * max(3, rows) + (90 if upright_labels else 50)
+def contrast(fg: str, bg: str) -> float:
+    """WCAG contrast ratio of two '#rrggbb' colours (1 … 21; body text needs 4.5)."""
+    hi, lo = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def code_style(code: str) -> str:
+    """The CSS of a completion cell showing ``code``: its code colour behind black or white
+    text, whichever reads better on it."""
+    bg = {**CODE_COLOURS, UNCODED: UNCODED_COLOUR}.get(code, UNCODED_COLOUR)
+    fg = max(("#000000", "#ffffff"), key=lambda c: contrast(c, bg))
+    return f"background-color: {bg}; color: {fg}"
+
+
+def completion_table(codes: pd.DataFrame, texts: pd.DataFrame) -> Styler:
+    """The completion grid (:func:`completion_grid`) as a pandas Styler: each cell's text on
+    its code's colour, so it reads as text and at a glance without a chart library."""
+    return texts.style.apply(lambda _: codes.map(code_style), axis=None)
+
+
+ROW_PX = 30  # a bar row, and a Likert bar, never thinner than this
 
 
 def sus_strip(scores: pd.DataFrame, summary: SusSummary) -> go.Figure:
