@@ -98,13 +98,16 @@ def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
 
 
 def _question_value(masks: np.ndarray, w: np.ndarray, labels: np.ndarray, pen: np.ndarray,
-                    mask: np.ndarray, cost: float, total: float, depth: int, inner_beam: int,
-                    within: np.ndarray | None = None) -> float:
+                    mask: np.ndarray, cost: float, total: float, depth: int,
+                    inner_beam: int) -> float:
     """1 + cost + Σ_answer P(answer) · (best value of a question inside that answer), looking
-    ``depth`` more questions ahead (the last by its one-question bound)."""
+    ``depth`` more questions ahead (the last by its one-question bound).
+
+    Each deeper level gets only its answer's candidates and the variables that split them, so
+    the search narrows as it goes down (the figures are those of the unnarrowed search).
+    """
     value = 1.0 + cost
-    inside = np.ones(masks.shape[1], dtype=bool) if within is None else within
-    sides = np.vstack([inside & mask, inside & ~mask])
+    sides = np.vstack([mask, ~mask])
     for keep, mass in zip(sides, label_masses(sides, w, labels), strict=True):
         share = float(mass.sum()) / total
         if share <= 0 or np.count_nonzero(mass > 0) <= 1:
@@ -118,10 +121,13 @@ def _question_value(masks: np.ndarray, w: np.ndarray, labels: np.ndarray, pen: n
         if depth <= 1:
             value += share * float(bound[splits].min())
             continue
-        sub = float(mass.sum())
-        order = np.flatnonzero(splits)[np.argsort(bound[splits], kind="stable")[:inner_beam]]
-        best = min(_question_value(masks, w, labels, pen, masks[j], pen[j], sub, depth - 1,
-                                   inner_beam, keep) for j in order)
+        rows = np.flatnonzero(splits)
+        sub_masks, sub_pen = masks[rows][:, keep], pen[rows]
+        sub_w, sub_labels = w[keep], np.asarray(labels)[keep]
+        order = np.argsort(bound[rows], kind="stable")[:inner_beam]
+        best = min(_question_value(sub_masks, sub_w, sub_labels, sub_pen, sub_masks[j],
+                                   float(sub_pen[j]), float(mass.sum()), depth - 1, inner_beam)
+                   for j in order)
         value += share * best
     return value
 
