@@ -50,7 +50,8 @@ DEFAULT_STRATEGY = "planned"
 GROUPED = ("planned", "expected-depth", "cluster-grouped")  # strategies that ask grouped variables
 # Questions looked ahead, and how many variables are searched at the top and inside each answer.
 # Three ahead brought the film prior from 1.184 to 1.174 × the Huffman floor (two: beams of 8 to
-# 64 gave the same); INNER_BEAM 3 keeps the decision step near 100 ms at N = 1000.
+# 64 gave the same; four ahead 1.174, dev the same). INNER_BEAM 3 costs the decision step
+# 28 -> 56 ms at N = 1000 and 19 -> 77 ms at N = 200 (python -m benchmarks.engine).
 LOOKAHEAD_DEPTH = 3
 INNER_BEAM = 3
 LOOKAHEAD_BEAM = 8  # variables scored ahead (the rest keep their one-question bound)
