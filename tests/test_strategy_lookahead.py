@@ -169,6 +169,26 @@ def test_lookahead_is_never_worse_than_the_floor_and_scores_its_beam():
     assert np.array_equal(scores[~deep], one[~deep])
 
 
+def test_lookahead_searched_to_the_end_is_the_tree_floor():
+    """Looking as many questions ahead as there are, with every variable searched, is the optimal
+    tree; on the greedy trap three questions ahead already reach it."""
+    for answers, weights in random_cases(5, 40, classes=(2, 7), questions=(1, 5), yes=0.5):
+        labels = np.arange(len(weights))
+        splits = [q for q in range(len(answers)) if 0 < answers[q].sum() < len(weights)]
+        if len(splits) < 2:
+            continue  # one question alone is not ranked (it keeps its one-question bound)
+        q = answers[splits]
+        exhaustive, _ = lookahead_scores(q, weights, labels, beam=len(q), depth=len(q) + 1,
+                                         inner_beam=len(q))
+        floor = tree_floor(answers, weights)
+        assert floor.exact
+        assert exhaustive.min() == pytest.approx(floor.expected, abs=1e-9)
+    two, _ = lookahead_scores(GREEDY_TRAP, GREEDY_TRAP_WEIGHTS, np.arange(5), depth=2)
+    three, _ = lookahead_scores(GREEDY_TRAP, GREEDY_TRAP_WEIGHTS, np.arange(5), depth=3)
+    optimum = tree_floor(GREEDY_TRAP, GREEDY_TRAP_WEIGHTS).expected
+    assert three.min() == pytest.approx(optimum) and two.min() <= three.min() + 1e-9
+
+
 def test_lookahead_strategy_asks_grouped_variables_and_records_its_score():
     assert DEFAULT_STRATEGY == "planned" and "cluster-grouped" in STRATEGIES
     pool = dev_pool(9)
