@@ -60,9 +60,10 @@ LOOKAHEAD_BEAM = 8  # variables scored ahead (the rest keep their one-question b
 # turns breaking ties, as printed by `python -m core.evaluate data/ambrosia/dev.jsonl
 # --strategies planned expected-depth --questions clauses outputs mixed --values off on`
 # (README, "Evaluation"). RepairSession's own defaults stay the paper's clause questions.
-# Measured (gold-features, all 169 pairs, recomposition, 15 turns): expected-depth clauses
-# 0.793 (7.20 turns), planned mixed+values and expected-depth mixed+values 0.787 (5.91, 6.04),
-# planned clauses 0.746 (7.40).
+# Measured (gold-features, all 169 pairs, recomposition, 15 turns), before repair's scope
+# readings and composed SELECT lists: expected-depth clauses 0.793 (7.20 turns), planned
+# mixed+values and expected-depth mixed+values 0.787 (5.91, 6.04), planned clauses 0.746
+# (7.40); with them and three questions ahead expected-depth clauses reaches 0.893 (6.57).
 WORKSPACE_DEFAULT: dict[str, object] = {"strategy": "expected-depth", "questions": "clauses",
                                         "values": False}
 
