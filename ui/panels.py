@@ -41,7 +41,8 @@ from ui.views import (
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
 PANELS = "pleasqlarify-panels"  # fragment key of the workspace's panels (ui.workspace)
 SEARCH_WAIT_S = 0.08  # a repair done this soon (e.g. from the pool's cache) is drawn at once
-POLL_MS = 50  # while repair runs, the browser asks this long after each answer
+POLL_MS = 200  # while repair runs, the browser asks this long after each answer (a
+# poll reruns the panels: asked more often, it would slow the search it waits for)
 
 
 def dismiss_key(keys: tuple[str, ...]) -> str:
@@ -180,16 +181,15 @@ def repair_if_pending(ws: WorkspaceState, log: Log, options: WorkspaceOptions | 
 
 
 def _on_poll(ws: WorkspaceState) -> None:
-    """The watch's callback: once the search is done, redraw the panels (else only the watch)."""
-    search = actions.searching(ws)
-    if search is None or search.done.is_set():
-        st.rerun(PANELS)
+    """The poll's callback. The poll itself is the work: it reruns the panels fragment, whose
+    :func:`repair_if_pending` applies the round once it is done (else draws the watch again)."""
 
 
-@st.fragment
 def search_watch(ws: WorkspaceState) -> None:
-    """While repair runs: the time it has taken, asked again every ``POLL_MS`` by the browser
-    (a rerun of this fragment only, until the panels are redrawn repaired)."""
+    """While repair runs: the time it has taken, asked again ``POLL_MS`` after each drawing by
+    the browser. Part of the panels fragment, not a fragment of its own: a nested fragment's id
+    follows its position, and a poll sent to an id a rerun had replaced was dropped by the
+    server, so the page stayed on "Looking for other readings" (seen in CI)."""
     search = actions.searching(ws)
     took = None if search is None else time.perf_counter() - search.started
     clause_panel(searching_html(took), key=ws.widget_key("search"), testid="pq-search",

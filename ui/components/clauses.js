@@ -13,7 +13,7 @@
 // and the shortcuts of Back / Previous / Next that come while an answer is on its way are queued
 // and replayed in order once the next state's speculation has arrived.
 //
-// While repair looks for other readings (ui/panels.py `search_watch`), a panel with `data.poll`
+// While repair looks for other readings (ui/panels.py `search_watch`, in the panels fragment), a panel with `data.poll`
 // sends the trigger "poll" `data.poll` ms after each render (again every second while no render
 // answers); the server redraws it, or the panels once the repaired state is ready.
 
