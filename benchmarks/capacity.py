@@ -47,6 +47,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import ClientConnection, connect
 
+from core.engine.workerpool import status_mb
 from tests.harness import LOOPBACK, running, start_nginx
 
 PAGE = "workspace"
@@ -91,16 +92,7 @@ def cpu_seconds(pids: list[int]) -> float:
 
 def rss_mb(pids: list[int]) -> float:
     """Resident memory of these processes and their descendants, in MB."""
-    total = 0
-    for root in pids:
-        for p in _tree(root):
-            try:
-                for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-            except OSError:
-                continue
-    return total / 1024
+    return sum(status_mb(p, "VmRSS") for root in pids for p in _tree(root))
 
 
 # -- one simulated participant ---------------------------------------------------------------
