@@ -45,6 +45,8 @@ EVENT_TYPES: dict[str, str] = {
                      "the outputs were ruled out; {outputs, trigger, step}",
     "repair": "repair after a rejection added candidates; {method (recompose | resample), "
               "requested, trigger, added, sqls, new_outputs, step, survivors_before/after}",
+    "repair.fail": "a repair round after a rejection stopped with an error (the user was told "
+                   "in plain words; the rejection stays); {requested, trigger, step, error}",
     # timing and attention
     "timer.start": "the task/subtask timer starts (the event's task/subtask name it)",
     "timer.pause": "the timer pauses (facilitator or participant)",

@@ -157,3 +157,70 @@ def test_an_unknown_repair_names_the_choices(tmp_path: Path) -> None:
     (problem,) = info.value.problems
     assert problem.where == "conditions[0].repair"
     assert "none, recompose, resample" in problem.message
+
+
+def _fragile_app(bank: str, task_id: str, repair: str, labels: str, db: str) -> None:
+    """The workspace over a copy of the task's database (``db``), which a test may remove."""
+    import streamlit as st
+
+    from core.engine.taskbank import DatabaseSpec
+    from ui.bank_cache import task_pool
+    from ui.state import WorkspaceOptions, default_session, workspace_state
+    from ui.workspace import render_workspace
+
+    pool = task_pool(bank, task_id)
+    workspace_state(pool, "free", factory=lambda p: default_session(
+        p, database=DatabaseSpec("sqlite", db)))
+    events = st.session_state.setdefault("events", [])
+    render_workspace(pool, mode="free", log=lambda t, p: events.append((t, p)),
+                     options=WorkspaceOptions(repair=repair, labels=labels))
+
+
+def _shown_text(at: AppTest) -> str:
+    """Every text the page shows (notices, captions, markdown, code and the panels' data)."""
+    parts = [e.value for kind in ("warning", "error", "info", "success", "caption", "markdown",
+                                  "code", "text") for e in at.get(kind)]
+    return "\n".join([*map(str, parts), *(el.proto.json for el in at.get("bidi_component"))])
+
+
+@pytest.mark.parametrize(("failure", "labels"), [("database", "plain"), ("model", "plain"),
+                                                 ("model", "sql")])
+def test_a_failed_repair_reads_plainly_and_its_error_goes_to_the_trace(
+        bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, labels: str,
+        failure: str) -> None:
+    """Under `labels: plain` a repair that fails (the task database went missing; the model's
+    API refused a request quoting SQL) says what happened and what to do in plain words, with
+    no SQL and no error text; the error itself is in the trace (``repair.fail``)."""
+    import shutil
+
+    from core.engine.execute import sqlite_path
+    from tests.anthropic_stub_server import Reply, StubServer
+    from ui.actions import REPAIR_FAILED
+    from ui.bank_cache import task_pool
+
+    task = task_ids(bank)[0]
+    db = tmp_path / "task.sqlite"
+    shutil.copy(sqlite_path(task_pool(str(bank), task).database), db)
+    leaked = "SELECT title FROM films WHERE year > 2000" if failure == "model" else str(db)
+    with StubServer() as server:
+        server.default = lambda _i, _body: Reply(status=400, message=f"bad prompt: {leaked}")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        at = AppTest.from_function(_fragile_app, args=(
+            str(bank), task, "resample" if failure == "model" else "recompose", labels, str(db)),
+            default_timeout=120)
+        at.run()
+        assert not at.exception, at.exception
+        if failure == "database":
+            db.unlink()  # e.g. the study's database file was moved while a participant worked
+        at.button(key=_key(task, "po.no")).click().run()
+        assert not at.exception, at.exception
+        _landed(at, task)
+    shown, warnings = _shown_text(at), [w.value for w in at.warning]
+    assert (leaked in shown) == (labels == "sql"), warnings  # the detail only beside SQL
+    assert any(w.startswith(REPAIR_FAILED) and "Go Back" in w for w in warnings), warnings
+    if labels == "plain":
+        assert "Repair failed" not in shown and "SELECT" not in "\n".join(warnings)
+    (_, fail), = [(t, p) for t, p in at.session_state["events"] if t == "repair.fail"]
+    assert leaked in fail["error"] and fail["trigger"] == "reject"
+    assert fail["requested"] == ("resample" if failure == "model" else "recompose")

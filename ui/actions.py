@@ -30,13 +30,32 @@ REPAIR_METHODS = ("none", "recompose", "resample")
 PENDING = "repair_pending"
 SEARCH = speculate.SEARCHING  # ws.extra: the RepairSearch running off the script thread
 SAVED = "repair_search"  # key of the saved workspace: a search was running (resumed on reload)
+MAX_DETAIL = 2000  # characters of an error's text kept in a repair.fail event
 BUSY = ("Still looking for other readings of the question: wait a moment for them, or go "
         "Back to take the rejection back.")
 LOG = logging.getLogger(__name__)
+# What a refused gesture says. The error's own words may quote SQL (a feature key) or the
+# database, which a `labels: plain` condition never shows: they become ``ws.flash_detail``.
+STALE_ANSWER = ("That answer was not applied: no remaining query fits it, or its question is "
+                "no longer shown. Nothing changed; answer a question shown now.")
+EMPTY_SELECTION = ("None of the remaining queries is in that selection, so nothing changed: "
+                   "select among the queries still shown.")
+STALE_OUTPUT = ("That output is no longer among the remaining ones, so nothing changed: judge "
+                "the output shown now.")
+REPAIR_FAILED = ("The search for other readings of the question stopped with an error, so no "
+                 "new queries were added.")
 
 
 def no_log(event_type: str, payload: dict[str, Any]) -> None:
     """A logger that drops events (free exploration without a trace)."""
+
+
+def refused(ws: WorkspaceState, plain: str, detail: str) -> None:
+    """Say that something did not go through: ``plain`` (what happened and what to do, free
+    of SQL) is the notice; ``detail``, the error's own text, is kept beside it (shown only
+    where labels show SQL) and logged for the researcher."""
+    ws.flash, ws.flash_detail = plain, detail
+    LOG.info("workspace notice for task %s: %s (%s)", ws.session.pool.task_id, plain, detail)
 
 
 def _current(ws: WorkspaceState):
@@ -84,7 +103,7 @@ def answer_variable(ws: WorkspaceState, yes: bool, log: Log,
     try:
         ws.session.answer(variable.keys, yes)
     except SessionError as exc:
-        ws.flash = str(exc)
+        refused(ws, STALE_ANSWER, str(exc))
         return False
     speculate.adopt(ws, yes)  # the views computed while the user read the question
     _decided(ws, before, log, "dv.accept" if yes else "dv.reject",
@@ -121,7 +140,7 @@ def answer_clause(ws: WorkspaceState, key: str, yes: bool, log: Log) -> bool:
     try:
         ws.session.answer_feature(key, yes)
     except SessionError as exc:
-        ws.flash = str(exc)
+        refused(ws, STALE_ANSWER, str(exc))
         return False
     _decided(ws, before, log, "clause.accept" if yes else "clause.reject",
              {"feature": key, "features": [key], "probability": prob})
@@ -138,7 +157,7 @@ def restrict(ws: WorkspaceState, ids: list[int], gesture: str, log: Log, *,
     try:
         ws.session.restrict(ids, gesture)
     except SessionError as exc:
-        ws.flash = str(exc)
+        refused(ws, EMPTY_SELECTION, str(exc))
         return False
     payload: dict[str, Any] = {"candidates": sorted(int(i) for i in ids),
                                "kept": ws.session.survivors.tolist(),
@@ -293,7 +312,7 @@ def _reject(ws: WorkspaceState, log: Log, pending: dict[str, Any], method: str) 
     try:
         session.reject_outputs(pending["outputs"])
     except SessionError as exc:
-        ws.flash = str(exc)
+        refused(ws, STALE_OUTPUT, str(exc))
         return False
     _decided(ws, before, log, "output.reject", {"outputs": list(session.history[-1].outputs),
                                                 "trigger": pending["trigger"]})
@@ -329,6 +348,20 @@ def _record(ws: WorkspaceState, log: Log, before: int, outcome: RepairOutcome, m
                                                        ": go Back to take the rejection back."))
 
 
+def _failed(ws: WorkspaceState, log: Log, detail: str, method: str, trigger: str) -> None:
+    """A repair round that raised: the user reads a plain notice saying what to do (the
+    rejection stays applied); the error itself goes to the trace (``repair.fail``) and the
+    log, where the facilitator and researcher find it."""
+    session = ws.session
+    refused(ws, REPAIR_FAILED + (" Go Back to take the rejection back, or carry on with the "
+                                 "queries that remain." if not session.is_exhausted else
+                                 " Go Back to take the rejection back."), detail)
+    LOG.warning("repair failed for task %s at step %d: %s", session.pool.task_id,
+                session.step, detail)
+    log("repair.fail", {"requested": method, "trigger": trigger, "step": session.step,
+                        "error": detail[:MAX_DETAIL]})
+
+
 def _repair_off(ws: WorkspaceState) -> None:
     if ws.session.is_exhausted:
         ws.flash = ("No query of the pool is left and repair is off here: go Back to "
@@ -353,7 +386,7 @@ def run_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
     try:
         outcome = _repair(ws.session, used, resampler)
     except StudioError as exc:
-        ws.flash = f"Repair failed: {exc}"
+        _failed(ws, log, str(exc), method, pending["trigger"])
         return None
     _record(ws, log, before, outcome, method, pending["trigger"])
     return outcome
@@ -443,7 +476,8 @@ def finish_repair(ws: WorkspaceState, log: Log, wait: float = 0.0) -> RepairOutc
     if ws.session.history != search.history:  # cannot happen (gestures wait); never misapply
         return None
     if search.error is not None or search.outcome is None:
-        ws.flash = f"Repair failed: {search.error}"
+        _failed(ws, log, search.error or "the search ended without a result", search.method,
+                search.trigger)
         return None
     before = len(ws.session.survivors)
     if search.outcome.added:  # the fork is the live session plus the repair

@@ -69,6 +69,16 @@ def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> N
                        help="Leave this decision open on purpose (it is logged)")
 
 
+def notice(ws: WorkspaceState) -> None:
+    """The one-rerun notice, then cleared: its plain sentence, and the error's own words (which
+    may quote SQL or the database) only where the condition's labels show SQL."""
+    if ws.flash:
+        st.warning(ws.flash)
+        if ws.flash_detail and labels_of(ws) != "plain":
+            st.code(ws.flash_detail, language=None, wrap_lines=True)
+    ws.flash = ws.flash_detail = None
+
+
 def variable_words(ws: WorkspaceState, variable: RankedVariable) -> str:
     """A decision variable as the condition shows clauses: its SQL label, or under ``plain``
     labels its plain-language question."""

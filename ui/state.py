@@ -44,10 +44,13 @@ class WorkspaceState:
     question: str
     browse: int = 0  # index into session.variables() shown in the Decision Space
     last_selection: str | None = None  # signature of the last chart selection applied
-    flash: str | None = None  # a one-rerun notice (e.g. an impossible decision)
+    flash: str | None = None  # a one-rerun notice (e.g. an impossible decision): no SQL in it
     submitted: int | None = None  # pool index submitted in study mode
     extra: dict[str, Any] = field(default_factory=dict)
     dismissed: list[tuple[str, ...]] = field(default_factory=list)  # pool accounting
+    # the error behind ``flash`` in its own words (may quote SQL or the database): shown only
+    # where the condition's labels show SQL, and logged (ui.actions.refused)
+    flash_detail: str | None = None
 
     def widget_key(self, name: str) -> str:
         """A widget key unique to this workspace."""

@@ -30,6 +30,7 @@ from ui.optimistic import acknowledge, carrier
 from ui.panels import (
     PANELS,
     decision_space,
+    notice,
     predicted_output,
     predicted_query,
     repair_if_pending,
@@ -160,9 +161,7 @@ def _panels(ws: WorkspaceState, log: Log, mode: str, on_submit: OnSubmit | None,
         st.rerun(scope="app")  # e.g. a submit: the page around the workspace changes too
     # first, so every panel shows the rejected state while repair runs, then the repaired one
     busy = repair_if_pending(ws, log, options)
-    if ws.flash:
-        st.warning(ws.flash)
-        ws.flash = None
+    notice(ws)
     panels = [(1.35, partial(action_space, ws, log, options.show_decision_space))
               ] if options.show_action_space else []
     if options.show_decision_space:
