@@ -127,6 +127,11 @@ INFO_ATTACKS: dict[str, tuple[Attack, ...]] = {
 # limit (issue #22): each must be decided in well under 0.5 s and 50 MB.
 CHECK_ATTACKS: tuple[Attack, ...] = (
     Attack("20 K-character literal", "SELECT '" + "x" * 20_000 + "'"),  # accepted, linear scan
+    # calls written inside a literal are text: accepted (the name scan reads tokens, not text)
+    Attack("45 K literal of call text", "SELECT title FROM film WHERE title = '"
+           + "version() pg_sleep(1) " * 2_000 + "'"),
+    Attack("1 MB literal of call text", "SELECT '" + "version() pg_sleep(1) " * 46_000 + "'",
+           ("characters",)),
     Attack("2 MB token-dense SQL", "SELECT 1" + "+1" * 1_000_000, ("characters",)),
     Attack("50 K-char dense (tokens)", "SELECT 1" + "+1" * 24_990, ("tokens",)),
     Attack("60-deep nesting", "SELECT " + "(" * 60 + "1" + ")" * 60, ("deep",)),

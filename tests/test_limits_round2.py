@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 import sqlglot
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from benchmarks.attacks import CHECK_ATTACKS, Attack, run_check
 from core.engine.atoms import decompose, nested_parts
@@ -129,3 +131,58 @@ def test_a_hostile_candidate_in_a_bank_does_not_stop_its_pool():
                       "SELECT title, year FROM film"])
     assert [r.ok for r in pool.results] == [True, False, False, True]
     assert not pool.x[1].any() and not pool.x[2].any() and pool.x[0].any()
+
+
+# Call-like text where no call is: a title, a LIKE pattern, a comment, an alias. Each must be
+# accepted (the name scan reads sqlglot's tokens, not the text), while the same names written
+# as calls stay refused.
+CALL_TEXT = [
+    ("sqlite", "SELECT title FROM film WHERE title = 'version()'"),
+    ("sqlite", "SELECT title FROM film WHERE title LIKE '%pg_catalog%' OR title = 'pg_sleep(1)'"),
+    ("sqlite", "SELECT title FROM film WHERE title <> 'sqlite_version() load_extension(x)'"),
+    ("sqlite", "SELECT title AS \"pg_read_file(\" FROM film -- current_setting('x')\n"),
+    ("postgres", "SELECT title FROM film WHERE title = E'current_setting(''port'')'"),
+    ("postgres", "SELECT title FROM film /* inet_server_addr() */ WHERE title = $$version()$$"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "sql"), CALL_TEXT)
+def test_call_names_inside_literals_and_comments_are_text(film_db, dialect: str,
+                                                          sql: str) -> None:
+    """A candidate that only *mentions* a server function (in a string or a comment) is not
+    refused; on SQLite it runs, so the former refusal was of a valid query."""
+    check_query(sql, dialect)
+    if dialect == "sqlite":
+        assert film_db.execute(sql).ok
+
+
+@pytest.mark.parametrize(("dialect", "sql"), [
+    ("sqlite", "SELECT title FROM film WHERE title = version()"),
+    ("sqlite", 'SELECT "pg_sleep"(1) FROM film'),
+    ("sqlite", "SELECT [load_extension]('x') FROM film"),
+    ("postgres", "SELECT current_setting /* a comment */ ('port')"),
+    ("postgres", "SELECT title FROM film WHERE title = E'x' || inet_server_addr()::text"),
+])
+def test_the_same_names_written_as_calls_stay_refused(dialect: str, sql: str) -> None:
+    with pytest.raises(UnsafeQueryError, match="refused|not on the allow-list"):
+        check_query(sql, dialect)
+
+
+_CALLS = ["version()", "pg_sleep(1)", "current_setting(''port'')", "sqlite_version()",
+          "load_extension(x)", "pg_read_file(f)", "-- ", "/* ", "*/", "\"", "(", "x"]
+
+
+@settings(max_examples=40, deadline=1000, suppress_health_check=[HealthCheck.too_slow])
+@given(parts=st.lists(st.sampled_from(_CALLS), min_size=1, max_size=12),
+       times=st.one_of(st.integers(1, 50), st.integers(1_000, 60_000)))
+def test_a_literal_is_never_read_as_calls_and_never_holds_the_check(parts: list[str],
+                                                                     times: int) -> None:
+    """Any literal — call names, comment and quote marks, up to ~1 MB — is accepted while the
+    text is within MAX_SQL_CHARS and refused by its length above it, within the deadline
+    (the check runs in the app process: a long input must not freeze it)."""
+    sql = "SELECT title FROM film WHERE title = '" + " ".join(parts) * times + "'"
+    if len(sql) > MAX_SQL_CHARS:
+        with pytest.raises(UnsafeQueryError, match="characters long"):
+            check_query(sql)
+    else:
+        check_query(sql)

@@ -8,8 +8,10 @@ allow-list of pure functions (``pg_read_file``, ``pg_terminate_backend``, ``pg_a
 Functions sqlglot types as standard SQL (``Count``, ``Upper``, ``Substring``, …) are pure, except
 the few typed classes in ``_TYPED_DENIED`` (file readers, sequences, AI/ML calls). Functions it
 does not know (``exp.Anonymous``) must be named in ``PURE_FUNCTIONS``. A schema-qualified call
-(``pg_catalog.upper(x)``) is refused, and a text scan refuses the server-side name prefixes in
-``_DENIED_PREFIXES`` wherever ``name(`` appears in the text, whatever node it parses to.
+(``pg_catalog.upper(x)``) is refused, and a scan of sqlglot's tokens refuses the server-side
+names in ``_DENIED_PREFIXES`` wherever a name token is followed by ``(``, whatever node it
+parses to; the text of string literals and comments is never read as a call
+(``WHERE title = 'version()'`` is a title).
 
 Candidate SQL reads only the task database's own tables (:func:`check_tables`): functions that
 describe the server or the session (``version()``, ``current_user``, ``current_database()``,
@@ -30,6 +32,7 @@ import re
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
 
 from core.engine.errors import UnsafeQueryError
 
@@ -104,10 +107,8 @@ int2 int4 int8 float4 float8 numeric text varchar bool
 """
 PURE_FUNCTIONS = frozenset(_PURE_TEXT.split())
 
-# Only at the start of a word, with possessive quantifiers: linear in the text (the former
-# pattern tried every start inside a long word and backtracked quadratically: 14 s on 20 K "x").
-_CALL = re.compile(r"""(?<![\w$])([A-Za-z_][\w$]*+)["`\]]?\s*+\(""")
-# Server-side families refused wherever they appear as ``name(``, even if sqlglot types them.
+# Server-side families refused wherever a name token is followed by ``(``, even if sqlglot
+# types the call.
 _DENIED_PREFIXES = re.compile(
     r"^(pg_|lo_|dblink|load_extension|fts3|set_config|current_setting|nextval|setval|currval|"
     r"lastval|txid_|query_to_xml|table_to_xml|cursor_to_xml|readfile|writefile|edit$)", re.I)
@@ -123,6 +124,8 @@ _FORMAT_SPEC = re.compile(r"%[-+ #0,!]*+(\*|\d*+)(?:\.(\*|\d*+))?")
 # text over the bound is refused before sqlglot's slower tokenizer runs over all of it.
 _ROUGH_TOKEN = re.compile(r"""'[^']*+'|"[^"]*+"|`[^`]*+`|[\w$]++|[^\s\w$]""")
 _OPEN = frozenset({"L_PAREN", "CASE"})
+_NOT_NAMES = frozenset({TokenType.NUMBER, TokenType.L_PAREN, TokenType.R_PAREN,
+                        TokenType.COMMA, TokenType.DOT})
 _CLOSE = frozenset({"R_PAREN", "END"})
 
 
@@ -148,8 +151,9 @@ def _call_name(node: exp.Func) -> str:
     return node.sql_name().lower()
 
 
-def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
-    """Refuse every call outside the pure-function allow-list (see the module docstring)."""
+def check_functions(tree: exp.Expression, tokens: list[Token], dialect: str) -> None:
+    """Refuse every call outside the pure-function allow-list (see the module docstring);
+    ``tokens`` are the statement's tokens, whose calls are checked by name as well."""
     for node in tree.walk():
         if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
             raise UnsafeQueryError(
@@ -178,13 +182,22 @@ def check_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
                 raise UnsafeQueryError(
                     f"the function {_call_name(node)}() is not on the allow-list of pure "
                     "functions candidate SQL may call")
-    for match in _CALL.finditer(sql):
-        if _SERVER_FUNCTIONS.match(match.group(1)):
-            raise UnsafeQueryError(_server_info(f"{match.group(1).lower()}()"))
-        if _DENIED_PREFIXES.match(match.group(1)):
+    for name in called_names(tokens):
+        if _SERVER_FUNCTIONS.match(name):
+            raise UnsafeQueryError(_server_info(f"{name.lower()}()"))
+        if _DENIED_PREFIXES.match(name):
             raise UnsafeQueryError(
-                f"the function {match.group(1).lower()}() is not on the allow-list of pure "
-                "functions candidate SQL may call")
+                f"the function {name.lower()}() is not on the allow-list of pure functions "
+                "candidate SQL may call")
+
+
+def called_names(tokens: list[Token]) -> list[str]:
+    """Every name written as a call: a word, keyword or quoted identifier token followed by
+    ``(``. String literals are single tokens and comments none, so their text is never a call;
+    one pass over the (bounded) tokens."""
+    return [tok.text for tok, nxt in zip(tokens, tokens[1:], strict=False)
+            if nxt.token_type == TokenType.L_PAREN and tok.token_type not in _NOT_NAMES
+            and not tok.token_type.name.endswith("STRING")]
 
 
 def _server_info(what: str) -> str:
@@ -225,6 +238,11 @@ def parse_bounded(sql: str, dialect: str = "sqlite") -> list[exp.Expr]:
     :class:`UnsafeQueryError` naming the bound; the length is checked before anything reads
     the text, the tokens before the parser builds a tree.
     """
+    return _parse_tokens(sql, dialect)[1]
+
+
+def _parse_tokens(sql: str, dialect: str) -> tuple[list[Token], list[exp.Expr]]:
+    """:func:`parse_bounded` that also returns the tokens it parsed (for the call scan)."""
     if not isinstance(sql, str) or not sql.strip():
         raise UnsafeQueryError("empty SQL: write one SELECT statement")
     if len(sql) > MAX_SQL_CHARS:
@@ -252,7 +270,7 @@ def parse_bounded(sql: str, dialect: str = "sqlite") -> list[exp.Expr]:
             raise UnsafeQueryError(
                 f"the SQL nests parentheses or CASE {deepest} deep; at most {MAX_NESTING} levels "
                 "are parsed")
-        return [s for s in engine.parser().parse(tokens, sql) if s is not None]
+        return tokens, [s for s in engine.parser().parse(tokens, sql) if s is not None]
     except sqlglot.errors.ParseError as exc:
         first = exc.errors[0]["description"] if exc.errors else str(exc)
         raise UnsafeQueryError(f"SQL does not parse ({first})") from None
@@ -282,7 +300,7 @@ def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
     statements, a function outside the allow-list, server information, a system catalog or
     another schema's table, or unparsable text).
     """
-    statements = parse_bounded(sql, dialect)
+    tokens, statements = _parse_tokens(sql, dialect)
     if len(statements) != 1:
         raise UnsafeQueryError(
             f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")
@@ -294,6 +312,6 @@ def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
         if isinstance(node, _FORBIDDEN):
             raise UnsafeQueryError(
                 f"{type(node).__name__.upper()} is not allowed inside a candidate query")
-    check_functions(tree, sql, dialect)
+    check_functions(tree, tokens, dialect)
     check_tables(tree, dialect)
     return tree
