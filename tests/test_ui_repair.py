@@ -224,3 +224,103 @@ def test_a_failed_repair_reads_plainly_and_its_error_goes_to_the_trace(
     (_, fail), = [(t, p) for t, p in at.session_state["events"] if t == "repair.fail"]
     assert leaked in fail["error"] and fail["trigger"] == "reject"
     assert fail["requested"] == ("resample" if failure == "model" else "recompose")
+
+
+def _shifting_app(bank: str, task_id: str) -> None:
+    """The workspace (resample repair) under an optional caption: drawn, it moves every
+    container of the page down by one, as the provisional-layout caption does when it goes."""
+    import streamlit as st
+
+    from ui.bank_cache import task_pool
+    from ui.state import WorkspaceOptions
+    from ui.workspace import render_workspace
+
+    if st.session_state.get("shift"):
+        st.caption("Something above the workspace.")
+    events = st.session_state.setdefault("events", [])
+    render_workspace(task_pool(bank, task_id), mode="free",
+                     log=lambda t, p: events.append((t, p)),
+                     options=WorkspaceOptions(repair="resample"))
+
+
+def _watch_fragment(messages: list) -> tuple[str, set[str]]:
+    """The fragment id the repair watch was drawn in (what the browser's poll names as its
+    rerun target) and the fragment ids of the panels' other elements in the same run."""
+    from streamlit.elements.lib.utils import user_key_from_element_id
+
+    watch, panels = [], set()
+    for msg in messages:
+        if not msg.HasField("delta") or msg.delta.WhichOneof("type") != "new_element":
+            continue
+        element = msg.delta.new_element
+        if element.WhichOneof("type") == "bidi_component":
+            key = user_key_from_element_id(element.bidi_component.id) or ""
+            if key.endswith(".search"):
+                watch.append(msg.delta.fragment_id)
+            elif key.endswith((".output", ".pq", ".dv.chips")):  # the panels beside it
+                panels.add(msg.delta.fragment_id)
+    assert len(watch) == 1, watch
+    return watch[0], panels
+
+
+def test_the_repair_poll_targets_the_live_panels_fragment_after_a_rerun(
+        bank: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression test of 1125961, without timing: the model's server holds the search until
+    the test lets it go. In every run that draws the repair watch — the one after No, and a
+    full rerun that moves every container of the page (as the provisional-layout caption does
+    when it goes) — the watch is drawn in the panels fragment of that run, whose id is live at
+    the end of it, so the browser's next poll names a fragment Streamlit still has. (Drawn as
+    a fragment of its own, its id would follow its position; polls naming a replaced id were
+    dropped and the page stayed on "Looking for other readings".) Then the search lands and
+    a poll applies it."""
+    import threading
+
+    from streamlit.testing.v1 import local_script_runner
+
+    from tests.anthropic_stub_server import Reply, StubServer
+    from tests.bank_helpers import fire
+    from ui.actions import searching
+
+    runs: list[list] = []
+    parse = local_script_runner.parse_tree_from_messages
+
+    def recording(messages: list):
+        runs.append(list(messages))  # the deltas a browser would get, with fragment ids
+        return parse(messages)
+
+    monkeypatch.setattr(local_script_runner, "parse_tree_from_messages", recording)
+    gate = threading.Event()
+
+    def held(_i: int, _body: dict) -> Reply:
+        gate.wait(120)
+        return Reply("```sql\nSELECT 1\n```")
+
+    task = task_ids(bank)[0]
+    with StubServer() as server:
+        server.default = held
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        at = AppTest.from_function(_shifting_app, args=(str(bank), task), default_timeout=120)
+        try:
+            at.run()
+            at.button(key=_key(task, "po.no")).click().run()
+            assert not at.exception, at.exception
+            assert searching(_ws(at, task)) is not None  # held: the page shows the watch
+            ids = []
+            for shift in (False, True):
+                if shift:
+                    at.session_state["shift"] = True
+                    at.run()  # a full rerun while the search is pending
+                    assert not at.exception, at.exception
+                watch, panels = _watch_fragment(runs[-1])
+                assert panels == {watch}  # drawn in the panels fragment, not one of its own
+                assert at._fragment_storage.contains(watch)  # the next poll lands
+                ids.append(watch)
+            assert ids[0] != ids[1]  # the rerun moved the panels: the ids really changed
+        finally:
+            gate.set()
+        assert searching(_ws(at, task)).done.wait(120)
+        fire(at, _key(task, "search"), "poll", True)  # the browser's next poll
+    assert not at.exception, at.exception
+    assert searching(_ws(at, task)) is None
+    assert [t for t, _ in at.session_state["events"]][-2:] == ["output.reject", "repair"]
