@@ -199,6 +199,7 @@ def test_a_failed_repair_reads_plainly_and_its_error_goes_to_the_trace(
     from ui.bank_cache import task_pool
 
     task = task_ids(bank)[0]
+    monkeypatch.setenv("PLEASQLARIFY_DATA_DIR", str(tmp_path))  # no cached repair pool
     db = tmp_path / "task.sqlite"
     shutil.copy(sqlite_path(task_pool(str(bank), task).database), db)
     leaked = "SELECT title FROM films WHERE year > 2000" if failure == "model" else str(db)
@@ -264,7 +265,7 @@ def _watch_fragment(messages: list) -> tuple[str, set[str]]:
 
 
 def test_the_repair_poll_targets_the_live_panels_fragment_after_a_rerun(
-        bank: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Regression test of 1125961, without timing: the model's server holds the search until
     the test lets it go. In every run that draws the repair watch — the one after No, and a
     full rerun that moves every container of the page (as the provisional-layout caption does
@@ -296,6 +297,7 @@ def test_the_repair_poll_targets_the_live_panels_fragment_after_a_rerun(
         return Reply("```sql\nSELECT 1\n```")
 
     task = task_ids(bank)[0]
+    monkeypatch.setenv("PLEASQLARIFY_DATA_DIR", str(tmp_path))  # no cached repair pool
     with StubServer() as server:
         server.default = held
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
