@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.engine.errors import SessionError, StudioError
-from core.engine.repair import RepairOutcome, recompose, resample
+from core.engine.repair import RepairOutcome, Stop, recompose, resample
 from core.engine.session import RankedVariable, RepairSession
 from core.planpool.accounting import open_variables
 from ui import speculate
@@ -30,6 +30,9 @@ REPAIR_METHODS = ("none", "recompose", "resample")
 PENDING = "repair_pending"
 SEARCH = speculate.SEARCHING  # ws.extra: the RepairSearch running off the script thread
 SAVED = "repair_search"  # key of the saved workspace: a search was running (resumed on reload)
+SPEC = "repair_ahead"  # ws.extra: the RepairSearch speculated for a "No" / "None of these" here
+SPEC_DELAY_S = 0.3  # the person reads a state this long before its repair is speculated
+_SPEC_SLOT = threading.BoundedSemaphore(1)  # one speculated round at a time per process
 BUSY = ("Still looking for other readings of the question: wait a moment for them, or go "
         "Back to take the rejection back.")
 LOG = logging.getLogger(__name__)
@@ -53,6 +56,7 @@ def _decided(ws: WorkspaceState, before: int, log: Log, event_type: str,
     ws.flash = None
     payload.update(step=ws.session.step, survivors_before=before,
                    survivors_after=len(ws.session.survivors))
+    drop_speculation(ws)  # the state it was speculated for is gone
     log(event_type, payload)
 
 
@@ -308,9 +312,11 @@ def _method_used(ws: WorkspaceState, method: str, resampler: Resampler | None) -
     return method
 
 
-def _repair(session: RepairSession, used: str, resampler: Resampler | None) -> RepairOutcome:
-    """One repair round on ``session`` (in place)."""
-    return resampler(session) if used == "resample" and resampler else recompose(session)
+def _repair(session: RepairSession, used: str, resampler: Resampler | None,
+            stop: Stop | None = None) -> RepairOutcome:
+    """One repair round on ``session`` (in place); ``stop`` may end a recomposition early."""
+    return (resampler(session) if used == "resample" and resampler else
+            recompose(session, stop=stop))
 
 
 def _record(ws: WorkspaceState, log: Log, before: int, outcome: RepairOutcome, method: str,
@@ -372,11 +378,15 @@ class RepairSearch:
     outcome: RepairOutcome | None = None
     error: str | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    # a speculated round (:func:`speculate_repair`): taken by a press, or dropped unused
+    adopted: threading.Event = field(default_factory=threading.Event)
+    dropped: threading.Event = field(default_factory=threading.Event)
+    settled: threading.Event = field(default_factory=threading.Event)  # adopted or dropped
 
-    def run(self, used: str, resampler: Resampler | None) -> None:
+    def run(self, used: str, resampler: Resampler | None, stop: Stop | None = None) -> None:
         """The thread's body: one round on the fork; a failure is kept for the script."""
         try:
-            self.outcome = _repair(self.fork, used, resampler)
+            self.outcome = _repair(self.fork, used, resampler, stop)
         except StudioError as exc:
             self.error = str(exc)
         except Exception as exc:  # reported to the user, never lost with the thread
@@ -384,6 +394,32 @@ class RepairSearch:
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.done.set()
+
+    def settle(self, how: threading.Event) -> None:
+        """A speculated round's fate (``adopted`` or ``dropped``), waking its thread."""
+        how.set()
+        self.settled.set()
+
+    def ahead(self, delay: float) -> None:
+        """A speculated round's thread body: wait ``delay`` (the person may act first, which
+        drops it), then run when the process's one speculation slot is free; a press that
+        adopted it runs it at once, slot or not. A dropped round never starts."""
+        self.settled.wait(delay)
+        slot = False
+        while not (self.dropped.is_set() or self.adopted.is_set()):
+            slot = _SPEC_SLOT.acquire(timeout=0.05)
+            if slot:
+                break
+        try:
+            if self.dropped.is_set() and not self.adopted.is_set():
+                self.error = "dropped"
+                self.done.set()
+                return
+            # dropped while it runs (the person moved on): it stops at the next phase
+            self.run("recompose", None, stop=self.dropped.is_set)
+        finally:
+            if slot:
+                _SPEC_SLOT.release()
 
 
 def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
@@ -396,6 +432,7 @@ def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
     if pending is None or SEARCH in ws.extra:
         return False
     session = ws.session
+    ahead = ws.extra.pop(SPEC, None)
     search = None
     if method != "none" and (pending.get("applied") or _can_reject(session, pending)):
         # the search works on its own fork of the rejected state, made before the event is
@@ -404,7 +441,16 @@ def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
         if not pending.get("applied"):
             twin.reject_outputs(pending["outputs"])
         search = RepairSearch(twin, list(twin.history), method, pending["trigger"])
+        if (isinstance(ahead, RepairSearch) and ahead.history == search.history
+                and _method_used(ws, method, resampler) == "recompose"):
+            # speculated while the person read the state: the same round, maybe done
+            search, ahead = ahead, None
+            search.method, search.trigger = method, pending["trigger"]
+            search.started = time.perf_counter()
+            search.settle(search.adopted)
         ws.extra[SEARCH] = search
+    if isinstance(ahead, RepairSearch):
+        ahead.settle(ahead.dropped)
     if not _reject(ws, log, pending, method):
         ws.extra.pop(SEARCH, None)
         return False
@@ -412,6 +458,8 @@ def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
         _repair_off(ws)
         return False
     used = _method_used(ws, method, resampler)
+    if search.adopted.is_set():
+        return True  # its thread runs (or ran) the round already
     if background:
         threading.Thread(target=search.run, args=(used, resampler), daemon=True,
                          name="pleasqlarify-repair").start()
@@ -450,6 +498,57 @@ def finish_repair(ws: WorkspaceState, log: Log, wait: float = 0.0) -> RepairOutc
         ws.session = search.fork
     _record(ws, log, before, search.outcome, search.method, search.trigger)
     return search.outcome
+
+
+def _worth_speculating(session: RepairSession) -> bool:
+    """Whether a "None of these" is likely enough here to compute its repair ahead: the first
+    state (every participant of a task starts there) and a converged one (one output left,
+    or no question splits the survivors), where the person judges the output."""
+    if session.is_exhausted or session.predicted_output_key() is None:
+        return False
+    return session.step == 0 or session.is_done or session.is_stuck
+
+
+def speculate_repair(ws: WorkspaceState, method: str,
+                     delay: float | None = None) -> RepairSearch | None:
+    """While the person reads this state: compute the recomposition a "None of these" (and
+    a "No" to the one output of a converged state: the same rejection) would start, off the
+    script thread after ``delay``, so the press finds it running or done (:func:`start_repair`
+    adopts it). One per session, only for recomposition (resampling costs requests), never
+    while a repair runs; any decision drops it (:func:`drop_speculation`). Returns it
+    (``delay`` defaults to ``SPEC_DELAY_S``)."""
+    session = ws.session
+    current = ws.extra.get(SPEC)
+    if (method != "recompose" or SEARCH in ws.extra or PENDING in ws.extra
+            or not speculate.enabled() or not _worth_speculating(session)):
+        drop_speculation(ws)
+        return None
+    keys = sorted({session.output_key_of(int(i)) for i in session.survivors
+                   if session.pool.results[int(i)].ok})
+    if (isinstance(current, RepairSearch) and current.history[:-1] == session.history
+            and current.history[-1].outputs == tuple(keys)):
+        return current
+    drop_speculation(ws)
+    twin = session.fork()
+    try:
+        twin.reject_outputs(keys)
+    except SessionError:
+        return None
+    search = RepairSearch(twin, list(twin.history), "recompose", "none")
+    ws.extra[SPEC] = search
+    threading.Thread(target=search.ahead, args=(SPEC_DELAY_S if delay is None else delay,),
+                     daemon=True, name="pleasqlarify-repair-ahead").start()
+    return search
+
+
+def drop_speculation(ws: WorkspaceState) -> bool:
+    """Forget the repair speculated for this state (a decision moved on): a round not begun
+    never runs; one under way ends on its own fork, unused (bounded: one at a time)."""
+    ahead = ws.extra.pop(SPEC, None)
+    if isinstance(ahead, RepairSearch):
+        ahead.settle(ahead.dropped)
+        return True
+    return False
 
 
 def cancel_search(ws: WorkspaceState) -> bool:
