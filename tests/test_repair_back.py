@@ -317,12 +317,24 @@ def test_a_speculated_repair_is_dropped_by_a_decision_and_adopted_by_a_no(pools)
     assert session.step == step + 1 and session.pool is ws.session.pool  # only the rejection
 
 
-def test_speculated_repair_is_off_with_speculation(pools, monkeypatch) -> None:
-    """``PLEASQLARIFY_SPECULATE=0`` (the benchmarks' switch) turns the repair speculation off."""
+@pytest.mark.parametrize("env", [speculate.ENV, actions.AHEAD_ENV])
+def test_repair_ahead_is_off_with_its_switch(pools, monkeypatch, env: str) -> None:
+    """``PLEASQLARIFY_SPECULATE=0`` or ``PLEASQLARIFY_REPAIR_AHEAD=0`` (the benchmarks'
+    switches) turn the speculated repair and the remembered rounds off: a press computes."""
+    import core.engine.repair as repair
+
     pool = pools["film-departed-makers"]
     ws = WorkspaceState(RepairSession(pool), pool.question)
-    monkeypatch.setenv(speculate.ENV, "0")
-    assert actions.speculate_repair(ws, "recompose") is None
+    monkeypatch.setenv(env, "off")
+    assert actions.speculate_repair(ws, "recompose") is None and not actions.ahead_enabled()
+    computed = []
+    real = repair._recompose
+    monkeypatch.setattr(repair, "_recompose", lambda *a: computed.append(1) or real(*a))
+    for _ in range(2):  # the second press is in the same state: computed again
+        assert actions.none_of_these(ws, actions.no_log)
+        assert actions.run_repair(ws, actions.no_log) is not None
+        assert actions.undo(ws, actions.no_log)
+    assert computed == [1, 1]
 
 
 def test_a_searching_workspace_offers_nothing_to_answer(pools) -> None:

@@ -9,6 +9,7 @@ decision events reproduces the workspace (DESIGN.md, "The trace").
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ PENDING = "repair_pending"
 SEARCH = speculate.SEARCHING  # ws.extra: the RepairSearch running off the script thread
 SAVED = "repair_search"  # key of the saved workspace: a search was running (resumed on reload)
 SPEC = "repair_ahead"  # ws.extra: the RepairSearch speculated for a "No" / "None of these" here
+AHEAD_ENV = "PLEASQLARIFY_REPAIR_AHEAD"  # 0/off: no speculated repair, no remembered rounds
 SPEC_DELAY_S = 0.3  # the person reads a state this long before its repair is speculated
 _SPEC_SLOT = threading.BoundedSemaphore(1)  # one speculated round at a time per process
 BUSY = ("Still looking for other readings of the question: wait a moment for them, or go "
@@ -312,11 +314,19 @@ def _method_used(ws: WorkspaceState, method: str, resampler: Resampler | None) -
     return method
 
 
+def ahead_enabled() -> bool:
+    """Whether repair work is done ahead: the speculated repair and the rounds remembered per
+    pool; on unless $PLEASQLARIFY_REPAIR_AHEAD or $PLEASQLARIFY_SPECULATE is 0/off/false/no
+    (read per call: a benchmark server started with it off measures the round computed)."""
+    own = os.environ.get(AHEAD_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+    return own and speculate.enabled()
+
+
 def _repair(session: RepairSession, used: str, resampler: Resampler | None,
             stop: Stop | None = None) -> RepairOutcome:
     """One repair round on ``session`` (in place); ``stop`` may end a recomposition early."""
     return (resampler(session) if used == "resample" and resampler else
-            recompose(session, stop=stop))
+            recompose(session, stop=stop, cached=ahead_enabled()))
 
 
 def _record(ws: WorkspaceState, log: Log, before: int, outcome: RepairOutcome, method: str,
@@ -520,7 +530,7 @@ def speculate_repair(ws: WorkspaceState, method: str,
     session = ws.session
     current = ws.extra.get(SPEC)
     if (method != "recompose" or SEARCH in ws.extra or PENDING in ws.extra
-            or not speculate.enabled() or not _worth_speculating(session)):
+            or not ahead_enabled() or not _worth_speculating(session)):
         drop_speculation(ws)
         return None
     keys = sorted({session.output_key_of(int(i)) for i in session.survivors
