@@ -33,7 +33,8 @@ SEARCH = speculate.SEARCHING  # ws.extra: the RepairSearch running off the scrip
 SAVED = "repair_search"  # key of the saved workspace: a search was running (resumed on reload)
 SPEC = "repair_ahead"  # ws.extra: the RepairSearch speculated for a "No" / "None of these" here
 AHEAD_ENV = "PLEASQLARIFY_REPAIR_AHEAD"  # 0/off: no speculated repair, no remembered rounds
-SPEC_DELAY_S = 0.3  # the person reads a state this long before its repair is speculated
+SPEC_DELAY_S = 1.0  # the person reads a state this long before its repair is speculated
+SPEC_PATIENCE_S = 2.0  # then waits at most this long for the process's speculation slot
 _SPEC_SLOT = threading.BoundedSemaphore(1)  # one speculated round at a time per process
 BUSY = ("Still looking for other readings of the question: wait a moment for them, or go "
         "Back to take the rejection back.")
@@ -392,6 +393,7 @@ class RepairSearch:
     adopted: threading.Event = field(default_factory=threading.Event)
     dropped: threading.Event = field(default_factory=threading.Event)
     settled: threading.Event = field(default_factory=threading.Event)  # adopted or dropped
+    _fate: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def run(self, used: str, resampler: Resampler | None, stop: Stop | None = None) -> None:
         """The thread's body: one round on the fork; a failure is kept for the script."""
@@ -405,23 +407,32 @@ class RepairSearch:
         finally:
             self.done.set()
 
-    def settle(self, how: threading.Event) -> None:
-        """A speculated round's fate (``adopted`` or ``dropped``), waking its thread."""
-        how.set()
-        self.settled.set()
+    def settle(self, how: threading.Event) -> bool:
+        """Decide a speculated round's fate (``adopted`` or ``dropped``), waking its thread;
+        False if it was decided already (a round its thread skipped cannot be adopted)."""
+        with self._fate:
+            if self.settled.is_set():
+                return False
+            how.set()
+            self.settled.set()
+            return True
 
     def ahead(self, delay: float) -> None:
         """A speculated round's thread body: wait ``delay`` (the person may act first, which
-        drops it), then run when the process's one speculation slot is free; a press that
-        adopted it runs it at once, slot or not. A dropped round never starts."""
+        drops it), then run once the process's one speculation slot is free, or skip it (drop
+        it) if the slot stays taken for ``SPEC_PATIENCE_S``: speculation never queues up. A
+        press that adopted it runs it at once, slot or not. A dropped round never starts."""
         self.settled.wait(delay)
         slot = False
-        while not (self.dropped.is_set() or self.adopted.is_set()):
+        patience = time.monotonic() + SPEC_PATIENCE_S
+        while not self.settled.is_set():
             slot = _SPEC_SLOT.acquire(timeout=0.05)
             if slot:
                 break
+            if time.monotonic() > patience:
+                self.settle(self.dropped)
         try:
-            if self.dropped.is_set() and not self.adopted.is_set():
+            if self.dropped.is_set():
                 self.error = "dropped"
                 self.done.set()
                 return
@@ -452,12 +463,12 @@ def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
             twin.reject_outputs(pending["outputs"])
         search = RepairSearch(twin, list(twin.history), method, pending["trigger"])
         if (isinstance(ahead, RepairSearch) and ahead.history == search.history
-                and _method_used(ws, method, resampler) == "recompose"):
+                and _method_used(ws, method, resampler) == "recompose"
+                and ahead.settle(ahead.adopted)):
             # speculated while the person read the state: the same round, maybe done
             search, ahead = ahead, None
             search.method, search.trigger = method, pending["trigger"]
             search.started = time.perf_counter()
-            search.settle(search.adopted)
         ws.extra[SEARCH] = search
     if isinstance(ahead, RepairSearch):
         ahead.settle(ahead.dropped)
@@ -526,7 +537,8 @@ def speculate_repair(ws: WorkspaceState, method: str,
     script thread after ``delay``, so the press finds it running or done (:func:`start_repair`
     adopts it). One per session, only for recomposition (resampling costs requests), never
     while a repair runs; any decision drops it (:func:`drop_speculation`). Returns it
-    (``delay`` defaults to ``SPEC_DELAY_S``)."""
+    (``delay`` defaults to ``SPEC_DELAY_S``). Its CPU is bounded: one round at a time per
+    process (:meth:`RepairSearch.ahead` skips one that would wait), stopped when dropped."""
     session = ws.session
     current = ws.extra.get(SPEC)
     if (method != "recompose" or SEARCH in ws.extra or PENDING in ws.extra
