@@ -8,7 +8,8 @@ median and p95 (ms) of: key press → re-rendered (trivial app, workspace at N =
 survivors line and the chart both show the new state, painted; measured in the page from the
 key event), key press → the server's rerun done (the workspace shows the speculated state
 before it, :mod:`ui.optimistic`), lasso → survivors updated, "None of these" (key X) → the
-searching state painted and → the repaired state painted (repair after a rejection), first paint
+searching state painted and → the repaired state painted (repair after a rejection; pressed at
+once on the first state, and after reading a converged state for 1.5 s), first paint
 of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
 HTTP cache, see benchmarks/paint.py), participant Continue → next part, and a fresh process's
 first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
@@ -163,12 +164,18 @@ ARM_REPAIR_JS = f"""b => {{
 }}"""
 
 
-def repair_press(page, reps: int, back: str) -> tuple[list[float], list[float]]:
+READ_MS = 1500  # how long the person reads a converged state before "None of these"
+
+
+def repair_press(page, reps: int, back: str, read_ms: int = 0
+                 ) -> tuple[list[float], list[float]]:
     """"None of these" (key X) → its first answer painted (the searching state) and → the
     repaired state painted, then Back (untimed), ``reps`` times: the waits a person sees after
-    rejecting the outputs (issue 24)."""
+    rejecting the outputs (issue 24). Each press comes ``read_ms`` after the state is drawn
+    (0: at once, before the repair speculated while a person reads could be ready)."""
     first, shown = [], []
     for _ in range(reps):
+        page.wait_for_timeout(read_ms)
         before = page.evaluate(STATE_JS)
         page.evaluate(ARM_REPAIR_JS, before)
         page.keyboard.press("x")
@@ -183,6 +190,19 @@ def repair_press(page, reps: int, back: str) -> tuple[list[float], list[float]]:
         _settle(page)
         page.locator("h3", has_text="Decision Space").click()  # keys go to the page again
     return first, shown
+
+
+def converge(page, most: int = 20) -> int:
+    """Answer Yes until the workspace is done (one output left) or no question splits the
+    survivors: the state where a person judges the output; returns the answers given."""
+    for k in range(most):
+        if page.get_by_text("Done:").count() or page.get_by_text("No clause separates").count():
+            return k
+        before = page.evaluate(COUNT_JS)
+        page.keyboard.press("y")
+        page.wait_for_function(f"b => ({COUNT_JS})() !== b", arg=before, timeout=TIMEOUT_MS)
+        _settle(page)
+    raise RuntimeError(f"the workspace did not converge in {most} Yes answers")
 
 
 def open_task(page, url: str, task_id: str) -> None:
@@ -365,6 +385,18 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                          lambda r=repair_times: r(1))
                 rows.add(f"workspace N={n}: None of these → searching state painted",
                          lambda r=repair_times: r(0))
+                read: dict[str, tuple[list[float], list[float]]] = {}
+
+                def read_times(i: int, page=page, back=back, read=read) -> list[float]:
+                    if "all" not in read:  # on the converged state, read 1.5 s each time
+                        converge(page)
+                        page.locator("h3", has_text="Decision Space").click()
+                        read["all"] = repair_press(page, reps, back, READ_MS)
+                    return read["all"][i]
+                rows.add(f"workspace N={n}: converged, read 1.5 s, None of these → repaired "
+                         "state painted", lambda r=read_times: r(1))
+                rows.add(f"workspace N={n}: converged, read 1.5 s, None of these → first "
+                         "answer painted", lambda r=read_times: r(0))
                 page.context.close()
             paint_rows(rows, browser, "Home", f"{url}/",
                        lambda pg: pg.get_by_text("Built-in tasks").wait_for(), reps, network)

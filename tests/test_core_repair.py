@@ -89,8 +89,40 @@ def test_recompose_is_deterministic(pool, task):
     for _ in range(2):
         s = _session(pool, task)
         s.answer_feature("SELECT film.year", True)
-        runs.append(recompose(s, rejected_outputs=[s.predicted_output_key()]))
+        runs.append(recompose(s, rejected_outputs=[s.predicted_output_key()], cached=False))
     assert runs[0] == runs[1]
+
+
+def test_a_remembered_round_is_the_round_computed_again(pool, task, monkeypatch):
+    """A state some session of the pool repaired before gets that round from the pool's
+    memory without computing it (the speculated repair of a first state serves every
+    participant), and the session is exactly the one a computed round gives."""
+    import core.engine.repair as repair
+
+    def rejected(s: RepairSession) -> list[str]:
+        return [s.predicted_output_key()]
+    sessions = [_session(pool, task) for _ in range(3)]
+    for s in sessions:
+        s.answer_feature("SELECT film.year", False)
+    first = recompose(sessions[0], rejected_outputs=rejected(sessions[0]))
+    computed = recompose(sessions[2], rejected_outputs=rejected(sessions[2]), cached=False)
+    with monkeypatch.context() as m:
+        m.setattr(repair, "_recompose", lambda *a: pytest.fail("the round was computed"))
+        remembered = recompose(sessions[1], rejected_outputs=rejected(sessions[1]))
+    assert first == remembered == computed and first.added
+    a, b, c = sessions
+    assert a.history == b.history == c.history and a.pool.sqls == b.pool.sqls == c.pool.sqls
+    assert np.array_equal(b.pool.x, c.pool.x) and b.pool.vocabulary == c.pool.vocabulary
+    assert b.pool.counts.tolist() == c.pool.counts.tolist()
+    assert b.survivors.tolist() == c.survivors.tolist()
+    # a state no session repaired yet is computed, not taken from another state's round
+    other = _session(pool, task)
+    other.answer_feature("SELECT film.year", False)
+    other.restrict([int(other.survivors[0])], "click")
+    with monkeypatch.context() as m:
+        m.setattr(repair, "_recompose", lambda *a: pytest.fail("the round was computed"))
+        with pytest.raises(pytest.fail.Exception):
+            recompose(other, rejected_outputs=rejected(other))
 
 
 def test_replay_and_undo_with_repair(pool, task):
@@ -161,7 +193,8 @@ def test_recomposed_dev_candidates_pass_the_allow_list_execute_and_replay(index)
         v = s.next_variable()
         if v is not None:
             s.answer(v.keys, False)
-        runs.append((s, recompose(s, rejected_outputs=[s.predicted_output_key()])))
+        runs.append((s, recompose(s, rejected_outputs=[s.predicted_output_key()],
+                                  cached=False)))
     (s, outcome), (_, again) = runs
     assert outcome == again  # deterministic
     for result in run_read_only(task.database, outcome.added, pool.dialect):

@@ -19,7 +19,7 @@ from study.analysis.data import StudyData
 from study.analysis.replay import failure, mismatches, replay
 from study.store import REPO_ROOT
 from study.trace import Event
-from ui import actions, panels
+from ui import actions, panels, speculate
 from ui.action_space import space_spec
 from ui.state import WorkspaceState
 from ui.views import panel_views, space_summary
@@ -224,6 +224,7 @@ def test_none_of_these_paints_the_search_then_the_repaired_state(pools, monkeypa
 
     # Back while the search runs: the rejection alone is taken back, the search dropped
     monkeypatch.setattr(panels, "SEARCH_WAIT_S", 0.0)  # the pool's cache is warm now
+    monkeypatch.setenv(speculate.ENV, "0")  # and no repair speculated since Back may be done
     at.button(key=f"{key}.po.none").click().run()
     ws = at.session_state[wkey]
     search = actions.searching(ws)
@@ -237,6 +238,103 @@ def test_none_of_these_paints_the_search_then_the_repaired_state(pools, monkeypa
     assert search.done.wait(120)
     at.run()  # a dropped search never lands
     assert at.session_state[wkey].session.step == 0
+
+
+def test_a_speculated_repair_is_drawn_in_the_press_s_own_run(pools) -> None:
+    """Issue 24: while the person reads the first state the panels compute the repair a "None
+    of these" would start; the press adopts it, so its own run draws the repaired state (no
+    searching state) with the candidates and events of a round run on the press. Back to the
+    first state speculates it again (a new round, never the one already applied)."""
+    from streamlit.testing.v1 import AppTest
+
+    task = "film-dicaprio-rating"
+    pool = pools[task]
+    at = AppTest.from_function(_repair_app, args=(str(BANK), task), default_timeout=180)
+    at.run()
+    key, wkey = f"pleasqlarify.{task}", f"pleasqlarify.workspace.free.{task}"
+    ws = at.session_state[wkey]
+    ahead = ws.extra.get(actions.SPEC)
+    assert ahead is not None and ahead.history[:-1] == ws.session.history == []
+    assert ahead.done.wait(120) and ahead.outcome is not None and ws.session.step == 0
+    reference = RepairSession(pool)
+    keys = sorted({reference.output_key_of(int(i)) for i in reference.survivors
+                   if pool.results[int(i)].ok})
+    expected = recompose(reference, rejected_outputs=keys, cached=False)
+    runs = at.session_state["runs"]
+    at.button(key=f"{key}.po.none").click().run()
+    assert not at.exception and at.session_state["runs"] == runs + 1
+    ws = at.session_state[wkey]
+    assert actions.searching(ws) is None and ws.session is ahead.fork
+    assert ws.session.pool.sqls == reference.pool.sqls
+    (t1, reject), (t2, repair) = at.session_state["events"][-2:]
+    assert (t1, t2) == ("output.reject", "repair") and reject["trigger"] == "none"
+    assert repair["sqls"] == list(expected.added) and repair["trigger"] == "none"
+    assert "Looking for other readings" not in _shown(at)
+    at.button(key=f"{key}.dv.back").click().run()
+    ws = at.session_state[wkey]
+    again = ws.extra.get(actions.SPEC)
+    assert ws.session.step == 0 and again is not None and again is not ahead
+
+
+def test_a_speculated_repair_is_dropped_by_a_decision_and_adopted_by_a_no(pools) -> None:
+    """The speculation belongs to one state: a decision drops it before it runs (or stops it
+    between phases), a converged state gets its own, which a "No" to its one output adopts
+    (the same rejection as None of these). Never for resampling, repair off or while it is
+    switched off; a stopped round changes nothing."""
+    from core.engine.repair import RoundStopped
+
+    pool = pools["film-departed-makers"]
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    events: list[tuple[str, dict]] = []
+
+    def log(t: str, p: dict) -> None:
+        events.append((t, p))
+    assert actions.speculate_repair(ws, "resample") is None
+    assert actions.speculate_repair(ws, "none") is None
+    ahead = actions.speculate_repair(ws, "recompose", delay=60)
+    assert ahead is not None and actions.speculate_repair(ws, "recompose") is ahead
+    assert actions.answer_variable(ws, True, log)
+    assert ahead.dropped.is_set() and actions.SPEC not in ws.extra
+    assert ahead.done.wait(30) and ahead.outcome is None and ahead.error == "dropped"
+    while not (ws.session.is_done or ws.session.is_stuck):
+        if actions.speculate_repair(ws, "recompose", delay=60) is not None:
+            assert ws.session.step == 0  # only the first state and converged ones
+        assert actions.answer_variable(ws, True, log)
+    ahead = actions.speculate_repair(ws, "recompose", delay=60)
+    assert ahead is not None and ahead.history[:-1] == ws.session.history
+    step = ws.session.step
+    assert actions.reject_output(ws, log) and actions.start_repair(ws, log, "recompose")
+    assert actions.searching(ws) is ahead and ahead.adopted.is_set()
+    twin = RepairSession.from_dict(ws.session.to_dict(), pool)
+    outcome = actions.finish_repair(ws, log, 120)
+    assert outcome is not None and outcome.added == recompose(twin, cached=False).added
+    assert ws.session.step == step + 1 + bool(outcome.added)
+    assert actions.undo(ws, log) and ws.session.step == step
+    session = ws.session.fork()
+    with pytest.raises(RoundStopped):
+        recompose(session, rejected_outputs=[session.predicted_output_key()],
+                  stop=lambda: session.step > step, cached=False)
+    assert session.step == step + 1 and session.pool is ws.session.pool  # only the rejection
+
+
+@pytest.mark.parametrize("env", [speculate.ENV, actions.AHEAD_ENV])
+def test_repair_ahead_is_off_with_its_switch(pools, monkeypatch, env: str) -> None:
+    """``PLEASQLARIFY_SPECULATE=0`` or ``PLEASQLARIFY_REPAIR_AHEAD=0`` (the benchmarks'
+    switches) turn the speculated repair and the remembered rounds off: a press computes."""
+    import core.engine.repair as repair
+
+    pool = pools["film-departed-makers"]
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    monkeypatch.setenv(env, "off")
+    assert actions.speculate_repair(ws, "recompose") is None and not actions.ahead_enabled()
+    computed = []
+    real = repair._recompose
+    monkeypatch.setattr(repair, "_recompose", lambda *a: computed.append(1) or real(*a))
+    for _ in range(2):  # the second press is in the same state: computed again
+        assert actions.none_of_these(ws, actions.no_log)
+        assert actions.run_repair(ws, actions.no_log) is not None
+        assert actions.undo(ws, actions.no_log)
+    assert computed == [1, 1]
 
 
 def test_a_searching_workspace_offers_nothing_to_answer(pools) -> None:

@@ -11,9 +11,11 @@ a reload, and submit — also while a repair search runs (Back drops it, a reloa
 every other gesture is refused and changes nothing). After every step: every derived view has the pool's current size; serialise →
 load gives the same workspace; a speculated Yes/No state equals the rerun's. Back restores
 exactly the state before the gesture. At the end of each sequence the trace replays to every
-recorded intermediate state and the workflow coder counts every gesture. The number of
-sequences and steps explored is written to test-artifacts/session-machine.json and shown in
-pytest's terminal summary.
+recorded intermediate state and the workflow coder counts every gesture. A rule reads the
+state: the repair a None of these would start is speculated (changing nothing seen), computed,
+left running or dropped; a press adopts it only for its very rejection, and what lands equals
+the round run in place. The number of sequences and steps explored is written to
+test-artifacts/session-machine.json and shown in pytest's terminal summary.
 """
 
 from __future__ import annotations
@@ -296,16 +298,45 @@ class SessionMachine(RuleBasedStateMachine):
             assert not actions.repair_pending(self.ws)
             return
         ok = started = False
+        ahead = self.ws.extra.get(actions.SPEC)
         if queued and actions.repair_pending(self.ws):
             started = actions.start_repair(self.ws, self.log, method)
             ok = self.session.step > step
             assert started == (ok and method != "none") == self.busy
+            assert actions.SPEC not in self.ws.extra
+            if ahead is not None:  # adopted only for this very rejection, else dropped
+                search = actions.searching(self.ws)  # (or skipped: the process was busy)
+                assert ahead.adopted.is_set() == (search is ahead) != ahead.dropped.is_set()
+                assert search is not ahead or ahead.history == search.history
+                if search is None or ahead.history != search.history:
+                    assert ahead.dropped.is_set()
             if started:  # the rejection is applied and drawn while repair runs
                 assert self.session.history[-1].kind == "reject"
                 assert self.session.pool.n == state["pool"]
         self.unchanged_if_refused(ok, step, state)
         if started and land:  # the next poll finds it done (else other gestures come first)
             self.search_lands()
+
+    @precondition(lambda self: self.ws is not None)
+    @rule(wait=st.sampled_from([False, False, True]), drop=st.booleans())
+    def read_state(self, wait: bool, drop: bool) -> None:
+        """The person reads the state: the panels' run speculates the repair a None of these
+        would start (the first state, a converged one), changing nothing they see; it is
+        computed now (``wait``) or later (a press adopts it running), or dropped (stopped)."""
+        self.count("read_state" + (".busy" if self.busy else ""))
+        step, state = self.session.step, observe(self.ws)
+        ahead = actions.speculate_repair(self.ws, "recompose", delay=0.0)
+        assert self.session.step == step and observe(self.ws) == state
+        if ahead is None:
+            assert actions.SPEC not in self.ws.extra
+            return
+        assert not self.busy and ahead.history[:-1] == self.session.history
+        if drop:
+            assert actions.drop_speculation(self.ws) and ahead.done.wait(120)
+            assert self.session.step == step and observe(self.ws) == state
+        elif wait:  # computed (or skipped while another speculated round held the slot)
+            assert ahead.done.wait(120)
+            assert (ahead.outcome is not None) == (ahead.error is None) != ahead.dropped.is_set()
 
     @precondition(lambda self: self.busy)
     @rule()
@@ -317,7 +348,7 @@ class SessionMachine(RuleBasedStateMachine):
         search = actions.searching(self.ws)
         assert search.done.wait(120)
         twin = RepairSession.from_dict(self.session.to_dict(), self.session.base_pool)
-        expected = recompose(twin)  # what the synchronous path adds in this state
+        expected = recompose(twin, cached=False)  # what the synchronous path adds here
         outcome = actions.finish_repair(self.ws, self.log)
         assert not self.busy and outcome is not None
         assert outcome.added == expected.added
@@ -413,6 +444,8 @@ class SessionMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         """The trace replays to every recorded state; the coder counts every gesture."""
+        if self.ws is not None:
+            actions.drop_speculation(self.ws)  # its thread stops at its next phase
         if self.ws is None or not self.events:
             return
         search = actions.searching(self.ws)

@@ -9,6 +9,7 @@ decision events reproduces the workspace (DESIGN.md, "The trace").
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.engine.errors import SessionError, StudioError
-from core.engine.repair import RepairOutcome, recompose, resample
+from core.engine.repair import RepairOutcome, Stop, recompose, resample
 from core.engine.session import RankedVariable, RepairSession
 from core.planpool.accounting import open_variables
 from ui import speculate
@@ -31,6 +32,11 @@ PENDING = "repair_pending"
 SEARCH = speculate.SEARCHING  # ws.extra: the RepairSearch running off the script thread
 SAVED = "repair_search"  # key of the saved workspace: a search was running (resumed on reload)
 MAX_DETAIL = 2000  # characters of an error's text kept in a repair.fail event
+SPEC = "repair_ahead"  # ws.extra: the RepairSearch speculated for a "No" / "None of these" here
+AHEAD_ENV = "PLEASQLARIFY_REPAIR_AHEAD"  # 0/off: no speculated repair, no remembered rounds
+SPEC_DELAY_S = 0.5  # the person reads a state this long before its repair is speculated
+SPEC_PATIENCE_S = 2.0  # then waits at most this long for the process's speculation slot
+_SPEC_SLOT = threading.BoundedSemaphore(1)  # one speculated round at a time per process
 BUSY = ("Still looking for other readings of the question: wait a moment for them, or go "
         "Back to take the rejection back.")
 LOG = logging.getLogger(__name__)
@@ -72,6 +78,7 @@ def _decided(ws: WorkspaceState, before: int, log: Log, event_type: str,
     ws.flash = None
     payload.update(step=ws.session.step, survivors_before=before,
                    survivors_after=len(ws.session.survivors))
+    drop_speculation(ws)  # the state it was speculated for is gone
     log(event_type, payload)
 
 
@@ -327,9 +334,19 @@ def _method_used(ws: WorkspaceState, method: str, resampler: Resampler | None) -
     return method
 
 
-def _repair(session: RepairSession, used: str, resampler: Resampler | None) -> RepairOutcome:
-    """One repair round on ``session`` (in place)."""
-    return resampler(session) if used == "resample" and resampler else recompose(session)
+def ahead_enabled() -> bool:
+    """Whether repair work is done ahead: the speculated repair and the rounds remembered per
+    pool; on unless $PLEASQLARIFY_REPAIR_AHEAD or $PLEASQLARIFY_SPECULATE is 0/off/false/no
+    (read per call: a benchmark server started with it off measures the round computed)."""
+    own = os.environ.get(AHEAD_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+    return own and speculate.enabled()
+
+
+def _repair(session: RepairSession, used: str, resampler: Resampler | None,
+            stop: Stop | None = None) -> RepairOutcome:
+    """One repair round on ``session`` (in place); ``stop`` may end a recomposition early."""
+    return (resampler(session) if used == "resample" and resampler else
+            recompose(session, stop=stop, cached=ahead_enabled()))
 
 
 def _record(ws: WorkspaceState, log: Log, before: int, outcome: RepairOutcome, method: str,
@@ -405,11 +422,16 @@ class RepairSearch:
     outcome: RepairOutcome | None = None
     error: str | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    # a speculated round (:func:`speculate_repair`): taken by a press, or dropped unused
+    adopted: threading.Event = field(default_factory=threading.Event)
+    dropped: threading.Event = field(default_factory=threading.Event)
+    settled: threading.Event = field(default_factory=threading.Event)  # adopted or dropped
+    _fate: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def run(self, used: str, resampler: Resampler | None) -> None:
+    def run(self, used: str, resampler: Resampler | None, stop: Stop | None = None) -> None:
         """The thread's body: one round on the fork; a failure is kept for the script."""
         try:
-            self.outcome = _repair(self.fork, used, resampler)
+            self.outcome = _repair(self.fork, used, resampler, stop)
         except StudioError as exc:
             self.error = str(exc)
         except Exception as exc:  # reported to the user, never lost with the thread
@@ -417,6 +439,41 @@ class RepairSearch:
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.done.set()
+
+    def settle(self, how: threading.Event) -> bool:
+        """Decide a speculated round's fate (``adopted`` or ``dropped``), waking its thread;
+        False if it was decided already (a round its thread skipped cannot be adopted)."""
+        with self._fate:
+            if self.settled.is_set():
+                return False
+            how.set()
+            self.settled.set()
+            return True
+
+    def ahead(self, delay: float) -> None:
+        """A speculated round's thread body: wait ``delay`` (the person may act first, which
+        drops it), then run once the process's one speculation slot is free, or skip it (drop
+        it) if the slot stays taken for ``SPEC_PATIENCE_S``: speculation never queues up. A
+        press that adopted it runs it at once, slot or not. A dropped round never starts."""
+        self.settled.wait(delay)
+        slot = False
+        patience = time.monotonic() + SPEC_PATIENCE_S
+        while not self.settled.is_set():
+            slot = _SPEC_SLOT.acquire(timeout=0.05)
+            if slot:
+                break
+            if time.monotonic() > patience:
+                self.settle(self.dropped)
+        try:
+            if self.dropped.is_set():
+                self.error = "dropped"
+                self.done.set()
+                return
+            # dropped while it runs (the person moved on): it stops at the next phase
+            self.run("recompose", None, stop=self.dropped.is_set)
+        finally:
+            if slot:
+                _SPEC_SLOT.release()
 
 
 def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
@@ -429,6 +486,7 @@ def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
     if pending is None or SEARCH in ws.extra:
         return False
     session = ws.session
+    ahead = ws.extra.pop(SPEC, None)
     search = None
     if method != "none" and (pending.get("applied") or _can_reject(session, pending)):
         # the search works on its own fork of the rejected state, made before the event is
@@ -437,7 +495,16 @@ def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
         if not pending.get("applied"):
             twin.reject_outputs(pending["outputs"])
         search = RepairSearch(twin, list(twin.history), method, pending["trigger"])
+        if (isinstance(ahead, RepairSearch) and ahead.history == search.history
+                and _method_used(ws, method, resampler) == "recompose"
+                and ahead.settle(ahead.adopted)):
+            # speculated while the person read the state: the same round, maybe done
+            search, ahead = ahead, None
+            search.method, search.trigger = method, pending["trigger"]
+            search.started = time.perf_counter()
         ws.extra[SEARCH] = search
+    if isinstance(ahead, RepairSearch):
+        ahead.settle(ahead.dropped)
     if not _reject(ws, log, pending, method):
         ws.extra.pop(SEARCH, None)
         return False
@@ -445,6 +512,8 @@ def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
         _repair_off(ws)
         return False
     used = _method_used(ws, method, resampler)
+    if search.adopted.is_set():
+        return True  # its thread runs (or ran) the round already
     if background:
         threading.Thread(target=search.run, args=(used, resampler), daemon=True,
                          name="pleasqlarify-repair").start()
@@ -484,6 +553,58 @@ def finish_repair(ws: WorkspaceState, log: Log, wait: float = 0.0) -> RepairOutc
         ws.session = search.fork
     _record(ws, log, before, search.outcome, search.method, search.trigger)
     return search.outcome
+
+
+def _worth_speculating(session: RepairSession) -> bool:
+    """Whether a "None of these" is likely enough here to compute its repair ahead: the first
+    state (every participant of a task starts there) and a converged one (one output left,
+    or no question splits the survivors), where the person judges the output."""
+    if session.is_exhausted or session.predicted_output_key() is None:
+        return False
+    return session.step == 0 or session.is_done or session.is_stuck
+
+
+def speculate_repair(ws: WorkspaceState, method: str,
+                     delay: float | None = None) -> RepairSearch | None:
+    """While the person reads this state: compute the recomposition a "None of these" (and
+    a "No" to the one output of a converged state: the same rejection) would start, off the
+    script thread after ``delay``, so the press finds it running or done (:func:`start_repair`
+    adopts it). One per session, only for recomposition (resampling costs requests), never
+    while a repair runs; any decision drops it (:func:`drop_speculation`). Returns it
+    (``delay`` defaults to ``SPEC_DELAY_S``). Its CPU is bounded: one round at a time per
+    process (:meth:`RepairSearch.ahead` skips one that would wait), stopped when dropped."""
+    session = ws.session
+    current = ws.extra.get(SPEC)
+    if (method != "recompose" or SEARCH in ws.extra or PENDING in ws.extra
+            or not ahead_enabled() or not _worth_speculating(session)):
+        drop_speculation(ws)
+        return None
+    keys = sorted({session.output_key_of(int(i)) for i in session.survivors
+                   if session.pool.results[int(i)].ok})
+    if (isinstance(current, RepairSearch) and current.history[:-1] == session.history
+            and current.history[-1].outputs == tuple(keys)):
+        return current
+    drop_speculation(ws)
+    twin = session.fork()
+    try:
+        twin.reject_outputs(keys)
+    except SessionError:
+        return None
+    search = RepairSearch(twin, list(twin.history), "recompose", "none")
+    ws.extra[SPEC] = search
+    threading.Thread(target=search.ahead, args=(SPEC_DELAY_S if delay is None else delay,),
+                     daemon=True, name="pleasqlarify-repair-ahead").start()
+    return search
+
+
+def drop_speculation(ws: WorkspaceState) -> bool:
+    """Forget the repair speculated for this state (a decision moved on): a round not begun
+    never runs; one under way ends on its own fork, unused (bounded: one at a time)."""
+    ahead = ws.extra.pop(SPEC, None)
+    if isinstance(ahead, RepairSearch):
+        ahead.settle(ahead.dropped)
+        return True
+    return False
 
 
 def cancel_search(ws: WorkspaceState) -> bool:

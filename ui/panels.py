@@ -40,9 +40,11 @@ from ui.views import (
 
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
 PANELS = "pleasqlarify-panels"  # fragment key of the workspace's panels (ui.workspace)
-SEARCH_WAIT_S = 0.08  # a repair done this soon (e.g. from the pool's cache) is drawn at once
-POLL_MS = 200  # while repair runs, the browser asks this long after each answer (a
-# poll reruns the panels: asked more often, it would slow the search it waits for)
+SEARCH_WAIT_S = 0.08  # a repair done this soon (e.g. speculated, or cached) is drawn at once
+POLL_MS = 30  # while repair runs, the browser asks this long after each answer, and
+POLL_WAIT_S = 0.25  # the poll's rerun waits this long for the round before drawing it again
+# (a poll reruns the panels: a rerun every ~0.3 s does not slow the search it waits for, and
+# the round is drawn as soon as it lands rather than at the next poll)
 
 
 def dismiss_key(keys: tuple[str, ...]) -> str:
@@ -181,13 +183,20 @@ def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
 def repair_if_pending(ws: WorkspaceState, log: Log, options: WorkspaceOptions | None) -> bool:
     """Start the repair a "No" / "None of these" queued, off the script thread, and apply one
     that has finished, before any panel is drawn; True while one runs (the panels then show
-    the rejected state, looking for other readings, and :func:`search_watch` asks again)."""
-    if actions.repair_pending(ws):
-        method = options.repair if options is not None else "recompose"
-        actions.start_repair(ws, log, method,
-                             actions.resampler_for(method, secret("ANTHROPIC_API_KEY")))
-    actions.finish_repair(ws, log, SEARCH_WAIT_S)
-    return actions.searching(ws) is not None
+    the rejected state, looking for other readings, and :func:`search_watch` asks again).
+
+    The press's own run waits ``SEARCH_WAIT_S`` (the searching state is drawn at once); a later
+    run (the watch's poll) waits up to ``POLL_WAIT_S``, so the round is drawn when it lands.
+    Otherwise the repair a press here would start is speculated (:func:`actions.speculate_repair`).
+    """
+    method = options.repair if options is not None else "recompose"
+    started = actions.repair_pending(ws) and actions.start_repair(
+        ws, log, method, actions.resampler_for(method, secret("ANTHROPIC_API_KEY")))
+    actions.finish_repair(ws, log, SEARCH_WAIT_S if started else POLL_WAIT_S)
+    if actions.searching(ws) is not None:
+        return True
+    actions.speculate_repair(ws, method)
+    return False
 
 
 def _on_poll(ws: WorkspaceState) -> None:

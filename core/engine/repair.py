@@ -17,7 +17,9 @@ deterministic: the same session always gets the same queries.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+import threading
+import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,10 +28,12 @@ import sqlglot
 
 from core.engine.answers import ANSWER_KEYWORDS, answer_phrase, is_answer
 from core.engine.atoms import Compound, Parts, _violations, decompose, decompose_query
-from core.engine.errors import SessionError
+from core.engine.errors import SessionError, StudioError
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
 from core.engine.guided import compound_proposals, guided_proposals, spread_by_deviation
+from core.engine.lru import LRUCache
+from core.engine.pool import PreparedPool
 from core.engine.recombine import MAX_TRIED, _Recomposer
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
@@ -37,6 +41,22 @@ from core.engine.similarity import output_key
 REPAIR_PRIOR = 0.5  # weight of a recomposed candidate (pool candidates weigh >= 1)
 MAX_BASES = 8  # candidates edited per repair round
 EXECUTE_CHUNK = 32  # proposals executed per worker round trip (few run past the last admitted)
+ROUND_CACHE_ENTRIES = 64  # recomposition rounds remembered per pool (their queries: ~1 kB each)
+_ROUNDS: dict[int, LRUCache] = {}  # id(base pool) -> decisions -> (added, weights, new outputs)
+_ROUNDS_LOCK = threading.Lock()
+
+
+Stop = Callable[[], bool]  # asked between a round's phases: True ends the round unapplied
+
+
+class RoundStopped(StudioError):
+    """A round ended by its ``stop`` (a speculated repair nobody wants any more)."""
+
+
+def _check(stop: Stop | None) -> None:
+    """End the round here (nothing applied yet) when ``stop`` says so."""
+    if stop is not None and stop():
+        raise RoundStopped("the repair round was stopped")
 
 
 @dataclass(frozen=True)
@@ -63,18 +83,66 @@ def _clause_sets(yes: list[tuple[str, ...]], no: list[tuple[str, ...]]
 
 
 def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
-              max_new: int = 24) -> RepairOutcome:
+              max_new: int = 24, stop: Stop | None = None, cached: bool = True
+              ) -> RepairOutcome:
     """Add up to ``max_new`` recomposed candidates with new outputs to ``session`` (in place).
 
     ``rejected_outputs`` are rejected first (one ``reject`` decision) where they survive; every
     output rejected in the session's history is avoided. Earlier answers stay applied: a new
     query must agree with each of them. Needs the session's database to execute the queries.
+    ``stop`` is asked between phases and query chunks; when it says so the round raises
+    :class:`RoundStopped` before anything is applied (the speculated repair of ui.actions).
+    A round some session of the same pool ran in the same state is applied as it was, unless
+    ``cached`` is False (it is the same: the round is deterministic; tests compare the two).
     """
     _ = session.database  # fails early, naming what to do, when there is none
     alive_keys = {session.output_key_of(int(i)) for i in session.survivors}
     still = [k for k in dict.fromkeys(rejected_outputs) if k in alive_keys]
     if still:
         session.reject_outputs(still)
+    rounds, key = _rounds(session.base_pool), repr((max_new, session.history))
+    known = _replayed(session, rounds.get(key)) if cached else None
+    if known is not None:
+        return known
+    outcome = _recompose(session, max_new, stop)
+    rounds[key] = (outcome.added, session.history[-1].weights if outcome.added else (),
+                   outcome.new_outputs)
+    return outcome
+
+
+def _rounds(pool: PreparedPool) -> LRUCache:
+    """The recomposition rounds of the sessions of ``pool`` (a base pool), by their decisions:
+    recomposition is deterministic, so a state any session reached before (every participant
+    starts at the first one; Back, then None of these again) gets its round at once."""
+    with _ROUNDS_LOCK:
+        rounds = _ROUNDS.get(id(pool))
+        if rounds is None:
+            rounds = _ROUNDS[id(pool)] = LRUCache(ROUND_CACHE_ENTRIES, 1 << 62)
+            weakref.finalize(pool, _ROUNDS.pop, id(pool), None)
+        return rounds
+
+
+def _replayed(session: RepairSession, known: Any) -> RepairOutcome | None:
+    """Apply a remembered round (its queries' results and features from the pool's repair
+    cache); None when there is none or an entry has left that cache (it is then recomputed)."""
+    if known is None:
+        return None
+    added, weights, new_outputs = known
+    entries: list[Any] = []
+    for sql in added:
+        entry = session.pool.repair_cache.get(sql)
+        if entry is None or entry[2] is None:
+            return None
+        entries.append(entry)
+    if added:
+        session.decide(Decision("repair", gesture="recompose", sqls=added, weights=weights),
+                       [e[0] for e in entries], [e[2] for e in entries])
+    return RepairOutcome("recompose", added, new_outputs)
+
+
+def _recompose(session: RepairSession, max_new: int, stop: Stop | None) -> RepairOutcome:
+    """One recomposition round on the rejected ``session`` (:func:`recompose` without the
+    remembered rounds)."""
     pool = session.pool
     known_sql = set(pool.sqls)
     yes, no = _clause_sets(*_answer_sets(session))
@@ -86,12 +154,15 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     bases = sorted(shapes, key=lambda i: (_violations(keys_of[i], yes, no),
                                           not last_alive[i], -pool.counts[i], i))
     weighted: dict[str, float] = {}
+    _check(stop)
     plain = guided_proposals(rec, pool.counts, yes, no)
+    _check(stop)
     reference = _rejected_reference(session, rec)
     if reference is not None:
         plain = spread_by_deviation(plain, reference)
     guided: list[tuple[Parts | Compound, float]] = list(plain)
     compounds = compound_proposals(rec, pool.counts, yes, no)
+    _check(stop)
     # plain combinations and set operations take turns: their priors are not comparable
     # (a pair's is a product of two), and either kind may be what the user means
     mixed = [p for pair in itertools.zip_longest(guided, compounds) for p in pair
@@ -105,6 +176,7 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
                 if p.sql(pool.dialect) not in known_sql}
     proposals: dict[str, tuple[int, int]] = {}
     for b_rank, i in enumerate(bases[:MAX_BASES]):
+        _check(stop)
         shape = shapes[i]
         edited_all = (rec.compound_edits(shape) if isinstance(shape, Compound) else
                       ((r, f) for r, e in rec.edits(shape) for f in rec.fit_joins(e)))
@@ -122,7 +194,7 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     edits = [(sql, round(REPAIR_PRIOR / (proposals[sql][0] + proposals[sql][1] / MAX_BASES) / 2,
                          6)) for sql in ordered if sql not in weighted]
     # guided combinations first (they agree with every answer by construction), then edits
-    return _admit(session, list(weighted.items()) + edits, "recompose", max_new)
+    return _admit(session, list(weighted.items()) + edits, "recompose", max_new, stop)
 
 
 def _rejected_reference(session: RepairSession, rec: _Recomposer) -> Parts | None:
@@ -139,7 +211,7 @@ def _rejected_reference(session: RepairSession, rec: _Recomposer) -> Parts | Non
 
 
 def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: str,
-           max_new: int) -> RepairOutcome:
+           max_new: int, stop: Stop | None = None) -> RepairOutcome:
     """Execute proposals in order; add those that run, agree with every answer and give an
     output neither rejected nor surviving nor already added (one per output)."""
     pool = session.pool
@@ -159,6 +231,7 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
     for start in range(0, len(budget), EXECUTE_CHUNK):
         if len(added) >= max_new:
             break
+        _check(stop)
         chunk = budget[start:start + EXECUTE_CHUNK]
         # the cache is a bounded LRU shared with other sessions: this chunk's entries are
         # held here, so an eviction between storing and reading them costs nothing
@@ -266,5 +339,5 @@ def _last_nonempty(session: RepairSession) -> np.ndarray:
     raise SessionError("the session has no candidates")
 
 
-__all__ = ["REPAIR_PRIOR", "Compound", "Parts", "RepairOutcome", "decisions_text", "decompose",
-           "decompose_query", "recompose", "resample"]
+__all__ = ["REPAIR_PRIOR", "Compound", "Parts", "RepairOutcome", "RoundStopped", "decisions_text",
+           "decompose", "decompose_query", "recompose", "resample"]
