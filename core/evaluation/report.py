@@ -19,7 +19,7 @@ from scipy.stats import bootstrap
 from core.engine.strategy import WORKSPACE_DEFAULT
 from core.evaluation.causes import CAUSES
 from core.evaluation.populations import POPULATION_NOTES
-from core.evaluation.simulate import USER_NOTES, USERS
+from core.evaluation.simulate import DEFAULT_LOOK, LOOK_NOTES, USER_NOTES, USERS
 
 if TYPE_CHECKING:  # runs come from the runner, which imports this module to print them
     from core.evaluation.evaluate import Run
@@ -93,8 +93,8 @@ def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
 
 
 def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...], *,
-           budget: int, headline: str = USERS[0], repair: str = "none"
-           ) -> dict[str, Any]:
+           budget: int, headline: str = USERS[0], repair: str = "none",
+           look: str = DEFAULT_LOOK) -> dict[str, Any]:
     """Summaries per population × user × strategy, overall and per ambiguity type."""
     order = ("realised", "all", "prior")
     populations = sorted(dict.fromkeys(r.population for r in runs), key=order.index)
@@ -122,7 +122,8 @@ def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...],
                                                      head["overall"][s]["mean_turns"]))
     return {"users": {u: USER_NOTES[u] for u in users},
             "populations": {p: POPULATION_NOTES[p] for p in populations},
-            "headline": headline, "repair": repair, "budget": budget, "results": results, "best": best,
+            "headline": headline, "repair": repair, "budget": budget, "look": look,
+            "results": results, "best": best,
             "default": default_label(), "unrealised": unrealised}
 
 
@@ -152,6 +153,8 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
     lines += [f"  {u}: {note}" for u, note in summary["users"].items()]
     lines.append(f"repair after a rejected output: {summary['repair']}; budget {summary['budget']} "
                  "turns (questions + rejected outputs)")
+    look = summary.get("look", DEFAULT_LOOK)
+    lines.append(f"look {look}: {LOOK_NOTES[look]}")
     for pop, per_user in summary["results"].items():
         prior = pop == "prior"
         lines += ["", f"population {pop}: {summary['populations'][pop]}"]
