@@ -98,7 +98,19 @@ def test_ambrosia_slice_counts_unrealised_golds_as_failures(tmp_path, capsys):
 def test_repair_is_on_by_default_and_reported(capsys):
     code = evaluate.main([str(FILM), "--limit", "1", "--strategies", "cluster-grouped",
                           "--population", "all"])
-    assert code == 0 and "repair after a rejected output: recompose" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert code == 0 and "repair after a rejected output: recompose" in out
+    assert "look end: the user judges the predicted output when one output is left" in out
+
+
+def test_look_each_is_named_in_the_table_and_the_json(tmp_path, capsys):
+    out = tmp_path / "film.json"
+    assert evaluate.main([str(FILM), "--limit", "1", "--strategies", "cluster-grouped",
+                          "--population", "all", "--look", "each", "--json", str(out)]) == 0
+    assert "look each: the user reads the predicted output before every question" in \
+        capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert data["summary"]["look"] == "each" and {r["look"] for r in data["runs"]} == {"each"}
 
 
 def test_a_broken_repair_module_fails_loudly_instead_of_switching_repair_off(tmp_path):
