@@ -78,15 +78,18 @@ def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
         out["mean_turns_ci"] = list(bootstrap_ci(turns, np.mean))
     depths = [r.depth for r in runs if r.depth is not None]
     out["mean_depth"] = float(np.mean(depths)) if depths else None
+    # the floors count questions until one output is left: they bound only sessions that
+    # judge the output then (look 'end'), so other runs get no ratio
+    bounded = all(r.look == "end" for r in runs)
     if all(r.floor is not None for r in runs):
         floor = float(np.average([r.floor for r in runs], weights=w))
         out["floor"] = floor
-        out["turns_per_floor"] = out["mean_turns"] / floor if floor else None
+        out["turns_per_floor"] = out["mean_turns"] / floor if floor and bounded else None
     if runs and all(r.tree_floor is not None for r in runs):
         tree = float(np.average([r.tree_floor for r in runs], weights=w))
         out["tree_floor"] = tree
         out["tree_exact"] = all(r.tree_exact for r in runs)
-        out["turns_per_tree"] = out["mean_turns"] / tree if tree else None
+        out["turns_per_tree"] = out["mean_turns"] / tree if tree and bounded else None
     out["entropy"] = per_turn(runs, "entropy", horizon)
     out["similarity"] = per_turn(runs, "similarity", horizon)
     return out
@@ -293,6 +296,9 @@ def format_per_task(runs: list[Run], strategies: tuple[str, ...]) -> str:
         for s in strategies:
             rs = [r for r in ours if r.label == s]
             t = float(np.average([r.turns for r in rs], weights=[r.weight for r in rs]))
+            if any(r.look != "end" for r in rs):  # the floors do not bound these turns
+                line += f"{t:>15.2f}{'–':>7}{'–':>7}"
+                continue
             line += f"{t:>15.2f}{t / floor if floor else 1:>7.3f}{t / tree if tree else 1:>7.3f}"
         lines.append(line)
     return "\n".join(lines)
