@@ -98,7 +98,26 @@ def test_ambrosia_slice_counts_unrealised_golds_as_failures(tmp_path, capsys):
 def test_repair_is_on_by_default_and_reported(capsys):
     code = evaluate.main([str(FILM), "--limit", "1", "--strategies", "cluster-grouped",
                           "--population", "all"])
-    assert code == 0 and "repair after a rejected output: recompose" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert code == 0 and "repair after a rejected output: recompose" in out
+    assert "look end: the user judges the predicted output when one output is left" in out
+
+
+def test_look_each_is_named_in_the_table_and_the_json(tmp_path, capsys):
+    out = tmp_path / "film.json"
+    assert evaluate.main([str(FILM), "--limit", "1", "--strategies", "cluster-grouped",
+                          "--population", "all", "prior", "--look", "each", "--per-task",
+                          "--json", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "look each: the user reads the predicted output before every question" in table
+    data = json.loads(out.read_text())
+    assert data["summary"]["look"] == "each" and {r["look"] for r in data["runs"]} == {"each"}
+    # the floors count questions until one output is left: no ratio against them here
+    prior = data["summary"]["results"]["prior"]["gold-features"]["overall"]["cluster-grouped"]
+    assert prior["floor"] > 0 and prior["turns_per_floor"] is None
+    assert prior["turns_per_tree"] is None
+    per_task = table.split("per task (prior")[1].splitlines()[3]
+    assert per_task.split()[-2:] == ["–", "–"]
 
 
 def test_a_broken_repair_module_fails_loudly_instead_of_switching_repair_off(tmp_path):

@@ -144,3 +144,27 @@ def test_trap_bank_candidates_really_split_as_described(tmp_path):
     runs, _ = _runs([task])
     honest = next(r for r in runs if r.user == "gold-features")
     assert not honest.success and honest.questions
+
+
+def test_looking_at_every_step_only_ends_sessions_sooner(sample_tasks):
+    """``look='each'`` (the user reads the predicted output before every question, as the
+    workspace shows it) follows the same path as ``end`` until the shown output is theirs:
+    never more turns, never less success, and it does end some sessions sooner."""
+    tasks = sample_tasks[:4] + sample_tasks[4::3]
+    pools, schemas = _prepared(tasks)
+    kw = {"populations": ("all",), "repair": "recompose", "schemas": schemas,
+          "databases": [t.database for t in tasks], "users": ("gold-features",)}
+    end, _ = evaluate.evaluate(pools, ("expected-depth",), **kw)
+    each, _ = evaluate.evaluate(pools, ("expected-depth",), look="each", **kw)
+    assert len(end) == len(each) and all(r.look == "each" for r in each)
+    sooner = 0
+    for a, b in zip(end, each, strict=True):
+        assert (a.task, a.gold, a.population) == (b.task, b.gold, b.population)
+        assert b.turns <= a.turns and b.success >= a.success, (a.task, a.gold)
+        assert b.questions == a.questions[:len(b.questions)]  # the same questions, fewer
+        if b.turns < a.turns:
+            sooner += 1
+            assert b.success and b.end == "accepted"
+    assert sooner > 0
+    with pytest.raises(ValueError, match="unknown look"):
+        evaluate.simulate(pools[0][0], 0, "expected-depth", look="never")

@@ -2,16 +2,18 @@
 
 ``python -m core.evaluate BANK.jsonl [BANK2 …] [--user gold-features pool-informed]
 [--population all realised prior] [--repair none|recompose] [--strategies …]
-[--questions clauses outputs mixed] [--values off on] [--causes] [--json OUT] [--plot PNG]
-[--limit N]``
+[--questions clauses outputs mixed] [--values off on] [--look end each] [--causes] [--json OUT]
+[--plot PNG] [--limit N]``
 
 A session asks the strategy's questions until one output is left or no question splits the
 survivors; the user is then shown the predicted output and accepts it iff it is the target's.
 A rejection counts as a turn and (with ``--repair recompose``) drops that output and repairs the
 pool, and the session goes on until acceptance or the budget of 15 turns. *Silent failure*: the
 session ended on an output the user rejects with nothing left to ask (no repair, or repair
-found nothing new). Both users (:mod:`core.evaluation.simulate`) always run, so every table
-shows the optimistic and the honest figure side by side; ``--user`` picks the headline one.
+found nothing new). ``--look each``: the user also reads the predicted output before every
+question, as the workspace shows it at every step, and accepts it as soon as it is theirs
+(accepting costs no turn; rejecting still waits for one output). Both users
+(:mod:`core.evaluation.simulate`) always run, so every table shows the optimistic and the honest figure side by side; ``--user`` picks the headline one.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from core.evaluation.populations import (
     vocabulary_floor,
 )
 from core.evaluation.report import vocabulary_label
-from core.evaluation.simulate import DEFAULT_USER, USERS, Target, make_user
+from core.evaluation.simulate import DEFAULT_LOOK, DEFAULT_USER, LOOKS, USERS, Target, make_user
 
 MAX_TURNS = 15  # questions + rejected outputs per session
 VALUES = ("off", "on")  # value questions ("should X be in the answer?") offered or not
@@ -90,6 +92,7 @@ class Run:
     new_outputs: int = 0
     questions_vocab: str = "clauses"  # clauses | outputs | mixed (core.engine.answers)
     values: bool = False  # value questions offered
+    look: str = DEFAULT_LOOK  # when the user judges the predicted output (LOOKS)
     label: str = ""  # strategy, with the vocabulary when several are compared
     # why a failed run failed (see core.evaluation.causes.CAUSES), the question after which the target's output was
     # gone (if one was), and the target's clauses no candidate of the final pool has
@@ -164,13 +167,16 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
              random_state: int = 0, max_turns: int = MAX_TURNS, *, user: str = DEFAULT_USER,
              repair: str = "none", population: str = DEFAULT_POPULATION,
              database: Any = None, cache: dict | None = None, questions: str = "clauses",
-             values: bool = False, label: str = "") -> Run:
+             values: bool = False, label: str = "", look: str = DEFAULT_LOOK) -> Run:
     """Run one simulated session (questions, output judgement, repair) and record it.
 
     ``database`` (a TaskDatabase or DatabaseSpec) is where repair executes new candidates;
     ``cache`` (a dict shared by runs on one pool) memoises questions; ``questions`` and
-    ``values`` choose the session's question vocabulary. A failed run records its cause.
+    ``values`` choose the session's question vocabulary; ``look`` when the user judges the
+    predicted output (:data:`LOOK_NOTES`). A failed run records its cause.
     """
+    if look not in LOOKS:
+        raise ValueError(f"unknown look {look!r}; choose one of {', '.join(LOOKS)}")
     if isinstance(target, int):
         from core.evaluation.simulate import gold_target
 
@@ -182,7 +188,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
     run = Run(strategy, pool.task_id, ambiguity, target.index, user=user, population=population,
               target_kind=target.kind, weight=target.weight, realised=simulated.realised,
               depth=target.depth, questions_vocab=questions, values=session.values,
-              label=label or strategy)
+              label=label or strategy, look=look)
     present = {"ever": simulated.realised, "added": False}
     labelled: dict[int, np.ndarray] = {}
 
@@ -200,6 +206,10 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
             run.end = "budget"
             break
         variable = None if one_output_left(session) else _next_variable(session, cache)
+        if variable is not None and look == "each" and simulated.accepts(
+                session.predicted_output()[0]):
+            run.success, run.end = True, "accepted"  # theirs already: no question needed
+            break
         if variable is not None:
             had = bool((simulated.realisers & session.alive).any())
             try:
@@ -267,13 +277,13 @@ def evaluate(pools: list[tuple[PreparedPool, str]], strategies: tuple[str, ...] 
              populations: tuple[str, ...] = (DEFAULT_POPULATION,), repair: str = "none",
              schemas: list[dict[str, list[str]]] | None = None, conjuncts: bool = False,
              max_turns: int = MAX_TURNS, databases: list[Any] | None = None,
-             vocabularies: tuple[tuple[str, bool], ...] = (("clauses", False),)
-             ) -> tuple[list[Run], list[dict]]:
+             vocabularies: tuple[tuple[str, bool], ...] = (("clauses", False),),
+             look: str = DEFAULT_LOOK) -> tuple[list[Run], list[dict]]:
     """All runs over (pool, ambiguity) pairs, and the unrealised (task, gold) pairs with reasons.
 
     ``databases`` (one DatabaseSpec per pool) are needed for repair; each is opened once.
     ``vocabularies`` are (questions, values) settings; with several, each run's ``label`` is
-    its strategy and vocabulary.
+    its strategy and vocabulary. ``look``: when the user judges the predicted output.
     """
     runs: list[Run] = []
     unrealised: list[dict] = []
@@ -282,7 +292,7 @@ def evaluate(pools: list[tuple[PreparedPool, str]], strategies: tuple[str, ...] 
         try:
             runs.extend(_task_runs(pool, ambiguity, strategies, users, populations, repair,
                                    schemas[t] if schemas else None, conjuncts, max_turns, db,
-                                   vocabularies))
+                                   vocabularies, look))
         finally:
             if db is not None:
                 db.close()
@@ -301,7 +311,8 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
                users: tuple[str, ...], populations: tuple[str, ...], repair: str,
                schema: dict[str, list[str]] | None, conjuncts: bool, max_turns: int,
                db: TaskDatabase | None,
-               vocabularies: tuple[tuple[str, bool], ...] = (("clauses", False),)) -> list[Run]:
+               vocabularies: tuple[tuple[str, bool], ...] = (("clauses", False),),
+               look: str = DEFAULT_LOOK) -> list[Run]:
     """Every (population target, strategy, vocabulary, user) run of one task."""
     runs = []
     floor = huffman_floor(pool)
@@ -320,7 +331,8 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
                                        random_state=target.index * 31 + k, user=user,
                                        repair=repair, population=population,
                                        max_turns=max_turns, database=db, cache=cache,
-                                       questions=questions, values=values, label=label)
+                                       questions=questions, values=values, label=label,
+                                       look=look)
                         if population == "prior" and tree is not None:
                             run.floor, run.tree_floor = floor, tree.expected
                             run.tree_exact = tree.exact
@@ -359,7 +371,7 @@ def _serial(tasks: list[Any], strategies: tuple[str, ...], progress: Progress,
     return evaluate(pools, strategies, progress, populations=tuple(args.population),
                     repair=args.repair, schemas=schemas, conjuncts=args.conjuncts,
                     max_turns=args.budget, databases=[t.database for t in tasks],
-                    vocabularies=vocabularies)
+                    vocabularies=vocabularies, look=args.look)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -399,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--values", nargs="+", default=["on" if DEFAULT_VALUES else "off"],
                         choices=VALUES, help="value questions ('should X be in the answer?') "
                         "with outputs/mixed: off, on, or both compared")
+    parser.add_argument("--look", default=DEFAULT_LOOK, choices=LOOKS,
+                        help="when the user judges the predicted output: end (when one output "
+                        "is left, the paper) or each (before every question too, accepting it "
+                        "as soon as it is theirs, as the workspace shows it at every step)")
     parser.add_argument("--causes", action="store_true",
                         help="classify every failed task×gold pair of the honest user and "
                         "print the counts per configuration (and each pair)")
@@ -417,14 +433,14 @@ def main(argv: list[str] | None = None) -> int:
         runs, unrealised = evaluate_tasks(
             tasks, args.jobs, evaluate, progress, strategies=strategies,
             populations=tuple(args.population), repair=args.repair, conjuncts=args.conjuncts,
-            max_turns=args.budget, vocabularies=vocabularies)
+            max_turns=args.budget, vocabularies=vocabularies, look=args.look)
     else:
         runs, unrealised = _serial(tasks, strategies, progress, args, vocabularies)
     progress.close()
     labels = tuple(config_label(s, q, v, vocabularies) for s in strategies
                    for q, v in vocabularies)
     summary = report(runs, unrealised, labels, headline=args.user, repair=args.repair,
-                     budget=args.budget)
+                     budget=args.budget, look=args.look)
     print(format_table(summary, labels))
     if args.per_gold and any(p != "prior" for p in args.population):
         print()

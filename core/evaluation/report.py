@@ -19,7 +19,7 @@ from scipy.stats import bootstrap
 from core.engine.strategy import WORKSPACE_DEFAULT
 from core.evaluation.causes import CAUSES
 from core.evaluation.populations import POPULATION_NOTES
-from core.evaluation.simulate import USER_NOTES, USERS
+from core.evaluation.simulate import DEFAULT_LOOK, LOOK_NOTES, USER_NOTES, USERS
 
 if TYPE_CHECKING:  # runs come from the runner, which imports this module to print them
     from core.evaluation.evaluate import Run
@@ -78,23 +78,26 @@ def summarise(runs: list[Run], horizon: int = 10) -> dict[str, Any]:
         out["mean_turns_ci"] = list(bootstrap_ci(turns, np.mean))
     depths = [r.depth for r in runs if r.depth is not None]
     out["mean_depth"] = float(np.mean(depths)) if depths else None
+    # the floors count questions until one output is left: they bound only sessions that
+    # judge the output then (look 'end'), so other runs get no ratio
+    bounded = all(r.look == "end" for r in runs)
     if all(r.floor is not None for r in runs):
         floor = float(np.average([r.floor for r in runs], weights=w))
         out["floor"] = floor
-        out["turns_per_floor"] = out["mean_turns"] / floor if floor else None
+        out["turns_per_floor"] = out["mean_turns"] / floor if floor and bounded else None
     if runs and all(r.tree_floor is not None for r in runs):
         tree = float(np.average([r.tree_floor for r in runs], weights=w))
         out["tree_floor"] = tree
         out["tree_exact"] = all(r.tree_exact for r in runs)
-        out["turns_per_tree"] = out["mean_turns"] / tree if tree else None
+        out["turns_per_tree"] = out["mean_turns"] / tree if tree and bounded else None
     out["entropy"] = per_turn(runs, "entropy", horizon)
     out["similarity"] = per_turn(runs, "similarity", horizon)
     return out
 
 
 def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...], *,
-           budget: int, headline: str = USERS[0], repair: str = "none"
-           ) -> dict[str, Any]:
+           budget: int, headline: str = USERS[0], repair: str = "none",
+           look: str = DEFAULT_LOOK) -> dict[str, Any]:
     """Summaries per population × user × strategy, overall and per ambiguity type."""
     order = ("realised", "all", "prior")
     populations = sorted(dict.fromkeys(r.population for r in runs), key=order.index)
@@ -122,7 +125,8 @@ def report(runs: list[Run], unrealised: list[dict], strategies: tuple[str, ...],
                                                      head["overall"][s]["mean_turns"]))
     return {"users": {u: USER_NOTES[u] for u in users},
             "populations": {p: POPULATION_NOTES[p] for p in populations},
-            "headline": headline, "repair": repair, "budget": budget, "results": results, "best": best,
+            "headline": headline, "repair": repair, "budget": budget, "look": look,
+            "results": results, "best": best,
             "default": default_label(), "unrealised": unrealised}
 
 
@@ -152,6 +156,8 @@ def format_table(summary: dict[str, Any], strategies: tuple[str, ...]) -> str:
     lines += [f"  {u}: {note}" for u, note in summary["users"].items()]
     lines.append(f"repair after a rejected output: {summary['repair']}; budget {summary['budget']} "
                  "turns (questions + rejected outputs)")
+    look = summary.get("look", DEFAULT_LOOK)
+    lines.append(f"look {look}: {LOOK_NOTES[look]}")
     for pop, per_user in summary["results"].items():
         prior = pop == "prior"
         lines += ["", f"population {pop}: {summary['populations'][pop]}"]
@@ -290,6 +296,9 @@ def format_per_task(runs: list[Run], strategies: tuple[str, ...]) -> str:
         for s in strategies:
             rs = [r for r in ours if r.label == s]
             t = float(np.average([r.turns for r in rs], weights=[r.weight for r in rs]))
+            if any(r.look != "end" for r in rs):  # the floors do not bound these turns
+                line += f"{t:>15.2f}{'–':>7}{'–':>7}"
+                continue
             line += f"{t:>15.2f}{t / floor if floor else 1:>7.3f}{t / tree if tree else 1:>7.3f}"
         lines.append(line)
     return "\n".join(lines)

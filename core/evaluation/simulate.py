@@ -17,7 +17,9 @@ Two users answer the engine's Yes/No questions; both judge the output a session 
   pool into a wrong output.
 
 Judging: shown the predicted output, either user accepts iff it equals the target's output as a
-row multiset with column order ignored (:func:`output_matches`).
+row multiset with column order ignored (:func:`output_matches`). When the user looks at it is
+the evaluation's ``look`` (:data:`LOOK_NOTES`): when one output is left, or before every
+question too (the workspace shows it at every step).
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ USER_NOTES = {
                      "candidates' canonicalisation) and its output (questions about the answer "
                      "are answered from it); Yes iff all of a question's features are among "
                      "them; knows nothing about the pool",
+}
+LOOKS = ("end", "each")  # when the user judges the predicted output (core.evaluate --look)
+DEFAULT_LOOK = "end"
+LOOK_NOTES = {
+    "end": "the user judges the predicted output when one output is left (the paper's protocol)",
+    "each": "the user reads the predicted output before every question, as the workspace shows "
+            "it, and accepts it as soon as it is theirs (no turn); rejecting still waits for one "
+            "output; the Huffman and tree floors count questions to one output and do not bound "
+            "these turns",
 }
 MAX_PERMUTATIONS = 5040  # column permutations tried when tied columns make the key ambiguous
 
@@ -227,5 +238,5 @@ def make_user(kind: str, session: RepairSession, target: Target) -> _User:
     raise ValueError(f"unknown simulated user {kind!r}; choose one of {', '.join(USERS)}")
 
 
-__all__ = ["DEFAULT_USER", "USERS", "USER_NOTES", "GoldFeatureUser", "SimulatedUser", "Target",
+__all__ = ["DEFAULT_LOOK", "DEFAULT_USER", "LOOKS", "LOOK_NOTES", "USERS", "USER_NOTES", "GoldFeatureUser", "SimulatedUser", "Target",
            "gold_target", "make_user", "output_matches", "own_feature_keys", "target_keys"]
