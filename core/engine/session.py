@@ -35,7 +35,13 @@ from core.engine.features import Feature
 from core.engine.planner import locate, pool_planner
 from core.engine.pool import PreparedPool, extend_pool
 from core.engine.similarity import output_key
-from core.engine.strategy import DEFAULT_STRATEGY, GROUPED, STRATEGIES, rank_variables
+from core.engine.strategy import (
+    DEFAULT_STRATEGY,
+    GROUPED,
+    PAIR_FEATURES,
+    STRATEGIES,
+    rank_variables,
+)
 from core.engine.taskbank import DatabaseSpec
 from core.engine.variables import DecisionVariable, mine_decision_variables
 
@@ -286,7 +292,8 @@ class RepairSession:
                 self.pool.x[idx], self.pool.counts[idx], self.clusters(),
                 grouped=grouped, min_support=self.min_support,
                 also=(planned[0],) if planned and len(planned[0]) > 1 else (),
-                allowed=self.askable(), prefer=preferred(self.pool.vocabulary, self.questions))
+                allowed=self.askable(), prefer=preferred(self.pool.vocabulary, self.questions),
+                pairs=PAIR_FEATURES if self.strategy == "expected-depth" else 0)
         return self._memo("mined", compute)
 
     def _plan(self) -> tuple[tuple[int, ...], float] | None:
