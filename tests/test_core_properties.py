@@ -7,6 +7,7 @@ sequences over real AMBROSIA dev pools exercise the session the evaluation relie
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import combinations
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -76,11 +77,12 @@ def test_a_mask_that_is_the_labelling_gains_all_of_it(problem):
 
 
 @FAST
-@given(problems(), st.booleans())
-def test_mined_variables_split_and_are_conjunctions(problem, grouped):
+@given(problems(), st.booleans(), st.integers(0, 4))
+def test_mined_variables_split_and_are_conjunctions(problem, grouped, pairs):
     x_t, w, labels = problem
     x = x_t.T.copy()  # candidates × features
-    variables = mine_decision_variables(x, w, labels, grouped=grouped)
+    variables = mine_decision_variables(x, w, labels, grouped=grouped or pairs > 0,
+                                        pairs=pairs)
     seen = set()
     for v in variables:
         assert 0 < v.mask.sum() < len(v.mask)  # every variable splits the survivors
@@ -88,14 +90,20 @@ def test_mined_variables_split_and_are_conjunctions(problem, grouped):
         assert v.mask.tobytes() not in seen  # one variable per distinct split
         seen.add(v.mask.tobytes())
         assert v.kind == ("group" if len(v.features) > 1 else "atomic")
-        assert grouped or v.kind == "atomic"
+        assert grouped or pairs or v.kind == "atomic"
         for j in v.implicit:  # implicit features hold wherever the variable holds
             assert x[v.mask, j].all() and j not in v.features
         assert v.mask[v.example]
     # every splitting column is offered (possibly merged with an identical split)
-    for j in range(x.shape[1]):
-        if 0 < x[:, j].sum() < len(x):
-            assert x[:, j].tobytes() in seen
+    splitting = [j for j in range(x.shape[1]) if 0 < x[:, j].sum() < len(x)]
+    for j in splitting:
+        assert x[:, j].tobytes() in seen
+    # with pairs, the conjunctions of the most even splits are offered too, when they split
+    distinct = {x[:, j].tobytes(): j for j in reversed(splitting)}
+    if pairs >= len(distinct):
+        for a, b in combinations(distinct.values(), 2):
+            both = x[:, a] & x[:, b]
+            assert not 0 < both.sum() < len(x) or both.tobytes() in seen
 
 
 @settings(max_examples=200, deadline=None)

@@ -43,6 +43,24 @@ def _splits(mask: np.ndarray) -> bool:
     return 0 < n_yes < len(mask)
 
 
+def _most_even(x: np.ndarray, weights: np.ndarray, columns: np.ndarray, k: int
+               ) -> list[int]:
+    """The ``k`` columns whose Yes share (by weight) is nearest one half, one per distinct
+    split, in feature order: those whose pairwise conjunctions split the survivors most."""
+    total = float(weights.sum()) or 1.0
+    share = (weights @ x[:, columns]) / total
+    seen: set[bytes] = set()
+    picked: list[int] = []
+    for i in np.argsort(np.abs(share - 0.5), kind="stable"):
+        key = np.packbits(x[:, columns[i]]).tobytes()
+        if key not in seen:
+            seen.add(key)
+            picked.append(int(columns[i]))
+            if len(picked) == k:
+                break
+    return sorted(picked)
+
+
 def mine_decision_variables(
     x: np.ndarray,
     weights: np.ndarray,
@@ -56,12 +74,16 @@ def mine_decision_variables(
     also: tuple[tuple[int, ...], ...] = (),
     allowed: np.ndarray | None = None,
     prefer: np.ndarray | None = None,
+    pairs: int = 0,
 ) -> list[DecisionVariable]:
     """Every variable that splits the survivors (rows of ``x``), atomic and grouped.
 
     ``x`` is survivors × features (bool), ``weights`` the survivors' counts, ``clusters`` their
     cluster labels; ``also`` are feature groups to offer as well (those mined for the whole
-    pool, which a plan made at the start counts on); ``allowed`` (bool per feature) limits the
+    pool, which a plan made at the start counts on); ``pairs`` > 0 also offers every conjunction
+    of two of the ``pairs`` most evenly splitting features (by weight; one per distinct split),
+    so the questions stay the same from one step to the next, unlike the per-cluster groups,
+    which are mined again for each set of survivors; ``allowed`` (bool per feature) limits the
     questions to the session's vocabulary (clauses, answers or both). Returns one variable per
     distinct split, in a deterministic order; of several descriptions of one split the one with
     fewest features outside ``prefer`` (bool per feature) is kept, then the shortest.
@@ -120,6 +142,9 @@ def mine_decision_variables(
             found.sort(key=lambda v: (-v.lift, -len(v.features), v.features))
             for var in found[:groups_per_cluster]:
                 offer(var)
+    if pairs > 0 and len(splitting) > 1:
+        for combo in combinations(_most_even(x, weights, splitting, pairs), 2):
+            offer(DecisionVariable(combo, np.asarray(x[:, combo[0]] & x[:, combo[1]]), "group"))
     for combo in also:
         offer(DecisionVariable(tuple(combo), np.asarray(x[:, list(combo)].all(axis=1)), "group"))
 
