@@ -76,7 +76,7 @@ def code_style(code: str) -> str:
 
 
 # a table in a box that scrolls both ways under a sticky header (and, for the grid, a sticky
-# participant column); colours as Streamlit's light theme draws its own tables
+# participant column); as Streamlit's light theme draws its tables, headers at 7:1 contrast
 TABLE_CSS = """<style>
 .pq-tbl { overflow: auto; border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; }
 .pq-tbl table { border-collapse: separate; border-spacing: 0; font-size: 0.875rem;
@@ -84,10 +84,9 @@ TABLE_CSS = """<style>
 .pq-tbl th, .pq-tbl td { padding: 0.25rem 0.5rem; text-align: left; vertical-align: top;
   border-bottom: 1px solid rgba(49, 51, 63, 0.1); border-right: 1px solid rgba(49, 51, 63, 0.1);
   white-space: nowrap; }
-.pq-tbl thead th { position: sticky; top: 0; z-index: 2; background: #f0f2f6;
-  color: #31333f; font-weight: 600; }
-.pq-tbl tbody th { position: sticky; left: 0; z-index: 1; background: #f0f2f6;
-  color: #31333f; font-weight: 600; }
+.pq-tbl th { background: #f8f9fb; color: #55575f; font-weight: 400; }
+.pq-tbl thead th { position: sticky; top: 0; z-index: 2; }
+.pq-tbl tbody th { position: sticky; left: 0; z-index: 1; }
 .pq-tbl thead th:first-child { left: 0; z-index: 3; }
 </style>"""
 
