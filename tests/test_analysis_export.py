@@ -19,6 +19,7 @@ from study.store import open_store
 from study.trace import EVENT_TYPES
 from tests.html_tables import read_tables
 from tests.study_flow_fixtures import open_tab
+from ui import analysis_tabs
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
 
@@ -105,6 +106,13 @@ def test_analysis_page(demo_db, monkeypatch):
     grid = at.dataframe[0].value
     assert not at.exception and list(grid.columns) == list(shown.columns)
     assert list(grid["label"]) == list(shown["label"]) and len(grid) == len(shown)
+    at.toggle(key="an_comp_sort").set_value(False).run()
+    assert not at.dataframe and _completion_tables(at)[1].equals(shown)
+    # a per-cell table too long for HTML is the data grid itself, no toggle to ask for it
+    monkeypatch.setattr(analysis_tabs, "HTML_ROWS", len(shown) - 1)
+    at.run()
+    assert len(at.dataframe[0].value) == len(shown)
+    assert not [t for t in at.toggle if t.key == "an_comp_sort"]
     assert not at.get("slider")  # only the open tab (Completion) is drawn
     open_tab(at, "Timeline & replay")
     at.slider(key="an_rp_k").set_value(2).run()
