@@ -23,14 +23,16 @@ TABS = {"Completion": "Completion rate (coded cells)", "Questionnaires": "SUS me
         "Timeline & replay": "Distinct outputs", "Export": "Download export (zip)"}
 
 # the open tab's panel, and whether its state is painted (see module docstring): its marker
-# text, no status widget, every Plotly chart's SVG and every shown data grid's canvas drawn
+# text, no status widget, every Plotly chart's SVG and every shown data grid's canvas drawn.
+# textContent, not innerText: innerText lays the page out on every check (each frame and
+# mutation), which slowed the page measured, the more the bigger its DOM (an HTML table)
 PANEL_JS = """() => [...document.querySelectorAll('[role="tabpanel"]')]
                         .find((p) => !p.hidden && p.offsetParent !== null) || null"""
 SIGNATURE_JS = f"""() => {{ const p = ({PANEL_JS})(); if (!p) return null;
-  return p.innerText + '|' + [...p.querySelectorAll('.main-svg text')]
+  return p.textContent + '|' + [...p.querySelectorAll('.main-svg text')]
                                .map((t) => t.textContent).join(','); }}"""
 READY_JS = f"""(marker) => {{ const p = ({PANEL_JS})();
-  if (!p || !p.innerText.includes(marker)) return false;
+  if (!p || !p.textContent.includes(marker)) return false;
   if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
   return [...p.querySelectorAll('[data-testid="stPlotlyChart"]')]
            .every((c) => c.querySelector('.main-svg'))

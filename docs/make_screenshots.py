@@ -66,9 +66,10 @@ def main(argv: list[str] | None = None) -> None:
             page.get_by_text("Demo (simulated)").click()  # the simulated demo database
             page.get_by_role("tab", name="Completion").wait_for()
             _idle(page)
-            page.wait_for_function(  # the data grids load lazily: wait for their canvases
-                "() => { const d = [...document.querySelectorAll('[data-testid=stDataFrame]')];"
-                " return d.length > 0 && d.every((e) => e.querySelector('canvas')); }",
+            # the completion grid (HTML), and the canvas of any (lazily loaded) data grid
+            page.wait_for_function(
+                "() => document.querySelector('.pq-grid td') && [...document.querySelectorAll("
+                "'[data-testid=stDataFrame]')].every((e) => e.querySelector('canvas'))",
                 timeout=60_000)
             page.wait_for_timeout(500)
             page.screenshot(path=str(OUT / "analysis.png"))

@@ -66,7 +66,7 @@ with st.sidebar:
         demo_button(study, key="an_demo")
 filters = {"conditions": chosen or None, "stages": stages or None,
            "include_flagged": flagged, "include_simulated": simulated}
-shown = prepare(store, study, filters)  # filtered data, study file, tables: memoised
+shown = prepare(store, study, filters, raw)  # filtered data, study file, tables: memoised
 data, lookup = shown.data, shown.lookup
 if not data.ids:
     st.info(f"No participants of {study} pass the filters ({len(raw.ids)} in total; simulated "

@@ -88,7 +88,7 @@ def test_warm_prepares_what_the_page_then_finds(tmp_path, monkeypatch) -> None:
     filters = {"conditions": None, "stages": None, "include_flagged": False,
                "include_simulated": False}
     cache.warm(store, ["mini"], filters)
-    cache._WARMER[0].join(timeout=60)
+    cache._WARMER[0].result(timeout=60)
     computed = dict(cache._MEMO)
     shown = cache.prepare(store, "mini", filters)
     assert shown.data.ids == [pid] and shown.tables

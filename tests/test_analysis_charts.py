@@ -13,6 +13,7 @@ import pytest
 from study.analysis import figures as F
 from study.analysis.completion import CODE_LABELS, CODES
 from study.analysis.questionnaires_agg import likert_distribution, sus_summary
+from tests.html_tables import read_tables
 
 SIZES = (1, 2, 200)
 TASKS = ("film-pulp-review", "film-dicaprio-rating")
@@ -48,11 +49,10 @@ def test_completion_grid_keeps_every_participant_and_part(n: int) -> None:
         assert codes.loc[r["label"], part] == want
         assert texts.loc[r["label"], part] == (
             "uncoded" if want == "uncoded" else f"{CODE_LABELS[want]} (suggested)")
-    ctx = F.completion_table(codes, texts)._compute().ctx
-    colours = {**F.CODE_COLOURS, "uncoded": F.UNCODED_COLOUR}
-    assert {(i, j): dict(ctx[(i, j)])["background-color"]  # every cell in its code's colour
-            for i in range(len(codes)) for j in range(len(parts))} == {
-        (i, j): colours[codes.iat[i, j]] for i in range(len(codes)) for j in range(len(parts))}
+    shown, classes = read_tables(F.completion_html(codes, texts))[0]
+    assert list(shown.index) == _labels(n) and list(shown.columns) == parts
+    assert shown.to_dict("index") == texts.to_dict("index")  # every cell's whole text
+    assert classes.to_dict("index") == ("pq-c-" + codes).to_dict("index")  # and colour
 
 
 @pytest.mark.parametrize("n", SIZES)

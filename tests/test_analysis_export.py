@@ -17,7 +17,9 @@ from study.export import main as export_main
 from study.simulate_demo import simulate_participants
 from study.store import open_store
 from study.trace import EVENT_TYPES
+from tests.html_tables import read_tables
 from tests.study_flow_fixtures import open_tab
+from ui import analysis_tabs
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
 
@@ -97,7 +99,20 @@ def test_analysis_page(demo_db, monkeypatch):
     assert [(c["code"], c["coder"], c["subtask"]) for c in codes] == [
         ("completion:partial-better", "ab", "3")]
     _completion_grid_matches_the_table(at)  # the stored code, no longer '(suggested)'
-    assert (at.dataframe[0].value == "partial (found better query)").to_numpy().sum() >= 1
+    assert (_completion_tables(at)[0] == "partial (found better query)").to_numpy().sum() >= 1
+    # the per-cell table as the sortable grid component, on request: the same rows
+    shown = _completion_tables(at)[1]
+    at.toggle(key="an_comp_sort").set_value(True).run()
+    grid = at.dataframe[0].value
+    assert not at.exception and list(grid.columns) == list(shown.columns)
+    assert list(grid["label"]) == list(shown["label"]) and len(grid) == len(shown)
+    at.toggle(key="an_comp_sort").set_value(False).run()
+    assert not at.dataframe and _completion_tables(at)[1].equals(shown)
+    # a per-cell table too long for HTML is the data grid itself, no toggle to ask for it
+    monkeypatch.setattr(analysis_tabs, "HTML_ROWS", len(shown) - 1)
+    at.run()
+    assert len(at.dataframe[0].value) == len(shown)
+    assert not [t for t in at.toggle if t.key == "an_comp_sort"]
     assert not at.get("slider")  # only the open tab (Completion) is drawn
     open_tab(at, "Timeline & replay")
     at.slider(key="an_rp_k").set_value(2).run()
@@ -106,20 +121,30 @@ def test_analysis_page(demo_db, monkeypatch):
 
 
 def _completion_grid_matches_the_table(at: AppTest) -> None:
-    """The Completion tab's grid (a coloured table, no Plotly chart: the first tab must not load
-    a chart library) says for each participant and part what the completion table says."""
+    """The Completion tab's grid and per-cell table are HTML (no Plotly chart, no data grid: the
+    first tab must not load either component), and the grid says for each participant and part
+    what the per-cell table says."""
     def elements(node):
         for child in getattr(node, "children", {}).values():
             yield child
             yield from elements(child)
-    assert not [e for e in elements(at.main) if e.type == "plotly_chart"]
-    grid, table = (d.value for d in at.dataframe[:2])
+    assert not [e for e in elements(at.main) if e.type in ("plotly_chart", "arrow_data_frame")]
+    grid, table = _completion_tables(at)
     assert len(grid) == table["label"].nunique() > 0
+    assert {"reason", "coder", "coded_at", "confirmed"} <= set(table.columns)
     for row in table.itertuples():
-        code = row.final if isinstance(row.final, str) else row.suggested
-        want = ("uncoded" if not isinstance(code, str) else CODE_LABELS[code]
-                + ("" if isinstance(row.final, str) else " (suggested)"))
+        code = row.final or row.suggested
+        want = ("uncoded" if not code else CODE_LABELS[code]
+                + ("" if row.final else " (suggested)"))
         assert grid.loc[row.label, f"{row.task} · {row.subtask}"] == want
+
+
+def _completion_tables(at: AppTest) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The Completion tab's grid (participant × part) and its per-cell table, as drawn."""
+    bodies = [h.value for h in at.html]
+    grid = read_tables(next(b for b in bodies if "pq-grid" in b))[0][0]
+    cells = read_tables(next(b for b in bodies if 'aria-label="Every cell' in b))[0][0]
+    return grid, cells.reset_index()
 
 
 def test_export_from_a_missing_or_empty_database_says_so(tmp_path, capsys):

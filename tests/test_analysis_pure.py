@@ -165,9 +165,10 @@ def test_completion_grid_shows_codes_suggestions_and_uncoded_cells_as_text_and_c
         UNCODED_COLOUR,
         code_style,
         completion_grid,
-        completion_table,
+        completion_html,
         contrast,
     )
+    from tests.html_tables import read_tables
 
     table = pd.DataFrame([
         {"label": "P1", "task": "t", "subtask": "2a", "suggested": None, "final": None},
@@ -191,15 +192,43 @@ def test_completion_grid_shows_codes_suggestions_and_uncoded_cells_as_text_and_c
         "P3": {"t · 2a": "uncoded", "t · 3": "partial (found better query)"}}
     # the same grid over the suggestions only
     assert completion_grid(table, "suggested")[0].loc["P2", "t · 3"] == "solved"
-    styles = completion_table(codes, texts)._compute().ctx
-    by_cell = {(r, c): dict(props) for (r, c), props in styles.items()}
-    assert by_cell[(1, 1)]["background-color"] == CODE_COLOURS["not-solved"]  # P2, t · 3
-    assert by_cell[(0, 0)]["background-color"] == UNCODED_COLOUR
+    page = completion_html(codes, texts)
+    shown, classes = read_tables(page)[0]
+    assert shown.to_dict("index") == texts.to_dict("index")  # the whole text of each cell
+    assert classes.loc["P2", "t · 3"] == "pq-c-not-solved" and classes.loc["P1", "t · 2a"] == (
+        "pq-c-uncoded")
     for code, bg in {**CODE_COLOURS, "uncoded": UNCODED_COLOUR}.items():  # readable text
+        assert f".pq-grid td.pq-c-{code} {{ {code_style(code)} }}" in page  # the class's colour
+        assert code_style(code).startswith(f"background-color: {bg}; ")
         fg = code_style(code).split("color: ")[-1]
         assert contrast(fg, bg) >= 4.5, code
     empty_codes, empty_texts = completion_grid(table.iloc[0:0])
     assert empty_codes.empty and empty_texts.empty
+
+
+def test_first_tab_html_tables_escape_every_value_and_show_missing_ones_empty():
+    """The Completion tab's tables are HTML: a value with markup or entities reads back as the
+    very text, never as markup; None and NaN are empty cells, other values their str()."""
+    import pandas as pd
+
+    from study.analysis.figures import completion_html, table_html
+    from tests.html_tables import read_tables
+
+    nasty = '<script>alert("x")</script> & <b>'
+    frame = pd.DataFrame({"label": ["P1", "P<2>"], "reason": [nasty, None],
+                          "n": [1.5, float("nan")], "confirmed": [True, False]})
+    page = table_html(frame, 'cells "of" <all>')
+    assert "<script>" not in page and "<b>" not in page
+    assert 'aria-label="cells &quot;of&quot; &lt;all&gt;"' in page
+    texts, _ = read_tables(page)[0]
+    assert list(texts.index) == ["P1", "P<2>"] and list(texts.columns) == ["reason", "n",
+                                                                           "confirmed"]
+    assert texts.to_dict("index") == {"P1": {"reason": nasty, "n": "1.5", "confirmed": "True"},
+                                      "P<2>": {"reason": "", "n": "", "confirmed": "False"}}
+    codes = pd.DataFrame({"t · 3": ["solved"]}, index=pd.Index([nasty], name="participant"))
+    grid = completion_html(codes, codes.replace("solved", nasty))
+    assert "<script>" not in grid.split("</style>")[-1]
+    assert read_tables(grid)[0][0].loc[nasty, "t · 3"] == nasty
 
 
 def test_likert_bars_split_neutral_and_stack_strongest_answers_outermost():

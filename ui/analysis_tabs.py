@@ -91,12 +91,22 @@ def _without(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
     return frame.drop(columns=list(columns))
 
 
+HTML_ROWS = 1000  # longer per-cell tables go into the grid component (it draws only what shows)
+
+
+def _grid_html(comp: pd.DataFrame) -> str:
+    """The completion grid of ``comp`` as an HTML table (computed once per data version)."""
+    return F.completion_html(*F.completion_grid(comp))
+
+
 @researcher_fragment
 def completion_tab(v: View) -> None:
-    """Table 1: completion rates, the code heatmap and table, and the coding form."""
+    """Table 1: completion rates, the colour-coded grid, the per-cell table and the coding
+    form."""
     with isolated("The Completion tab"):
         comp = v.tables["completion"]
-        rate, suggested = C.completion_rate(comp), C.completion_rate(comp, "suggested")
+        rate = memo(C.completion_rate, comp)
+        suggested = memo(C.completion_rate, comp, "suggested")
         left, right = st.columns(2)
         left.metric("Completion rate (coded cells)", "—" if rate != rate else f"{rate:.1%}",
                     help="Share of coded cells that are solved or partial (the paper's 84.4 % "
@@ -104,15 +114,21 @@ def completion_tab(v: View) -> None:
         right.metric("Completion rate (tool's suggestions)",
                      "—" if suggested != suggested else f"{suggested:.1%}",
                      help="The same over the suggested codes of subtask 3; confirm them below.")
-        # a coloured table, not a Plotly heatmap: the first tab opened then loads no chart
-        # library in the browser (Plotly's load was most of the page's first paint)
-        codes, texts = memo(F.completion_grid, comp)
+        # plain HTML tables, no Plotly chart and no data grid: the first tab opened then loads
+        # neither component in the browser (their JavaScript was most of the first paint)
         st.caption("Task completion per participant: the researcher's code, else the tool's "
                    "suggestion (marked '(suggested)'), else 'uncoded'.")
-        st.dataframe(F.completion_table(codes, texts), key="an_comp_grid",
-                     height=min(35 * (len(codes) + 1) + 3, 738),
-                     column_config={"participant": st.column_config.TextColumn(pinned=True)})
-        st.dataframe(memo(_without, comp, "participant"), hide_index=True)
+        st.html(memo(_grid_html, comp))
+        cells = memo(_without, comp, "participant")
+        # the grid component (sort, search, download) when asked for, or for a table too long
+        # for an HTML one
+        if len(cells) > HTML_ROWS or st.toggle(
+                "Sort and search the cells", key="an_comp_sort",
+                help="Show the table below as an interactive grid: sort by a column, search, "
+                     "download it as CSV."):
+            st.dataframe(cells, hide_index=True, key="an_comp_cells")
+        else:
+            st.html(memo(F.table_html, cells, "Every cell: suggestion, reason and code"))
         labels = v.labels
         with st.form("an_code"):
             c1, c2, c3, c4 = st.columns(4)

@@ -1,18 +1,21 @@
-"""Plotly figures for the analysis page, and its colour-coded completion grid (a pandas
-Styler, drawn without Plotly), as pure functions of the analysis tables."""
+"""Plotly figures for the analysis page, and its first tab's tables as plain HTML (the
+colour-coded completion grid and the per-cell table), as pure functions of the analysis tables.
+
+The Completion tab opens first, so it loads neither Plotly nor Streamlit's data-grid component
+(1.2 MB of JavaScript and a canvas per table) in the browser: its tables are HTML, every value
+escaped, in a scroll box with a sticky header.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import html
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from study.analysis.completion import CODE_LABELS
 from study.analysis.questionnaires_agg import SUS_BENCHMARK, SusSummary
-
-if TYPE_CHECKING:
-    from pandas.io.formats.style import Styler
 
 CODE_COLOURS = {"solved": "#1a9850", "partial-better": "#fee08b",
                 "partial-not-original": "#fc8d59", "not-solved": "#d73027"}
@@ -72,10 +75,67 @@ def code_style(code: str) -> str:
     return f"background-color: {bg}; color: {fg}"
 
 
-def completion_table(codes: pd.DataFrame, texts: pd.DataFrame) -> Styler:
-    """The completion grid (:func:`completion_grid`) as a pandas Styler: each cell's text on
-    its code's colour, so it reads as text and at a glance without a chart library."""
-    return texts.style.apply(lambda _: codes.map(code_style), axis=None)
+# a table in a box that scrolls both ways under a sticky header (and, for the grid, a sticky
+# participant column); as Streamlit's light theme draws its tables, headers at 7:1 contrast
+TABLE_CSS = """<style>
+.pq-tbl { overflow: auto; border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; }
+.pq-tbl table { border-collapse: separate; border-spacing: 0; font-size: 0.875rem;
+  width: max-content; min-width: 100%; }
+.pq-tbl th, .pq-tbl td { padding: 0.25rem 0.5rem; text-align: left; vertical-align: top;
+  border-bottom: 1px solid rgba(49, 51, 63, 0.1); border-right: 1px solid rgba(49, 51, 63, 0.1);
+  white-space: nowrap; }
+.pq-tbl th { background: #f8f9fb; color: #55575f; font-weight: 400; }
+.pq-tbl thead th { position: sticky; top: 0; z-index: 2; }
+.pq-tbl tbody th { position: sticky; left: 0; z-index: 1; }
+.pq-tbl thead th:first-child { left: 0; z-index: 3; }
+</style>"""
+
+
+def _table(head: list[str], rows: list[tuple[str, list[tuple[str, str]]]], label: str,
+           max_height: int, classes: str = "") -> str:
+    """An HTML table in a scroll box: ``head`` the column titles, each row a header cell and
+    (text, CSS class) cells; every text escaped. The box is a labelled, focusable region, so
+    it scrolls by keyboard too."""
+    esc = html.escape
+    out = [f'<div class="pq-tbl {classes}" role="region" aria-label="{esc(label)}" '
+           f'tabindex="0" style="max-height: {max_height}px"><table><thead><tr>',
+           *(f'<th scope="col">{esc(h)}</th>' for h in head), "</tr></thead><tbody>"]
+    for name, cells in rows:
+        out.append(f'<tr><th scope="row">{esc(name)}</th>')
+        out.extend(f'<td class="{cls}">{esc(text)}</td>' if cls else f"<td>{esc(text)}</td>"
+                   for text, cls in cells)
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def _cell(value: Any) -> str:
+    """How a table cell shows ``value``: missing values (None, NaN) as an empty cell."""
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
+def completion_html(codes: pd.DataFrame, texts: pd.DataFrame, max_height: int = 740) -> str:
+    """The completion grid (:func:`completion_grid`) as an HTML table: a row per participant,
+    each cell's whole text on its code's colour (black or white text, :func:`code_style`)."""
+    known = [*CODE_COLOURS, UNCODED]
+    css = "".join(f".pq-grid td.pq-c-{code} {{ {code_style(code)} }}\n" for code in known)
+    cls = {code: f"pq-c-{code}" for code in known}
+    rows = [(str(name), [(text, cls.get(code, cls[UNCODED]))
+                         for text, code in zip(texts.loc[name], codes.loc[name], strict=True)])
+            for name in texts.index]
+    return (f"{TABLE_CSS}<style>{css}</style>"
+            + _table(["participant", *map(str, texts.columns)], rows,
+                     "Task completion per participant", max_height, "pq-grid"))
+
+
+def table_html(frame: pd.DataFrame, label: str, max_height: int = 400) -> str:
+    """``frame`` as an HTML table, its first column as the row headers (sticky when the box
+    scrolls sideways) and missing values as empty cells: a table readable without a data-grid
+    component."""
+    first, *rest = frame.columns
+    rows = [(_cell(row[0]), [(_cell(v), "") for v in row[1:]])
+            for row in frame[[first, *rest]].itertuples(index=False, name=None)]
+    return TABLE_CSS + _table([str(c) for c in frame.columns], rows, label, max_height)
 
 
 ROW_PX = 30  # a bar row, and a Likert bar, never thinner than this

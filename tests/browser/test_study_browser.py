@@ -60,6 +60,25 @@ def _click(page, name: str) -> None:
     page.get_by_role("button", name=name, exact=True).locator("visible=true").first.click()
 
 
+def _completion_tables_drawn(page, fetched: list[str]) -> None:
+    """The Completion tab's grid and per-cell table are HTML that Chromium draws with each
+    cell's code colour (the sanitiser kept the styles), and opening the tab fetched neither
+    the data-grid component nor Plotly (issue 24: the first load stays light)."""
+    from study.analysis.figures import CODE_COLOURS, UNCODED, UNCODED_COLOUR
+
+    page.locator(".pq-grid td").first.wait_for()
+    assert page.locator(".pq-grid tbody tr").count() == 2  # the two participants
+    cells = page.locator(".pq-grid td").evaluate_all(
+        "(tds) => tds.map((td) => [td.className, getComputedStyle(td).backgroundColor])")
+    rgb = {f"pq-c-{code}": "rgb({}, {}, {})".format(*(int(c[i:i + 2], 16) for i in (1, 3, 5)))
+           for code, c in {**CODE_COLOURS, UNCODED: UNCODED_COLOUR}.items()}
+    assert cells and all(bg == rgb[cls] for cls, bg in cells), cells
+    assert page.locator('[aria-label="Every cell: suggestion, reason and code"] tbody tr'
+                        ).count() > 0
+    heavy = [u for u in fetched if "/DataFrame." in u or "/PlotlyChart." in u]
+    assert not heavy, heavy
+
+
 def _wait(page, text: str, timeout_ms: int = 120_000) -> None:
     page.get_by_text(text).first.wait_for(timeout=timeout_ms)
 
@@ -245,9 +264,12 @@ def test_two_participants_run_the_study_while_a_researcher_follows(browser, serv
         assert {store.participant(p)["status"] for p in (pa, pb)} == {"completed"}
         TIMES["both completed"] = time.monotonic() - t0
 
+        fetched: list[str] = []
+        r.on("request", lambda req: fetched.append(req.url))
         r.goto(f"{base}/analysis")
         _wait(r, "Completion rate")
         _shot(r, "r-04-analysis")
+        _completion_tables_drawn(r, fetched)
         r.get_by_label("Coder (initials)").fill("TB")
         r.get_by_label("Coder (initials)").press("Enter")
         _idle(r)
