@@ -89,6 +89,8 @@ def test_analysis_page(demo_db, monkeypatch):
     assert any("hidden unless included" in i.value for i in at.info)
     at.checkbox(key="an_sim_live").check().run()
     assert not at.exception and len(at.tabs) == 6
+    assert not [h for h in at.html if 'aria-label="Every cell' in h.value]  # shown on request
+    at.toggle(key="an_comp_show").set_value(True).run()
     _completion_grid_matches_the_table(at)
     at.text_input(key="an_coder").input("ab").run()
     at.selectbox(key="an_code_s").set_value("3")

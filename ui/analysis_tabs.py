@@ -120,15 +120,20 @@ def completion_tab(v: View) -> None:
                    "suggestion (marked '(suggested)'), else 'uncoded'.")
         st.html(memo(_grid_html, comp))
         cells = memo(_without, comp, "participant")
-        # the grid component (sort, search, download) when asked for, or for a table too long
-        # for an HTML one
-        if len(cells) > HTML_ROWS or st.toggle(
-                "Sort and search the cells", key="an_comp_sort",
-                help="Show the table below as an interactive grid: sort by a column, search, "
-                     "download it as CSV."):
-            st.dataframe(cells, hide_index=True, key="an_comp_cells")
-        else:
-            st.html(memo(F.table_html, cells, "Every cell: suggestion, reason and code"))
+        # every cell on request: a few hundred rows drawn on each study switch cost ~0.4 s
+        # (issue 24: a switch within 0.5 s); then the grid component (sort, search, download)
+        # when asked for, or for a table too long for an HTML one
+        if st.toggle(f"Show every cell ({len(cells)}): suggestion, reason and code",
+                     key="an_comp_show",
+                     help="The per-cell table below the grid, to check a suggestion's reason "
+                          "before coding it."):
+            if len(cells) > HTML_ROWS or st.toggle(
+                    "Sort and search the cells", key="an_comp_sort",
+                    help="Show the table below as an interactive grid: sort by a column, "
+                         "search, download it as CSV."):
+                st.dataframe(cells, hide_index=True, key="an_comp_cells")
+            else:
+                st.html(memo(F.table_html, cells, "Every cell: suggestion, reason and code"))
         labels = v.labels
         with st.form("an_code"):
             c1, c2, c3, c4 = st.columns(4)

@@ -73,6 +73,9 @@ def _completion_tables_drawn(page, fetched: list[str]) -> None:
     rgb = {f"pq-c-{code}": "rgb({}, {}, {})".format(*(int(c[i:i + 2], 16) for i in (1, 3, 5)))
            for code, c in {**CODE_COLOURS, UNCODED: UNCODED_COLOUR}.items()}
     assert cells and all(bg == rgb[cls] for cls, bg in cells), cells
+    page.get_by_text("Show every cell", exact=False).first.click()  # the per-cell table
+    page.locator('[aria-label="Every cell: suggestion, reason and code"] tbody tr'
+                 ).first.wait_for()
     assert page.locator('[aria-label="Every cell: suggestion, reason and code"] tbody tr'
                         ).count() > 0
     heavy = [u for u in fetched if "/DataFrame." in u or "/PlotlyChart." in u]
