@@ -10,8 +10,10 @@ the rejected query they change), set operations of two branches, attachment regr
 ``(X) OR (Y)``, then one-edit variants of the candidates that agree best with the answers.
 Every new query must hold every feature set the user said Yes to and none they said No to,
 must pass the read-only allow-list and execute, and must produce an output that is neither
-rejected nor already surviving; one query per new output is added with a small prior. It is
-deterministic: the same session always gets the same queries.
+rejected nor already surviving; one query per new output is added with a small prior — of
+the tried queries giving that output, the most probable and then the shortest, not merely the
+first (an honest answer about how the output is spelled then keeps it). It is deterministic:
+the same session always gets the same queries.
 """
 
 from __future__ import annotations
@@ -138,10 +140,18 @@ def _rejected_reference(session: RepairSession, rec: _Recomposer) -> Parts | Non
     return None
 
 
+def _spelling_rank(sql: str, weight: float) -> tuple[float, int]:
+    """How a query ranks among proposals giving one output (lower first): the most probable,
+    then the shortest. A person spells a reading plainly, and an honest answer about spelling
+    (``DISTINCT``, an extra ``HAVING``, a detour through a subquery) then keeps the output."""
+    return -weight, len(sql)
+
+
 def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: str,
            max_new: int) -> RepairOutcome:
     """Execute proposals in order; add those that run, agree with every answer and give an
-    output neither rejected nor surviving nor already added (one per output)."""
+    output neither rejected nor surviving, one query per output: of the tried proposals
+    giving it, the first by :func:`_spelling_rank` (the order decides which outputs get in)."""
     pool = session.pool
     db = session.database
     rejected = session.rejected_outputs()
@@ -152,7 +162,7 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
     results: list[ExecutionResult] = []
     weights: list[float] = []
     features: list[list[Feature]] = []
-    outputs_added: set[str] = set()
+    outputs_added: dict[str, int] = {}  # output -> its query's place in ``added``
     cache = pool.repair_cache
     trees: dict[str, Any] = {}  # the allow-list's parse, read again for features (same dialect)
     budget = [(sql, w) for sql, w in proposals[:MAX_TRIED] if sql not in known_sql]
@@ -169,12 +179,16 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
             held[sql] = cache[sql] = [result, output_key(result), None]
         entries: dict[str, list[Any]] = {sql: e for sql, e in held.items() if e is not None}
         for sql, weight in chunk:
-            if len(added) >= max_new:
-                break
             entry = entries[sql]
             result, key, feature_list = entry
-            if not result.ok or key in rejected or key in alive_outputs or key in outputs_added:
+            if not result.ok or key in rejected or key in alive_outputs:
                 continue
+            place = outputs_added.get(key)
+            if place is None and len(added) >= max_new:
+                continue  # full: the rest of this chunk may only respell an added output
+            if place is not None and _spelling_rank(sql, weight) >= _spelling_rank(
+                    added[place], weights[place]):
+                continue  # this output already has a query at least as plain and probable
             if feature_list is None:
                 try:
                     tree = trees.get(sql) if db.dialect == pool.dialect else None
@@ -185,7 +199,11 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
                                                | {f.key for f in pool.answer_features(result)},
                                                yes, no):
                 continue
-            outputs_added.add(key)
+            if place is not None:  # a plainer or more probable spelling of an added output
+                added[place], results[place] = sql, result
+                weights[place], features[place] = weight, feature_list
+                continue
+            outputs_added[key] = len(added)
             added.append(sql)
             results.append(result)
             weights.append(weight)
