@@ -11,8 +11,8 @@ the rejected query they change), set operations of two branches, attachment regr
 Every new query must hold every feature set the user said Yes to and none they said No to,
 must pass the read-only allow-list and execute, and must produce an output that is neither
 rejected nor already surviving; one query per new output is added with a small prior — of
-the tried queries giving that output, the most probable and then the shortest, not merely the
-first (an honest answer about how the output is spelled then keeps it). It is deterministic:
+the tried queries giving that output the most probable, not merely the first (a detour
+spelling found first is what an honest answer about spelling removes). It is deterministic:
 the same session always gets the same queries.
 """
 
@@ -140,18 +140,12 @@ def _rejected_reference(session: RepairSession, rec: _Recomposer) -> Parts | Non
     return None
 
 
-def _spelling_rank(sql: str, weight: float) -> tuple[float, int]:
-    """How a query ranks among proposals giving one output (lower first): the most probable,
-    then the shortest. A person spells a reading plainly, and an honest answer about spelling
-    (``DISTINCT``, an extra ``HAVING``, a detour through a subquery) then keeps the output."""
-    return -weight, len(sql)
-
-
 def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: str,
            max_new: int) -> RepairOutcome:
     """Execute proposals in order; add those that run, agree with every answer and give an
     output neither rejected nor surviving, one query per output: of the tried proposals
-    giving it, the first by :func:`_spelling_rank` (the order decides which outputs get in)."""
+    giving it, the most probable, the first of equally probable ones (the order decides
+    which outputs get in). An honest answer about spelling then less often removes it."""
     pool = session.pool
     db = session.database
     rejected = session.rejected_outputs()
@@ -186,9 +180,8 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
             place = outputs_added.get(key)
             if place is None and len(added) >= max_new:
                 continue  # full: the rest of this chunk may only respell an added output
-            if place is not None and _spelling_rank(sql, weight) >= _spelling_rank(
-                    added[place], weights[place]):
-                continue  # this output already has a query at least as plain and probable
+            if place is not None and weight <= weights[place]:
+                continue  # this output already has a query at least as probable
             if feature_list is None:
                 try:
                     tree = trees.get(sql) if db.dialect == pool.dialect else None
@@ -199,7 +192,7 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
                                                | {f.key for f in pool.answer_features(result)},
                                                yes, no):
                 continue
-            if place is not None:  # a plainer or more probable spelling of an added output
+            if place is not None:  # a more probable spelling of an added output
                 added[place], results[place] = sql, result
                 weights[place], features[place] = weight, feature_list
                 continue
