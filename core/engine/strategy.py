@@ -65,7 +65,8 @@ LOOKAHEAD_BEAM = 8  # variables scored ahead (the rest keep their one-question b
 # questions ahead; gold-features, all 169 pairs, recomposition, 15 turns): expected-depth
 # clauses 0.888 (6.55 turns), expected-depth mixed and mixed+values 0.852 (5.67, 5.56),
 # outputs+values 0.840, outputs 0.822 (5.22), planned mixed+values 0.876
-# (5.53), planned clauses 0.864 (7.04), planned mixed 0.852 (5.84).
+# (5.53), planned clauses 0.864 (7.04), planned mixed 0.852 (5.84), planned outputs+values
+# 0.840 (5.25), planned outputs 0.822 (5.27).
 WORKSPACE_DEFAULT: dict[str, object] = {"strategy": "expected-depth", "questions": "clauses",
                                         "values": False}
 
