@@ -10,7 +10,7 @@ import pytest
 
 from core.engine.errors import SessionError
 from core.engine.pool import prepare_pool
-from core.engine.repair import RepairOutcome, decompose, recompose
+from core.engine.repair import RepairOutcome, _admit, decompose, recompose
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from tests.conftest_core import make_task, run_read_only
@@ -82,6 +82,26 @@ def test_every_recomposed_candidate_passes_the_allow_list_and_executes(pool, tas
     run_read_only(task.database, outcome.added)
     keys = [s.output_key_of(i) for i in range(pool.n, s.pool.n)]
     assert len(set(keys)) == len(keys)  # one candidate per new output
+
+
+def test_each_new_output_gets_its_most_probable_query(pool, task):
+    """Of several proposals giving one new output, the most probable is admitted (the first of
+    equally probable ones), whatever their order, so a detour spelling found first (an extra
+    DISTINCT or condition) does not stand for the output; other outputs keep their place."""
+    plain = GOLD
+    detour = "SELECT title, year FROM film WHERE genre = 'action' AND year > 2000 AND year > 1990"
+    distinct = "SELECT DISTINCT title, year FROM film WHERE genre = 'action' AND year > 2000"
+    other = "SELECT year FROM film WHERE genre = 'action'"
+    s = _session(pool, task)
+    results = run_read_only(task.database, [plain, detour, distinct, other])
+    keys = [output_key(r) for r in results]
+    assert keys[0] == keys[1] == keys[2] != keys[3]  # three spellings of one output
+    outcome = _admit(s, [(distinct, 0.05), (plain, 0.125), (other, 0.1), (detour, 0.125)],
+                     "recompose", 24)
+    assert outcome.added == (plain, other)  # the output's first place, its likeliest query
+    assert s.history[-1].weights == (0.125, 0.1)
+    assert [s.output_key_of(i) for i in range(pool.n, s.pool.n)] == [keys[0], keys[3]]
+    assert "DISTINCT" not in s.pool.feature_keys(pool.n)
 
 
 def test_recompose_is_deterministic(pool, task):

@@ -10,8 +10,10 @@ the rejected query they change), set operations of two branches, attachment regr
 ``(X) OR (Y)``, then one-edit variants of the candidates that agree best with the answers.
 Every new query must hold every feature set the user said Yes to and none they said No to,
 must pass the read-only allow-list and execute, and must produce an output that is neither
-rejected nor already surviving; one query per new output is added with a small prior. It is
-deterministic: the same session always gets the same queries.
+rejected nor already surviving; one query per new output is added with a small prior — of
+the tried queries giving that output the most probable, not merely the first (a detour
+spelling found first is what an honest answer about spelling removes). It is deterministic:
+the same session always gets the same queries.
 """
 
 from __future__ import annotations
@@ -213,7 +215,9 @@ def _rejected_reference(session: RepairSession, rec: _Recomposer) -> Parts | Non
 def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: str,
            max_new: int, stop: Stop | None = None) -> RepairOutcome:
     """Execute proposals in order; add those that run, agree with every answer and give an
-    output neither rejected nor surviving nor already added (one per output)."""
+    output neither rejected nor surviving, one query per output: of the tried proposals
+    giving it, the most probable, the first of equally probable ones (the order decides
+    which outputs get in). An honest answer about spelling then less often removes it."""
     pool = session.pool
     db = session.database
     rejected = session.rejected_outputs()
@@ -224,7 +228,7 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
     results: list[ExecutionResult] = []
     weights: list[float] = []
     features: list[list[Feature]] = []
-    outputs_added: set[str] = set()
+    outputs_added: dict[str, int] = {}  # output -> its query's place in ``added``
     cache = pool.repair_cache
     trees: dict[str, Any] = {}  # the allow-list's parse, read again for features (same dialect)
     budget = [(sql, w) for sql, w in proposals[:MAX_TRIED] if sql not in known_sql]
@@ -242,12 +246,15 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
             held[sql] = cache[sql] = [result, output_key(result), None]
         entries: dict[str, list[Any]] = {sql: e for sql, e in held.items() if e is not None}
         for sql, weight in chunk:
-            if len(added) >= max_new:
-                break
             entry = entries[sql]
             result, key, feature_list = entry
-            if not result.ok or key in rejected or key in alive_outputs or key in outputs_added:
+            if not result.ok or key in rejected or key in alive_outputs:
                 continue
+            place = outputs_added.get(key)
+            if place is None and len(added) >= max_new:
+                continue  # full: the rest of this chunk may only respell an added output
+            if place is not None and weight <= weights[place]:
+                continue  # this output already has a query at least as probable
             if feature_list is None:
                 try:
                     tree = trees.get(sql) if db.dialect == pool.dialect else None
@@ -258,7 +265,11 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
                                                | {f.key for f in pool.answer_features(result)},
                                                yes, no):
                 continue
-            outputs_added.add(key)
+            if place is not None:  # a more probable spelling of an added output
+                added[place], results[place] = sql, result
+                weights[place], features[place] = weight, feature_list
+                continue
+            outputs_added[key] = len(added)
             added.append(sql)
             results.append(result)
             weights.append(weight)
