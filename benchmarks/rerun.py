@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import ROOT, build_bank, print_table, stats
-from benchmarks.paint import TIMEOUT_MS, first_paint, new_page, timeline
+from benchmarks.paint import TIMEOUT_MS, first_paint, new_page, timeline, workspace_settled
 from benchmarks.split import SPLIT, Split, wait_quiet
 from core.settings import BUILTIN_BANK
 from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
@@ -405,7 +405,8 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                        network)
             paint_rows(rows, browser, "workspace + chart", f"{url}/workspace", lambda pg: (
                 pg.get_by_text("queries remain").wait_for(),
-                pg.locator(".pq-space[data-revision]").first.wait_for()), reps, network)
+                pg.locator(".pq-space[data-revision]").first.wait_for()), reps, network,
+                settle=workspace_settled)
             steps: dict[str, tuple[list[float], list[float]]] = {}
 
             def step_times(i: int) -> list[float]:  # both rows come from one set of runs
@@ -419,14 +420,16 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
 
 
 def paint_rows(rows: Rows, browser, what: str, address: str, ready: Callable, reps: int,
-               network: bool) -> None:
-    """A new session's first paint of ``address``, with a cold and with a warm HTTP cache."""
+               network: bool, settle: Callable | None = None) -> None:
+    """A new session's first paint of ``address``, with a cold and with a warm HTTP cache
+    (``settle``: see :func:`benchmarks.paint.first_paint`)."""
     cold = f"new session → {what} drawn (cold HTTP cache)"
     warm = f"new session → {what} drawn (warm HTTP cache: new tab after one visit)"
     if network and (rows.wanted(cold) or rows.wanted(warm)):
         timeline(browser, address, ready, what)
-    rows.add(cold, lambda: first_paint(browser, address, ready, reps))
-    rows.add(warm, lambda: first_paint(browser, address, ready, reps, warm=True))
+    rows.add(cold, lambda: first_paint(browser, address, ready, reps, settle=settle))
+    rows.add(warm, lambda: first_paint(browser, address, ready, reps, warm=True,
+                                       settle=settle))
 
 
 def apptest_ms(bank: Path, task_id: str, reps: int) -> list[float]:

@@ -37,7 +37,9 @@ store = data.store()
 pid = st.query_params.get("p")
 if withdrawn_notice(store, pid):
     st.stop()
-preload()  # the workspace's files load now, not when the practice first shows it
+# the workspace's files load now, not when the practice first shows it; Streamlit's component
+# chunks from the first page after consent on (consent's own first paint does not pay them)
+preload(bridge=pid is not None)
 if not pid:  # agreeing puts the new pseudonym in ?p= in its callback, before this line
     views.consent(store, spec)
     st.stop()

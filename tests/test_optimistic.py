@@ -32,12 +32,19 @@ def _app(bank: str, task_id: str, mode: str) -> None:
                      options=WorkspaceOptions(pool_accounting=mode == "study"))
 
 
-def _start(bank: Path, index: int, mode: str = "free") -> tuple[AppTest, str]:
+def _start(bank: Path, index: int, mode: str = "free", painted: bool = True
+           ) -> tuple[AppTest, str]:
+    """The workspace's first render, then (with ``painted``) the browser's "painted" rerun,
+    which brings the next states."""
     task = task_ids(bank)[index]
     at = AppTest.from_function(_app, args=(str(bank), task, mode), default_timeout=60)
     at.run()
     assert not at.exception, at.exception
-    return at, f"pleasqlarify.{task}."
+    prefix = f"pleasqlarify.{task}."
+    if painted:
+        fire(at, f"{prefix}next_views", "painted", {"seq": 1})
+        assert not at.exception, at.exception
+    return at, prefix
 
 
 def _next(at: AppTest, prefix: str) -> dict:
@@ -72,6 +79,31 @@ def test_the_speculated_yes_and_no_states_are_what_the_rerun_draws(bank: Path, i
         assert _shown(at, views) == views  # the browser showed this already: nothing changes
         assert _ack(at, prefix) == step
     assert step > 1
+
+
+def test_the_first_render_defers_the_next_states_until_the_browser_has_painted(
+        bank: Path) -> None:
+    """A new workspace's first render carries no next states, only what the browser waits
+    for before asking; its "painted" rerun brings them, and later renders carry them at once
+    (an answer pressed before "painted" is drawn by its rerun, as without speculation)."""
+    at, prefix = _start(bank, 1, painted=False)
+    first = _next(at, prefix)
+    assert first["next"] is None and first["defer"] == ".pq-space[data-revision]"
+    shown = component_data(at, f"{prefix}dv.chips")
+    fire(at, f"{prefix}next_views", "painted", {"seq": 1})
+    assert not at.exception, at.exception
+    carried = _next(at, prefix)
+    assert "defer" not in carried and carried["next"]["for"] == shown["state"]
+    assert component_data(at, f"{prefix}dv.chips") == shown  # nothing else changed
+
+    early, _ = _start(bank, 1, painted=False)
+    answer(early, prefix, True, seq=1)  # before the browser said "painted"
+    assert not early.exception, early.exception
+    ws = early.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
+    assert ws.session.step == 1 and _ack(early, prefix) == 1
+    after = _next(early, prefix)
+    assert "defer" not in after and after["next"]["for"] == component_data(
+        early, f"{prefix}dv.chips")["state"]
 
 
 def test_an_answer_for_a_variable_that_is_no_longer_open_changes_nothing(bank: Path) -> None:

@@ -14,6 +14,7 @@ from ui.state import (
     PREPARED,
     default_session,
     prepare_session,
+    started_session,
     take_prepared,
     warm_session,
     workspace_state,
@@ -39,6 +40,24 @@ def test_warm_session_is_a_fresh_session_with_its_first_state_computed(pool) -> 
     warm = warm_session(pool)
     assert warm.origin_pool is pool and warm.history == []
     _same_start(warm, default_session(pool))
+
+
+def test_started_sessions_share_the_first_state_and_nothing_else(pool) -> None:
+    """New sessions fork one first state computed once per pool: each equals a fresh session,
+    and a decision in one changes neither the other nor the next one started."""
+    a, b = started_session(pool), started_session(pool)
+    assert a is not b and a.origin_pool is pool and not a.history
+    assert a.variables() is b.variables()  # computed once, shared read-only
+    _same_start(a, default_session(pool))
+    first = a.next_variable()
+    assert first is not None
+    a.answer(first.keys, True)
+    assert a.step == 1 and b.step == 0 and not b.history
+    c = started_session(pool)
+    _same_start(c, default_session(pool))
+    _same_start(b, c)
+    b.answer(first.keys, True)
+    assert b.variables() == a.variables() and b.survivors.tolist() == a.survivors.tolist()
 
 
 def test_background_preparation_gives_the_on_click_session_once(pool) -> None:

@@ -10,6 +10,11 @@ right after the panels) the panels keep the speculated state and only remember w
 sent; then they show the server's state (normally identical), so a refused or lost answer never
 leaves a wrong state on the screen. Speculated views are used only from the state they were
 computed for (:func:`ui.views.state_token`).
+
+A workspace's first render sends no next states: its carrier asks the browser to say when the
+page is painted (the trigger ``painted``, sent once the chart has drawn), and that rerun of the
+panels brings them. So a new session's first paint never waits for the speculation (half the
+server's first run, ~94 KB of the first page's data), and Yes/No are speculated from then on.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from ui.views import ALL_CLAUSES, button_key, current_variable, panel_views, sta
 
 CARRIER = "next_views"  # widget-key suffixes of the hidden elements (CSS hides them by these)
 ACKNOWLEDGE = "answer_ack"
+DRAWN = "drawn"  # ws.extra: the workspace was rendered once (its next states are then sent)
+PAINTED_WHEN = ".pq-space[data-revision]"  # what the browser waits for before "painted"
 CSS = ('<style>div[class*="-next_views"], div[class*="-answer_ack"] {display: none;}</style>')
 LOG = logging.getLogger(__name__)
 
@@ -63,11 +70,25 @@ def acknowledge(ws: WorkspaceState) -> None:
 
 def carrier(ws: WorkspaceState, options: WorkspaceOptions, hover: bool) -> None:
     """The hidden element with the next states (drawn last: the visible panels are on their way
-    to the browser while this is computed). A failure here costs only the speculation."""
-    try:
-        views = next_views(ws, options, hover)
-    except Exception:  # the answer is then drawn by its rerun, as without
-        LOG.exception("speculating the next workspace states failed")
-        views = None
-    clause_panel("", key=ws.widget_key(CARRIER), testid="pq-next", on={},
-                 extra={"next": views})
+    to the browser while this is computed). A failure here costs only the speculation.
+
+    On the workspace's first render it carries none: it asks the browser for the trigger
+    ``painted`` once the page (and the chart, when shown) is painted, whose rerun of the
+    panels sends them, so the first paint does not wait for them.
+    """
+    first = not ws.extra.get(DRAWN)
+    ws.extra[DRAWN] = True
+    views = None
+    if not first:
+        try:
+            views = next_views(ws, options, hover)
+        except Exception:  # the answer is then drawn by its rerun, as without
+            LOG.exception("speculating the next workspace states failed")
+    defer = {"defer": PAINTED_WHEN if options.show_action_space else ""} if first else {}
+    clause_panel("", key=ws.widget_key(CARRIER), testid="pq-next", on={"painted": _painted},
+                 extra={"next": views, **defer})
+
+
+def _painted() -> None:
+    """The browser painted the workspace's first render: the trigger's rerun of the panels
+    (not this callback) computes and sends the next states."""

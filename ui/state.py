@@ -3,12 +3,15 @@
 Everything lives in ``st.session_state`` (per browser session), never in module globals or
 ``st.cache_resource`` objects, which are shared between participants. Each workspace is stored
 under one namespaced key holding a :class:`WorkspaceState`; widget keys are derived from the
-same namespace so two embedded workspaces never collide.
+same namespace so two embedded workspaces never collide. The one thing shared between users is
+what a pool determines alone: the first state of a new default session (:func:`started_session`),
+of which each user gets an independent fork.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -85,7 +88,7 @@ def workspace_state(pool: PreparedPool, namespace: str = "free", *,
                                 ws.dismissed)
         else:
             warm = take_prepared(pool, store=state) if factory is None else None
-            ws = WorkspaceState(warm or (factory or default_session)(pool), pool.question)
+            ws = WorkspaceState(warm or (factory or started_session)(pool), pool.question)
         state[key] = ws
     return ws
 
@@ -107,7 +110,34 @@ def warm_session(pool: PreparedPool) -> RepairSession:
     session.cluster_of()
     session.variables()
     session.predicted_query()
+    session.predicted_output()
     return session
+
+
+STARTS_MAX = 32  # pools whose first state is kept (a generated pool is one user's own)
+_STARTS: OrderedDict[int, tuple[PreparedPool, RepairSession]] = OrderedDict()
+_STARTS_LOCK = threading.Lock()
+
+
+def started_session(pool: PreparedPool) -> RepairSession:
+    """A new default session of ``pool`` whose first state (clusters, ranked questions,
+    predicted query and output) is computed once per pool and process: every user starts in
+    that same state (the ranking is seeded by the session's ``random_state`` and step), so a
+    new session's first paint does not rank again. Each call returns an independent fork (its
+    own history and memo; the shared views are never changed in place)."""
+    with _STARTS_LOCK:
+        entry = _STARTS.get(id(pool))
+        if entry is not None and entry[0] is pool:
+            _STARTS.move_to_end(id(pool))
+            return entry[1].fork()
+    start = warm_session(pool)  # outside the lock: other pools' sessions do not wait
+    with _STARTS_LOCK:
+        entry = _STARTS.get(id(pool))
+        if entry is None or entry[0] is not pool:  # the first one computed is kept
+            entry = _STARTS[id(pool)] = (pool, start)
+            while len(_STARTS) > STARTS_MAX:
+                _STARTS.popitem(last=False)
+        return entry[1].fork()
 
 
 def prepare_session(load: Callable[[], PreparedPool], task_id: str, *,
@@ -126,7 +156,7 @@ def prepare_session(load: Callable[[], PreparedPool], task_id: str, *,
 
     def run() -> None:
         try:
-            prepared[task_id] = warm_session(load())
+            prepared[task_id] = started_session(load())
         except Exception:  # the workspace then computes it itself, and shows why
             prepared.pop(task_id, None)
     if not background:

@@ -374,7 +374,8 @@ def test_a_yes_is_drawn_while_the_server_says_nothing_and_its_rerun_redraws_noth
     first = default_session(pool).next_variable()
     held = _hold_server_messages(page)
     _open(page, server)
-    page.locator('[data-testid="pq-next"]').wait_for(state="attached")
+    # the first render carries no next states: they follow its "painted" rerun
+    page.locator('[data-testid="pq-next"][data-speculated]').wait_for(state="attached")
     page.wait_for_timeout(500)
     before = page.evaluate(PANELS_JS)
     held["on"] = True
@@ -399,7 +400,8 @@ def _pressed_quickly(page, server: str, keys: str, release: bool = True) -> dict
     still held after, without ``release``)."""
     held = _hold_server_messages(page)
     _open(page, server)
-    page.locator('[data-testid="pq-next"]').wait_for(state="attached")
+    # the first render carries no next states: they follow its "painted" rerun
+    page.locator('[data-testid="pq-next"][data-speculated]').wait_for(state="attached")
     page.wait_for_timeout(500)
     page.locator("h3", has_text="Decision Space").click()  # focus the page, not an input
     held["on"] = True
@@ -586,7 +588,8 @@ def test_the_components_modules_are_fetched_once_before_the_chart_needs_them(
         page, server: str) -> None:
     """The page asks for the chart's and panels' modules at its start (issue 24: the first
     paint waited for the first chart to render, then for its logic.js), each is fetched once,
-    and the element doing it takes no room."""
+    and the elements doing it (with the hidden panel that loads Streamlit's component chunks
+    first) take no room."""
     _open(page, server)
     got = page.evaluate("""() => ({
       links: [...document.querySelectorAll('link[rel=modulepreload]')]
@@ -596,10 +599,13 @@ def test_the_components_modules_are_fetched_once_before_the_chart_needs_them(
       hidden: [...document.querySelectorAll('[data-testid="stElementContainer"]')]
         .filter(e => e.querySelector('#pq-preload'))
         .map(e => getComputedStyle(e).display),
+      bridge: [...document.querySelectorAll('.st-key-pleasqlarify_preload')]
+        .map(e => [getComputedStyle(e).display, !!e.querySelector('[data-testid="pq-preload-bridge"]')]),
     })""")
     want = sorted(f"/_stcore/bidi-components/pleasqlarify.{c}/{f}"
                   for c in ("action_space", "clauses") for f in (f"{c}.js", "logic.js"))
     assert got["links"] == want
     assert sorted(got["fetched"]) == want  # once each: the components reuse the preloaded ones
     assert got["hidden"] == ["none"]
+    assert got["bridge"] == [["none", True]]  # mounted (its chunks loaded), not shown
     assert page.locator("#pq-preload").bounding_box() is None

@@ -44,8 +44,11 @@ def _register(component: str = "action_space") -> Any:
 # Hidden element whose script asks the browser for the components' modules at once (kept in the
 # page's module map), so a first paint does not wait for the first chart or panel to be
 # rendered before fetching them, then for logic.js after them. (Their small stylesheets are
-# left to Streamlit: a preloaded one was fetched again by its <link>.)
-PRELOAD = """<style>[data-testid="stElementContainer"]:has(#pq-preload) {{ display: none; }}</style>
+# left to Streamlit: a preloaded one was fetched again by its <link>.) Its rule also hides the
+# empty clause panel :func:`preload` mounts with ``bridge``.
+BRIDGE = "pleasqlarify_preload"  # the key of that panel
+PRELOAD = """<style>[data-testid="stElementContainer"]:has(#pq-preload),
+.st-key-pleasqlarify_preload {{ display: none; }}</style>
 <span id="pq-preload" hidden></span><script>
 for (const href of {files}) {{
   if (document.head.querySelector(`link[href="${{href}}"]`)) continue;
@@ -57,9 +60,14 @@ for (const href of {files}) {{
 </script>"""
 
 
-def preload() -> None:
+def preload(bridge: bool = True) -> None:
     """Fetch the components' scripts in the browser now, while the page's script
-    runs (pages that will show a workspace call it first: the free page, the study session)."""
+    runs (pages that will show a workspace call it first: the free page, the study session).
+
+    With ``bridge`` it also mounts an empty, hidden clause panel, so Streamlit's own chunks for
+    these components (its component bridge with Arrow, ~190 KB) are fetched from the page's
+    first element on, in parallel with the script, instead of once the chart's data arrives.
+    """
     for component in COMPONENTS:
         _register(component)  # their files are served once registered
     base = "/".join(p for p in str(st.get_option("server.baseUrlPath") or "").split("/") if p)
@@ -67,6 +75,8 @@ def preload() -> None:
     files = [f"{root}/pleasqlarify.{c}/{name}" for c in COMPONENTS
              for name in (f"{c}.js", "logic.js")]
     st.html(PRELOAD.format(files=json.dumps(files)), unsafe_allow_javascript=True)
+    if bridge:
+        clause_panel("", key=BRIDGE, testid="pq-preload-bridge", on={})
 
 
 def action_space_chart(data: dict[str, Any], *, key: str, on_select: Callable[[], None],

@@ -11,7 +11,10 @@
 // acknowledges its seq (`data.ack` of the ack element, drawn right after the panels), panels only
 // remember the data the server sends, then show it (normally what they already show). Presses
 // and the shortcuts of Back / Previous / Next that come while an answer is on its way are queued
-// and replayed in order once the next state's speculation has arrived.
+// and replayed in order once the next state's speculation has arrived. A workspace's first
+// render carries no next states (`data.defer`): once the page shows `data.defer` (the chart
+// drawn), the carrier sends the trigger "painted", whose rerun brings them; the element has
+// `data-speculated` while it holds some.
 //
 // While repair looks for other readings (ui/panels.py `search_watch`, in the panels fragment), a panel with `data.poll`
 // sends the trigger "poll" `data.poll` ms after each render (again every second while no render
@@ -20,6 +23,16 @@
 import { enqueue, forget, hub, idle, keyAction, SHORTCUTS, speculated } from "./logic.js";
 
 const PENDING_MS = 15000; // an answer never acknowledged (lost) stops waiting then
+const PAINT_WAIT_MS = 5000; // "painted" is sent after this even if `data.defer` never shows
+
+function whenPainted(selector, then, since = performance.now()) {
+  // `then` after the frame that shows `selector` ("": the next frame) has been painted
+  requestAnimationFrame(() => {
+    if (!selector || document.querySelector(selector)
+        || performance.now() - since > PAINT_WAIT_MS) setTimeout(then, 0);
+    else whenPainted(selector, then, since);
+  });
+}
 
 function dvButton(yes) {
   return document.querySelector(
@@ -214,6 +227,13 @@ export default function (component) {
     bindKeys(h);
     root.setAttribute("data-testid", data.testid || "pq-next");
     h.next = data.next;
+    if (data.next) root.dataset.speculated = "1";
+    else delete root.dataset.speculated;
+    if ("defer" in data) {  // the first render: ask for the next states once it is painted
+      whenPainted(data.defer, () => {
+        if (root.isConnected) state.send("painted", { seq: ++state.seq });
+      });
+    }
     if (h.busy) {
       clearTimeout(h.busy);
       h.busy = null;
