@@ -352,3 +352,24 @@ def test_a_searching_workspace_offers_nothing_to_answer(pools) -> None:
     ws = WorkspaceState(RepairSession(pool), pool.question)
     views = searching_views(ws)
     assert all(SEARCHING in v["html"] and "data-event" not in v["html"] for v in views.values())
+
+
+def test_no_repair_is_speculated_in_a_crowded_process(pools, monkeypatch) -> None:
+    """Issue 24 (capacity): with more connected sessions than
+    $PLEASQLARIFY_REPAIR_AHEAD_MAX_SESSIONS a speculated round would slow the other
+    participants' reruns, so none starts and one already queued is dropped before it runs;
+    at or under the limit (a lab study) and outside a server it is speculated as before."""
+    pool = pools["film-departed-makers"]
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    assert actions._active_sessions() is None and not actions.crowded()  # no server here
+    monkeypatch.setattr(actions, "_active_sessions", lambda: actions.CROWD_SESSIONS)
+    ahead = actions.speculate_repair(ws, "recompose", delay=0.2)
+    assert ahead is not None  # a lab study: participant, facilitator, researcher
+    monkeypatch.setattr(actions, "_active_sessions", lambda: actions.CROWD_SESSIONS + 1)
+    assert ahead.done.wait(30) and ahead.outcome is None and ahead.error == "dropped"
+    assert actions.speculate_repair(ws, "recompose", delay=60) is None
+    assert actions.SPEC not in ws.extra
+    monkeypatch.setenv(actions.CROWD_ENV, str(actions.CROWD_SESSIONS + 1))
+    assert not actions.crowded()
+    monkeypatch.setenv(actions.CROWD_ENV, "many")  # unreadable: the default limit
+    assert actions.crowded()

@@ -36,6 +36,8 @@ SPEC = "repair_ahead"  # ws.extra: the RepairSearch speculated for a "No" / "Non
 AHEAD_ENV = "PLEASQLARIFY_REPAIR_AHEAD"  # 0/off: no speculated repair, no remembered rounds
 SPEC_DELAY_S = 0.5  # the person reads a state this long before its repair is speculated
 SPEC_PATIENCE_S = 2.0  # then waits at most this long for the process's speculation slot
+CROWD_ENV = "PLEASQLARIFY_REPAIR_AHEAD_MAX_SESSIONS"
+CROWD_SESSIONS = 3  # more connected sessions than this: no speculated repair (a crowd study)
 _SPEC_SLOT = threading.BoundedSemaphore(1)  # one speculated round at a time per process
 BUSY = ("Still looking for other readings of the question: wait a moment for them, or go "
         "Back to take the rejection back.")
@@ -456,6 +458,8 @@ class RepairSearch:
         it) if the slot stays taken for ``SPEC_PATIENCE_S``: speculation never queues up. A
         press that adopted it runs it at once, slot or not. A dropped round never starts."""
         self.settled.wait(delay)
+        if crowded():  # participants connected while this one read: leave them the CPU
+            self.settle(self.dropped)
         slot = False
         patience = time.monotonic() + SPEC_PATIENCE_S
         while not self.settled.is_set():
@@ -555,6 +559,36 @@ def finish_repair(ws: WorkspaceState, log: Log, wait: float = 0.0) -> RepairOutc
     return search.outcome
 
 
+def crowded() -> bool:
+    """Whether this server process holds more connected sessions than
+    $PLEASQLARIFY_REPAIR_AHEAD_MAX_SESSIONS (default ``CROWD_SESSIONS``): then a speculated
+    repair round (~0.1–0.2 s of CPU) would compete with other participants' reruns for the
+    interpreter (capacity benchmark: p95 per decision 0.09 → 0.5 s at 5 participants), so
+    none is started. A lab study (participant, facilitator) keeps it; outside a server
+    (AppTest, scripts) there is no crowd."""
+    active = _active_sessions()
+    if active is None:
+        return False
+    try:
+        limit = int(os.environ.get(CROWD_ENV, CROWD_SESSIONS))
+    except ValueError:
+        limit = CROWD_SESSIONS
+    return active > limit
+
+
+def _active_sessions() -> int | None:
+    """Connected sessions of this Streamlit server process (None outside a server)."""
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return None
+    try:
+        return int(Runtime.instance()._session_mgr.num_active_sessions())
+    except Exception:  # a Streamlit internal changed: keep speculating
+        LOG.debug("cannot count the process's sessions", exc_info=True)
+        return None
+
+
 def _worth_speculating(session: RepairSession) -> bool:
     """Whether a "None of these" is likely enough here to compute its repair ahead: the first
     state (every participant of a task starts there) and a converged one (one output left,
@@ -576,7 +610,7 @@ def speculate_repair(ws: WorkspaceState, method: str,
     session = ws.session
     current = ws.extra.get(SPEC)
     if (method != "recompose" or SEARCH in ws.extra or PENDING in ws.extra
-            or not ahead_enabled() or not _worth_speculating(session)):
+            or not ahead_enabled() or not _worth_speculating(session) or crowded()):
         drop_speculation(ws)
         return None
     keys = sorted({session.output_key_of(int(i)) for i in session.survivors
