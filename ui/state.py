@@ -11,10 +11,11 @@ of which each user gets an independent fork.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from core.engine.lru import LRUCache
 
 if TYPE_CHECKING:  # the engine (sklearn, scipy) loads with the first workspace, not with Home
     from core.engine.pool import PreparedPool
@@ -115,8 +116,7 @@ def warm_session(pool: PreparedPool) -> RepairSession:
 
 
 STARTS_MAX = 32  # pools whose first state is kept (a generated pool is one user's own)
-_STARTS: OrderedDict[int, tuple[PreparedPool, RepairSession]] = OrderedDict()
-_STARTS_LOCK = threading.Lock()
+_STARTS = LRUCache(STARTS_MAX, 1 << 62)  # str(id(pool)) -> (pool, its first state)
 
 
 def started_session(pool: PreparedPool) -> RepairSession:
@@ -125,19 +125,13 @@ def started_session(pool: PreparedPool) -> RepairSession:
     that same state (the ranking is seeded by the session's ``random_state`` and step), so a
     new session's first paint does not rank again. Each call returns an independent fork (its
     own history and memo; the shared views are never changed in place)."""
-    with _STARTS_LOCK:
-        entry = _STARTS.get(id(pool))
-        if entry is not None and entry[0] is pool:
-            _STARTS.move_to_end(id(pool))
-            return entry[1].fork()
-    start = warm_session(pool)  # outside the lock: other pools' sessions do not wait
-    with _STARTS_LOCK:
-        entry = _STARTS.get(id(pool))
-        if entry is None or entry[0] is not pool:  # the first one computed is kept
-            entry = _STARTS[id(pool)] = (pool, start)
-            while len(_STARTS) > STARTS_MAX:
-                _STARTS.popitem(last=False)
-        return entry[1].fork()
+    key = str(id(pool))
+    entry = _STARTS.get(key)
+    if entry is None or entry[0] is not pool:  # computed unlocked: other pools do not wait
+        entry = _STARTS.setdefault(key, (pool, warm_session(pool)))
+        if entry[0] is not pool:  # an id reused by a new pool: the stale entry goes
+            entry = _STARTS[key] = (pool, warm_session(pool))
+    return entry[1].fork()
 
 
 def prepare_session(load: Callable[[], PreparedPool], task_id: str, *,
