@@ -30,6 +30,8 @@ name = st.selectbox("Study", names, index=names.index(wanted) if wanted in names
                     key="fac_study", format_func=lambda k: f"{k} · {studies[k].title}")
 spec = studies[name].spec
 assert spec is not None
+for note in data.researcher_notices(spec):
+    st.warning(note, icon=":material/key_off:")
 if "fac_session" not in st.session_state:
     st.session_state["fac_session"] = F.facilitator_session()
 session_id = st.session_state["fac_session"]

@@ -109,6 +109,8 @@ if not closed:
     st.markdown(f"Participant link: [{_link(spec.id)}]({_link(spec.id)})")
 for w in spec.warnings:
     st.warning(str(w))
+for note in data.researcher_notices(spec):
+    st.warning(note, icon=":material/key_off:")
 
 st.subheader("Tasks and pools", anchor=False)
 for w in database_warnings(spec):

@@ -25,7 +25,8 @@ Each condition is a known interface variant with its own settings (all optional)
   ``agent: structured | llm`` (default structured) picks who asks: ``llm`` is the tool-using
   LLM agent (core/llm_agent.py) and needs an Anthropic key at run time (without one the page
   is not opened to participants, unless ``fallback: structured`` states that the structured
-  agent may ask instead — then the page says so and logs it); ``model`` names its model.
+  agent may ask instead — then it is logged and Setup and Facilitator say so; participants
+  read nothing about keys); ``model`` names its model.
   ``llm_budget_tokens`` (default 2,000,000) caps the tokens (input + output) the study's LLM
   chats may spend with the researcher's key; when it is spent, chats fall back to the
   structured agent (see study/budget.py). The key is spent only for enrolled participants.

@@ -6,7 +6,8 @@ whatever its name: ``studies/film/study-two-conditions.yaml`` is opened as
 neither opens (a link must name exactly one study). :func:`open_problems` says what keeps a
 valid study closed to participants (a missing task bank; an ``agent: llm`` condition without
 an API key and no stated fallback); :func:`pool_problems` adds every task whose prepared pool is
-missing, so no participant ever waits for a layout fit.
+missing, so no participant ever waits for a layout fit. :func:`key_notices` says, for the
+researcher only, what runs differently without a key (participants read nothing about keys).
 """
 
 from __future__ import annotations
@@ -152,4 +153,23 @@ def open_problems(spec: StudySpec, *, api_key: bool) -> list[SpecProblem]:
                 "key and none is configured, so participants would silently get another agent",
                 "set ANTHROPIC_API_KEY (or ANTHROPIC_API_KEY in .streamlit/secrets.toml), or "
                 "state 'fallback: structured' in this condition", line))
+    return out
+
+
+def key_notices(spec: StudySpec, *, api_key: bool) -> list[str]:
+    """What runs differently in ``spec`` because no Anthropic API key is configured, in the
+    researcher's words (Setup and Facilitator show them; participant pages never mention keys:
+    their part still runs, and the trace records what ran)."""
+    if api_key:
+        return []
+    out = []
+    for c in spec.conditions:
+        if getattr(c, "repair", "") == "resample":
+            out.append(f"Condition {c.id}: 'repair: resample' needs an Anthropic API key and "
+                       "none is configured, so only recomposition is available (the repair "
+                       "events record requested: resample, method: recompose).")
+        if c.id == "planpool-chat" and c.agent == "llm" and c.fallback:
+            out.append(f"Condition {c.id}: 'agent: llm' needs an Anthropic API key and none is "
+                       f"configured, so the {c.fallback} agent asks instead (logged as "
+                       "chat.agent_fallback).")
     return out

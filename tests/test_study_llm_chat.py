@@ -18,7 +18,6 @@ from tests.bank_helpers import shown_sql
 from tests.study_flow_fixtures import FILM_BANK, TASK
 from tests.test_study_conditions import STEP, _agent, _click, _key, _open, _to_task, study_text
 from tests.test_study_conditions import studies as studies  # a fixture
-from ui.condition_views import LLM_FALLBACK
 
 KEY = "sk-fake-llm-chat-key"
 QA, QB = "Do you want the review's text?", "Do you want the review's score too?"
@@ -97,12 +96,21 @@ def test_llm_chat_without_a_key_keeps_the_study_closed(studies, monkeypatch) -> 
     assert not at.button and "agent" not in str([m.value for m in at.markdown])
 
 
-def test_llm_chat_without_a_key_and_a_stated_fallback_says_so_and_uses_the_structured_agent(
+def test_llm_chat_without_a_key_and_a_stated_fallback_uses_the_structured_agent_quietly(
         studies, monkeypatch) -> None:
+    """The participant reads nothing about keys; the trace and the researcher's pages do."""
+    from study.registry import key_notices
+
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     store = studies("{id: planpool-chat, agent: llm, fallback: structured}")
     at, pid = _to_task(store)
-    assert any(w.value == LLM_FALLBACK for w in at.warning)
+    shown = " ".join(str(e.value) for kind in ("warning", "error", "info", "caption", "markdown")
+                     for e in getattr(at, kind))
+    assert "API" not in shown and " key" not in shown
+    spec = at.session_state["pq.runner"].spec
+    (note,) = key_notices(spec, api_key=False)
+    assert "API key" in note and "chat.agent_fallback" in note
+    assert key_notices(spec, api_key=True) == []
     agent = _agent(at, pid)
     assert type(agent) is ChatAgent and agent.status_ == ASKING
     _click(at, _key("chat.yes"))

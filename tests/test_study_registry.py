@@ -68,6 +68,20 @@ def test_llm_condition_without_key_keeps_the_study_closed_unless_a_fallback_is_s
     assert spec is not None and open_problems(spec, api_key=False) == []
 
 
+def test_what_runs_without_a_key_is_told_the_researcher(tmp_path: Path) -> None:
+    """resample without a key (recomposition runs) and an llm agent's stated fallback are
+    researcher notices (Setup, Facilitator); with a key there is none."""
+    text = MINI.replace("conditions: [pleasqlarify]",
+                        "conditions:\n  - id: pleasqlarify\n    repair: resample\n"
+                        "  - id: planpool-chat\n    agent: llm\n    fallback: structured")
+    spec = scan(_write(tmp_path, text))["mini"].spec
+    assert spec is not None
+    resample, chat = registry.key_notices(spec, api_key=False)
+    assert "only recomposition" in resample and "pleasqlarify" in resample
+    assert "structured agent asks instead" in chat
+    assert registry.key_notices(spec, api_key=True) == []
+
+
 def _write(root: Path, text: str) -> Path:
     write_mini(root, "mini", text)
     return root

@@ -15,7 +15,7 @@ def bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_bank(tmp_path_factory.mktemp("bank"), lines=(5,))
 
 
-def _app(bank: str, task_id: str, repair: str) -> None:
+def _app(bank: str, task_id: str, repair: str, mode: str = "free") -> None:
     import streamlit as st
 
     from ui.bank_cache import task_pool
@@ -23,14 +23,14 @@ def _app(bank: str, task_id: str, repair: str) -> None:
     from ui.workspace import render_workspace
 
     events = st.session_state.setdefault("events", [])
-    render_workspace(task_pool(bank, task_id), mode="free",
+    render_workspace(task_pool(bank, task_id), mode=mode,
                      log=lambda t, p: events.append((t, p)),
                      options=WorkspaceOptions(repair=repair))
 
 
-def _start(bank: Path, repair: str = "recompose") -> tuple[AppTest, str]:
+def _start(bank: Path, repair: str = "recompose", mode: str = "free") -> tuple[AppTest, str]:
     task = task_ids(bank)[0]
-    at = AppTest.from_function(_app, args=(str(bank), task, repair), default_timeout=120)
+    at = AppTest.from_function(_app, args=(str(bank), task, repair, mode), default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     return at, task
@@ -41,7 +41,9 @@ def _key(task: str, name: str) -> str:
 
 
 def _ws(at: AppTest, task: str):
-    return at.session_state[f"pleasqlarify.workspace.free.{task}"]
+    state = at.session_state
+    key = f"pleasqlarify.workspace.free.{task}"
+    return state[key] if key in state else state[f"pleasqlarify.workspace.study.{task}"]
 
 
 def _landed(at: AppTest, task: str) -> None:
@@ -109,6 +111,28 @@ def test_repair_none_only_rules_out_and_resample_without_key_says_so(bank: Path,
     _landed(at, task)
     assert at.session_state["events"][-1][1]["method"] == "recompose"
     assert at.session_state["events"][-1][1]["requested"] == "resample"
+
+
+def _page_text(at: AppTest) -> str:
+    """Every text element of the page (notices, captions, markdown), for what a person reads."""
+    return " ".join(str(e.value) for kind in ("caption", "warning", "info", "error", "markdown",
+                                              "success", "code")
+                    for e in getattr(at, kind))
+
+
+def test_a_participant_reads_nothing_about_keys_when_resample_has_none(bank: Path,
+                                                                      monkeypatch) -> None:
+    """In a study, resample without a key repairs by recomposition and says nothing about
+    API keys (a researcher's matter: the trace records it, Setup and Facilitator say it)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at, task = _start(bank, "resample", mode="study")
+    assert "API" not in _page_text(at) and "key" not in _page_text(at).lower()
+    at.button(key=_key(task, "po.no")).click().run()
+    _landed(at, task)
+    assert "API" not in _page_text(at) and "key" not in _page_text(at).lower()
+    event, payload = at.session_state["events"][-1]
+    assert event == "repair" and (payload["requested"], payload["method"]) == ("resample",
+                                                                               "recompose")
 
 
 def test_trace_of_a_repair_replays_to_the_same_workspace(bank: Path) -> None:

@@ -50,6 +50,8 @@ EMPTY_SELECTION = ("None of the remaining queries is in that selection, so nothi
                    "select among the queries still shown.")
 STALE_OUTPUT = ("That output is no longer among the remaining ones, so nothing changed: judge "
                 "the output shown now.")
+# for researchers only (free exploration, Setup, Facilitator): participants never read of keys
+NO_KEY_REPAIR = "No API key is configured: only recomposition is available."
 REPAIR_FAILED = ("The search for other readings of the question stopped with an error, so no "
                  "new queries were added.")
 
@@ -329,9 +331,13 @@ def _reject(ws: WorkspaceState, log: Log, pending: dict[str, Any], method: str) 
 
 
 def _method_used(ws: WorkspaceState, method: str, resampler: Resampler | None) -> str:
-    """The repair that runs: ``resample`` without a ``resampler`` (no key) is recomposition."""
+    """The repair that runs: ``resample`` without a ``resampler`` (no key) is recomposition.
+    Nothing is flashed (the person's repair still runs; a participant never reads about
+    keys): the ``repair`` event's ``requested`` and ``method`` and the log keep it, and the
+    Setup and Facilitator pages tell the researcher (:func:`study.registry.key_notices`)."""
     if method == "resample" and resampler is None:
-        ws.flash = "No API key is configured: only recomposition is available."
+        LOG.info("task %s: resample requested without an API key; recomposition runs",
+                 ws.session.pool.task_id)
         return "recompose"
     return method
 

@@ -4,12 +4,14 @@
 (atomic-only: no Decision Space; pleasqlarify may add pool accounting), ``planpool-chat`` the
 chat of :mod:`ui.chat` (its questions from the structured agent, or from the LLM agent with
 ``agent: llm`` when a key is configured; without one the study stays closed unless it states
-``fallback: structured``, and then the page says so and logs the fallback), ``single-shot`` the one query of :mod:`ui.single_shot`. Every state
-change is saved with the participant's progress, so a refresh resumes where they were.
+``fallback: structured``, and then the fallback is logged and Setup and Facilitator say so,
+never the participant's page), ``single-shot`` the one query of :mod:`ui.single_shot`. Every
+state change is saved with the participant's progress, so a refresh resumes where they were.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +32,8 @@ from ui.generation import api_key
 from ui.single_shot import render_single_shot
 from ui.state import WorkspaceOptions, default_session, workspace_state
 from ui.workspace import APP_RERUN, render_workspace
+
+LOG = logging.getLogger(__name__)
 
 NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view", "output.accept"}
 WHERE_SUBMIT = {
@@ -63,9 +67,10 @@ def practice_hint(condition: str, labels: str) -> str:
     return hint
 
 
-LLM_FALLBACK = ("This condition is set to use the LLM agent, but no Anthropic API key is "
-                "configured (ANTHROPIC_API_KEY in the environment or in .streamlit/secrets.toml)."
-                " The structured agent asks the questions instead.")
+# what a participant reads when the chat cannot run: no keys, budgets or settings (the trace's
+# chat.agent_fallback and the Setup and Facilitator pages tell the researcher why)
+CHAT_UNAVAILABLE = ("This part of the study cannot run right now. Please tell the "
+                    "facilitator.")
 Done = Callable[[], object]  # clears the step's messages (True if there were any)
 
 
@@ -153,13 +158,12 @@ def chat(runner: Runner, step: flow.Step, namespace: str, cond: Condition, done:
     llm = llm_agent(cond) if cond.agent == "llm" and refused is None else None
     if cond.agent == "llm" and llm is None:
         if refused is None and not cond.fallback:  # no key mid-study: never mix agents silently
-            st.error("This part of the study cannot run right now. Please tell the "
-                     "facilitator (the LLM agent's API key is missing).")
+            LOG.warning("study %s: agent: llm without an API key and no fallback",
+                        runner.spec.id)
+            st.error(CHAT_UNAVAILABLE)
             st.stop()
+        # the participant's chat goes on with the structured agent; why is the researcher's
         reason = refused or "no Anthropic API key configured"
-        st.warning(LLM_FALLBACK if refused is None else
-                   f"The assistant runs without the language model here: {reason}. The "
-                   "structured agent asks the questions instead.", icon=":material/key_off:")
         runner.log("chat.agent_fallback", {"wanted": "llm", "using": "structured",
                                            "reason": reason},
                    event_id=f"{runner.participant}:chat.agent_fallback:{step.task}")
@@ -240,6 +244,6 @@ def practice_interfaces(runner: Runner, step: flow.Step, done: Done) -> None:
     render_condition(runner, step, f"practice-{chosen}", done, condition=chosen)
 
 
-__all__ = ["LLM_FALLBACK", "PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "practice_hint",
+__all__ = ["CHAT_UNAVAILABLE", "PRACTICE_HINTS", "WHERE_SUBMIT", "condition_of", "practice_hint",
            "practice_interfaces",
            "render_condition", "workspace_options"]

@@ -130,8 +130,10 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
 
 
 def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str,
-                     busy: bool = False) -> None:
-    """Yes / No on the predicted output, and "None of these" (available unless repair runs)."""
+                     busy: bool = False, mode: str = "free") -> None:
+    """Yes / No on the predicted output, and "None of these" (available unless repair runs).
+    Outside a study the researcher reads why resampling is off; a participant reads nothing
+    about keys (their repair runs, by recomposition; the Setup and Facilitator pages say why)."""
     key = ws.widget_key
     accepted = ws.extra.get("accepted")
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
@@ -149,8 +151,9 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str
                     "outputs and look for other readings (key X)")
     if accepted is not None and accepted == (ws.session.step, ws.session.predicted_output_key()):
         st.caption("You accepted this output.")
-    if method == "resample" and not has_api_key(secret("ANTHROPIC_API_KEY")):
-        st.caption("No API key is configured: only recomposition is available.")
+    if (mode != "study" and method == "resample"
+            and not has_api_key(secret("ANTHROPIC_API_KEY"))):
+        st.caption(actions.NO_KEY_REPAIR)
 
 
 def _toggle_all_clauses(ws: WorkspaceState) -> None:
@@ -238,7 +241,7 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                    "the Action Space.")
     view_panel(searching_views(ws)["output"] if busy else output_data(ws), on={})
     _output_question(ws, log, result is not None and not busy,
-                     options.repair if options is not None else "recompose", busy)
+                     options.repair if options is not None else "recompose", busy, mode)
     chosen = session.best_candidate()
     if mode == "study" and (options is None or options.submit):
         if ws.submitted is not None:

@@ -16,7 +16,7 @@ from core.engine.poolfile import default_pool_dir
 from core.engine.taskbank import Task, load_task_bank
 from core.generation.keys import has_api_key
 from core.settings import study_roots
-from study.registry import StudyEntry, open_problems, pool_problems, scan
+from study.registry import StudyEntry, key_notices, open_problems, pool_problems, scan
 from study.spec import StudySpec, load_study
 from study.spec_check import SpecProblem
 from study.store import Store, default_url, open_store
@@ -74,6 +74,11 @@ def blocking(entry: StudyEntry) -> list[SpecProblem]:
     return [*entry.problems, *open_problems(entry.spec,
                                             api_key=has_api_key(secret("ANTHROPIC_API_KEY"))),
             *pools_missing(entry.spec)]
+
+
+def researcher_notices(spec: StudySpec) -> list[str]:
+    """What runs differently in ``spec`` without an API key, for Setup and Facilitator only."""
+    return key_notices(spec, api_key=has_api_key(secret("ANTHROPIC_API_KEY")))
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
