@@ -79,6 +79,8 @@ EVENT_TYPES: dict[str, str] = {
     "chat.message": "a chat message in a chat condition; {role, text}",
     "pool.refused": "the LLM agent's submit was refused while questions were open; {sql, open}",
     "llm.step": "one resumed step of the LLM chat agent; {status, turns, usage, calls}",
+    "chat.fail": "a step of the LLM chat agent stopped with an error (the participant was told "
+                 "in plain words and offered Try again); {attempt, error}",
     "chat.agent_fallback": "agent: llm without an API key: the structured agent asks; {reason}",
 }
 

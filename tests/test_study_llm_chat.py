@@ -128,3 +128,45 @@ def test_agent_setting_defaults_to_structured(tmp_path) -> None:
         "llm", "m1")
     warned = parse_study(study_text("{id: planpool-chat, model: m1}"), tmp_path / "study.yaml")
     assert any(w.where == "conditions[0].model" for w in warned.warnings)
+
+
+class _RefusingServer(ToolScriptServer):
+    """Serves the script's first turns, then refuses every request (HTTP 400, not retried)
+    with an error text that names SQL and the API, as a real refusal may."""
+
+    def __init__(self, turns: list[list[dict]], good: int):
+        self.good = good
+        super().__init__(turns)
+
+    def respond(self, path: str, headers: dict[str, str],
+                body: dict) -> tuple[int, dict[str, str], dict]:
+        with self._lock:
+            refuse = len(self.bodies) >= self.good
+        if refuse:
+            with self._lock:
+                self.bodies.append(body)
+            return 400, {}, {"type": "error", "error": {
+                "type": "invalid_request_error", "message": "prompt is too long: SELECT 1"}}
+        return super().respond(path, headers, body)
+
+
+def test_a_failed_llm_step_is_a_plain_notice_with_the_error_in_the_trace(
+        studies, monkeypatch) -> None:
+    """The participant reads a plain sentence and Try again, never the API's words; the error
+    goes to the trace as chat.fail (and the log)."""
+    store = studies("{id: planpool-chat, agent: llm}")
+    with _RefusingServer(_script("SELECT 1"), good=4) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        at, pid = _to_task(store)
+        assert _agent(at, pid).status_ == ASKING
+        _click(at, _key("chat.yes"))
+    agent = _agent(at, pid)
+    assert isinstance(agent, LLMChatAgent) and agent.error_ and "SELECT" in agent.error_
+    shown = " ".join(str(e.value) for kind in ("warning", "error", "info", "code", "markdown")
+                     for e in getattr(at, kind))
+    assert "The assistant could not continue." in shown
+    assert "SELECT" not in shown and "API" not in shown and "HTTP" not in shown
+    assert at.button(key=_key("chat.retry"))
+    (fail,) = [e for e in read_events(store, participant=pid) if e.type == "chat.fail"]
+    assert "prompt is too long" in fail.payload["error"] and fail.payload["attempt"] == 1

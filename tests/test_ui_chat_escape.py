@@ -50,3 +50,24 @@ def test_safe_keeps_plain_text_readable() -> None:
     assert safe("- x") == "\\- x" and safe("-5 degrees") == "-5 degrees"
     assert safe("![x](http://evil/?leak)") == "!\\[x\\](http://evil/?leak)"
     assert safe("costs $5 and $6") == "costs \\$5 and \\$6"
+
+
+def _failing_query(show_sql: bool) -> None:
+    from core.engine.execute import ExecutionResult
+    from ui.result import show_query
+
+    show_query("SELECT nope FROM films", ExecutionResult(error="no such column: nope"),
+               show_sql=show_sql)
+
+
+def test_a_failing_query_is_a_plain_notice_its_error_quoted_only_beside_its_sql() -> None:
+    """The chat and single-shot conditions: a query that does not run says so in plain words;
+    the database's error (it names SQL) is shown only where the condition shows the SQL."""
+    from ui.result import NO_OUTPUT
+
+    for show_sql in (False, True):
+        at = AppTest.from_function(_failing_query, args=(show_sql,)).run()
+        assert not at.exception, at.exception
+        assert [w.value for w in at.warning] == [NO_OUTPUT]
+        quoted = [c.value for c in at.code]
+        assert quoted == (["no such column: nope"] if show_sql else [])

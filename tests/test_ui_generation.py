@@ -97,3 +97,28 @@ def test_sampling_needs_researcher_access_and_never_exports_the_key(bank, monkey
         assert not at.exception, at.exception
         assert server.count == 50
         assert "ANTHROPIC_API_KEY" not in __import__("os").environ
+
+
+def test_a_failed_sampling_is_a_plain_notice_with_the_error_quoted_under_it(
+        bank, monkeypatch, tmp_path):
+    """The API's refusal does not lead the notice: a plain sentence says what happened and
+    that the shipped pool stays; the sampler's own words are quoted under it (researchers only
+    sample here) and logged."""
+    from tests.anthropic_stub_server import Reply
+
+    with StubServer() as server:
+        server.default = lambda _i, _body: Reply(status=400, message="prompt is too long")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("PLEASQLARIFY_DATA_DIR", str(tmp_path))
+        at = _page(bank, monkeypatch)
+        task = task_ids(bank)[0]
+        at.text_input(key=_question_key(task)).input("Which rooms are cellars?").run()
+        next(b for b in at.button if b.label == "Generate candidates for this question"
+             ).click().run()
+        assert not at.exception, at.exception
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith("No candidates were generated for this question")
+    assert "API" not in warning and "HTTP" not in warning
+    assert any("400" in c.value or "refused" in c.value for c in at.code)
+    assert not at.error

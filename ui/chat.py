@@ -9,6 +9,7 @@ is saved through ``save``, before the script draws the chat again.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,11 +36,16 @@ from core.planpool.llm_agent import LLMAgent
 from core.planpool.llm_chat import LLMChatAgent
 from core.planpool.pool import ANSWERED, ASKED, DROPPED
 from study.limits import MAX_ANSWER_CHARS, answer_problem
-from ui.actions import Log, OnSubmit
-from ui.result import show_query, show_result
+from ui.actions import MAX_DETAIL, Log, OnSubmit
+from ui.result import notice, show_query, show_result
 from ui.state import PREFIX
 
 Save = Callable[[ChatAgent], None]
+LOG = logging.getLogger(__name__)
+# an LLM step that failed, as the participant reads it (the error's words name the API: they
+# go to the log and the trace as chat.fail, where the facilitator and researcher find them)
+CHAT_FAILED = ("The assistant could not continue. Try again, or tell the study facilitator "
+               "if this keeps happening.")
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,9 @@ def step(agent: ChatAgent, log: Log, save: Save, action: Callable[[], None]) -> 
     action()
     for event_type, payload in agent.events_since(mark):
         log(event_type, payload)
+    if isinstance(agent, LLMChatAgent) and agent.error_:  # this step failed (a success clears it)
+        LOG.warning("chat step failed for task %s: %s", agent.session.pool.task_id, agent.error_)
+        log("chat.fail", {"attempt": agent.attempt_, "error": agent.error_[:MAX_DETAIL]})
     save(agent)
 
 
@@ -167,9 +176,8 @@ def _controls(agent: ChatAgent, log: Log, save: Save, key: Callable[[str], str],
               options: ChatOptions, on_submit: OnSubmit | None,
               on_reject: OnSubmit | None) -> None:
     pool = agent.session.pool
-    if isinstance(agent, LLMChatAgent) and agent.error_:
-        st.error(f"The assistant could not continue: {agent.error_}. Try again, or tell the "
-                 "study facilitator if this keeps happening.")
+    if isinstance(agent, LLMChatAgent) and agent.error_:  # never quoted: it names the API
+        notice(CHAT_FAILED)
         st.button("Try again", key=key("chat.retry"), icon=":material/refresh:",
                   on_click=partial(step, agent, log, save, agent.retry))
         return

@@ -9,6 +9,7 @@ per browser session.
 
 from __future__ import annotations
 
+import logging
 import os
 
 import streamlit as st
@@ -21,12 +22,14 @@ from core.engine.taskbank import Task
 from core.generation.generate import question_pool
 from core.generation.sampler import NO_KEY_MESSAGE, AnthropicSampler, SamplerConfig, has_api_key
 from ui.access import is_researcher
+from ui.result import notice
 from ui.state import PREFIX
 from ui.study_cache import secret
 
 _KEY = f"{PREFIX}.generated"
-RESEARCHER_ONLY = ("Sampling candidates for your own question uses the study's API key, so it "
-                   "needs researcher access (unlock it on the Researcher page).")
+LOG = logging.getLogger(__name__)
+RESEARCHER_ONLY = ("Sampling candidates for your own question needs researcher access (unlock "
+                   "it on the Researcher page).")
 
 
 def api_key() -> str | None:
@@ -79,8 +82,10 @@ def offer_generation(task: Task, question: str) -> None:
         sampler = AnthropicSampler(SamplerConfig(n=50), api_key=key)
         with request_budget(1.0):  # a cold UMAP must not hold the page: provisional layout
             pool = question_pool(task, question, sampler=sampler, on_progress=progress)
-    except GenerationError as exc:
-        st.error(f"No candidates were generated: {exc}")
+    except GenerationError as exc:  # the sampler's own words go under the plain notice
+        LOG.warning("sampling for task %s failed: %s", task.id, exc)
+        notice("No candidates were generated for this question, so the shipped pool stays. "
+               "Try again in a moment.", str(exc))
         return
     st.session_state[_KEY] = {"task": task.id, "pool": pool}
     st.rerun()

@@ -23,6 +23,7 @@ from ui.action_space import names_of
 from ui.actions import Log, OnSubmit
 from ui.chips import chip_row, legend, sql_block
 from ui.components import clause_panel, trigger, view_panel
+from ui.result import notice as show_notice
 from ui.state import WorkspaceOptions, WorkspaceState
 from ui.study_cache import secret
 from ui.views import (
@@ -75,9 +76,7 @@ def notice(ws: WorkspaceState) -> None:
     """The one-rerun notice, then cleared: its plain sentence, and the error's own words (which
     may quote SQL or the database) only where the condition's labels show SQL."""
     if ws.flash:
-        st.warning(ws.flash)
-        if ws.flash_detail and labels_of(ws) != "plain":
-            st.code(ws.flash_detail, language=None, wrap_lines=True)
+        show_notice(ws.flash, ws.flash_detail, quote=labels_of(ws) != "plain")
     ws.flash = ws.flash_detail = None
 
 
