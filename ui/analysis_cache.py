@@ -12,10 +12,11 @@ between reruns and sessions, so callers must not mutate them (the page copies be
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -98,9 +99,36 @@ def prepare(store: Store, study: str, filters: dict[str, Any], raw: StudyData | 
 
 
 # one background thread, started once and reused: starting a thread per page run cost the
-# run 10-45 ms (the new thread must take the GIL before start() returns)
-_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis-warm")
+# run 10-45 ms (the new thread must take the GIL before start() returns). A daemon thread
+# fed by a queue, not a ThreadPoolExecutor: an executor's worker is joined at interpreter
+# exit, so stopping the server mid-warm-up waited for the whole round (seconds)
+_JOBS: queue.SimpleQueue[tuple[Future, Callable[[], None]]] = queue.SimpleQueue()
+_WORKER: list[threading.Thread] = []
 _WARMER: list[Future] = []
+
+
+def _work() -> None:
+    """The warm-up thread's body: run each queued round, its outcome kept in its future."""
+    while True:
+        future, run = _JOBS.get()
+        if not future.set_running_or_notify_cancel():
+            continue
+        try:
+            run()
+        except BaseException as exc:  # run() logs its own errors; never lose the thread
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+
+
+def _submit(run: Callable[[], None]) -> Future:
+    """Queue ``run`` on the warm-up thread (started on first use, a daemon); call under _LOCK."""
+    if not _WORKER or not _WORKER[0].is_alive():
+        _WORKER[:] = [threading.Thread(target=_work, name="analysis-warm", daemon=True)]
+        _WORKER[0].start()
+    future: Future = Future()
+    _JOBS.put((future, run))
+    return future
 
 
 def warm(store: Store, studies: list[str], filters: dict[str, Any]) -> None:
@@ -117,7 +145,7 @@ def warm(store: Store, studies: list[str], filters: dict[str, Any]) -> None:
     with _LOCK:
         if not studies or (_WARMER and not _WARMER[0].done()):
             return
-        _WARMER[:] = [_POOL.submit(run)]
+        _WARMER[:] = [_submit(run)]
 
 
 def clear() -> None:
