@@ -373,3 +373,33 @@ def test_no_repair_is_speculated_in_a_crowded_process(pools, monkeypatch) -> Non
     assert not actions.crowded()
     monkeypatch.setenv(actions.CROWD_ENV, "many")  # unreadable: the default limit
     assert actions.crowded()
+
+
+def test_a_speculated_repair_is_dropped_when_its_session_is_gone_or_superseded(
+        pools, monkeypatch) -> None:
+    """After a reload (or a closed tab) the browser session that asked for a speculated round
+    is gone and nobody can press for it: the round is dropped, not run to its end unused. A
+    second speculation of the same session (another workspace) supersedes the first; another
+    session's round is left alone. The owners' table empties as rounds end."""
+    pool = pools["film-departed-makers"]
+    fresh = [WorkspaceState(RepairSession(pool), pool.question) for _ in range(3)]
+    assert actions.owner_gone("s1") is False  # outside a server nobody leaves
+    first = actions.speculate_repair(fresh[0], "recompose", delay=60, owner="s1")
+    other = actions.speculate_repair(fresh[1], "recompose", delay=60, owner="s2")
+    second = actions.speculate_repair(fresh[2], "recompose", delay=60, owner="s1")
+    assert first is not None and other is not None and second is not None
+    assert first.done.wait(30) and first.outcome is None and first.error == "dropped"
+    assert not other.settled.is_set() and not second.settled.is_set()
+    for ws in fresh[1:]:
+        actions.drop_speculation(ws)
+    assert other.done.wait(30) and second.done.wait(30)
+    monkeypatch.setattr(actions, "_session_active", lambda owner: owner != "left")
+    assert actions.owner_gone("left") and not actions.owner_gone("here")
+    ws = WorkspaceState(RepairSession(pool), pool.question)
+    orphan = actions.speculate_repair(ws, "recompose", delay=0.0, owner="left")
+    assert orphan is not None and orphan.done.wait(30)
+    assert orphan.outcome is None and orphan.error == "dropped" and orphan.dropped.is_set()
+    kept = actions.speculate_repair(WorkspaceState(RepairSession(pool), pool.question),
+                                    "recompose", delay=0.0, owner="here")
+    assert kept is not None and kept.done.wait(120) and kept.outcome is not None
+    assert actions._OWNED == {}

@@ -434,6 +434,9 @@ class RepairSearch:
     adopted: threading.Event = field(default_factory=threading.Event)
     dropped: threading.Event = field(default_factory=threading.Event)
     settled: threading.Event = field(default_factory=threading.Event)  # adopted or dropped
+    # the browser session that asked for a speculated round: gone (a reload, a closed tab),
+    # nobody can press for it, so it is dropped (:meth:`unwanted`)
+    owner: str | None = None
     _fate: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def run(self, used: str, resampler: Resampler | None, stop: Stop | None = None) -> None:
@@ -458,6 +461,13 @@ class RepairSearch:
             self.settled.set()
             return True
 
+    def unwanted(self) -> bool:
+        """Whether a speculated round is dropped, dropping it first if the session that asked
+        for it is gone (an adopted round is the live session's own: it is never dropped)."""
+        if not self.settled.is_set() and owner_gone(self.owner):
+            self.settle(self.dropped)
+        return self.dropped.is_set()
+
     def ahead(self, delay: float) -> None:
         """A speculated round's thread body: wait ``delay`` (the person may act first, which
         drops it), then run once the process's one speculation slot is free, or skip it (drop
@@ -468,22 +478,24 @@ class RepairSearch:
             self.settle(self.dropped)
         slot = False
         patience = time.monotonic() + SPEC_PATIENCE_S
-        while not self.settled.is_set():
+        while not self.settled.is_set() and not self.unwanted():
             slot = _SPEC_SLOT.acquire(timeout=0.05)
             if slot:
                 break
             if time.monotonic() > patience:
                 self.settle(self.dropped)
         try:
-            if self.dropped.is_set():
+            if self.unwanted():
                 self.error = "dropped"
                 self.done.set()
                 return
-            # dropped while it runs (the person moved on): it stops at the next phase
-            self.run("recompose", None, stop=self.dropped.is_set)
+            # dropped while it runs (the person moved on, reloaded or left): it stops at the
+            # next phase
+            self.run("recompose", None, stop=self.unwanted)
         finally:
             if slot:
                 _SPEC_SLOT.release()
+            _forget(self)
 
 
 def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
@@ -595,6 +607,57 @@ def _active_sessions() -> int | None:
         return None
 
 
+_OWNED: dict[str, RepairSearch] = {}  # browser session id -> its speculated round
+_OWNED_LOCK = threading.Lock()
+
+
+def _script_session() -> str | None:
+    """The id of the browser session whose script runs on this thread (None outside one)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else None
+
+
+def owner_gone(owner: str | None) -> bool:
+    """Whether the browser session ``owner`` has left this server process (a reload or a
+    closed tab disconnects it); False outside a server, or for no owner."""
+    return owner is not None and _session_active(owner) is False
+
+
+def _session_active(owner: str) -> bool | None:
+    """Whether browser session ``owner`` is connected to this server process (None outside a
+    server, or when Streamlit cannot say)."""
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return None
+    try:
+        return bool(Runtime.instance()._session_mgr.is_active_session(owner))
+    except Exception:  # a Streamlit internal changed: keep the round (bounded anyway)
+        LOG.debug("cannot ask whether session %s is active", owner, exc_info=True)
+        return None
+
+
+def _own(search: RepairSearch) -> None:
+    """Make ``search`` its owner's one speculated round: an earlier one of the same browser
+    session (another workspace, a workspace state replaced) is superseded and dropped."""
+    if search.owner is None:
+        return
+    with _OWNED_LOCK:
+        earlier = _OWNED.get(search.owner)
+        _OWNED[search.owner] = search
+    if earlier is not None and earlier is not search:
+        earlier.settle(earlier.dropped)
+
+
+def _forget(search: RepairSearch) -> None:
+    """A speculated round's thread ended: its owner's entry goes (the dict stays bounded)."""
+    with _OWNED_LOCK:
+        if search.owner is not None and _OWNED.get(search.owner) is search:
+            del _OWNED[search.owner]
+
+
 def _worth_speculating(session: RepairSession) -> bool:
     """Whether a "None of these" is likely enough here to compute its repair ahead: the first
     state (every participant of a task starts there) and a converged one (one output left,
@@ -604,15 +667,17 @@ def _worth_speculating(session: RepairSession) -> bool:
     return session.step == 0 or session.is_done or session.is_stuck
 
 
-def speculate_repair(ws: WorkspaceState, method: str,
-                     delay: float | None = None) -> RepairSearch | None:
+def speculate_repair(ws: WorkspaceState, method: str, delay: float | None = None,
+                     owner: str | None = None) -> RepairSearch | None:
     """While the person reads this state: compute the recomposition a "None of these" (and
     a "No" to the one output of a converged state: the same rejection) would start, off the
     script thread after ``delay``, so the press finds it running or done (:func:`start_repair`
     adopts it). One per session, only for recomposition (resampling costs requests), never
     while a repair runs; any decision drops it (:func:`drop_speculation`). Returns it
     (``delay`` defaults to ``SPEC_DELAY_S``). Its CPU is bounded: one round at a time per
-    process (:meth:`RepairSearch.ahead` skips one that would wait), stopped when dropped."""
+    process (:meth:`RepairSearch.ahead` skips one that would wait), stopped when dropped,
+    when the browser session that asked for it (``owner``, default the script's) is gone,
+    or when that session asks for another."""
     session = ws.session
     current = ws.extra.get(SPEC)
     if (method != "recompose" or SEARCH in ws.extra or PENDING in ws.extra
@@ -630,8 +695,10 @@ def speculate_repair(ws: WorkspaceState, method: str,
         twin.reject_outputs(keys)
     except SessionError:
         return None
-    search = RepairSearch(twin, list(twin.history), "recompose", "none")
+    search = RepairSearch(twin, list(twin.history), "recompose", "none",
+                          owner=owner or _script_session())
     ws.extra[SPEC] = search
+    _own(search)
     threading.Thread(target=search.ahead, args=(SPEC_DELAY_S if delay is None else delay,),
                      daemon=True, name="pleasqlarify-repair-ahead").start()
     return search
