@@ -47,6 +47,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import ClientConnection, connect
 
+from benchmarks.common import percentile
 from core.engine.workerpool import status_mb
 from tests.harness import LOOPBACK, running, start_nginx
 
@@ -286,15 +287,6 @@ class Row:
     split: str  # participants per app process (behind nginx)
 
 
-def _pct(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) of values, NaN when there are none."""
-    if not values:
-        return float("nan")
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
-
-
 def page_hash(url: str) -> str:
     """The workspace page's script hash, from the navigation message of a first connection."""
     async def probe() -> str:
@@ -405,8 +397,8 @@ def measure(processes: int, speculation: bool, k: int, args: argparse.Namespace,
     errors = [e for p in people for e in p.errors]
     loads = [len(p.timings) for p in people]
     return Row(processes, speculation, k, len(timings), round(seconds, 1),
-               round(len(timings) / seconds, 2), round(_pct(done, .5), 1),
-               round(_pct(done, .95), 1), round(_pct(acks, .5), 1), round(_pct(acks, .95), 1),
+               round(len(timings) / seconds, 2), round(percentile(done, .5), 1),
+               round(percentile(done, .95), 1), round(percentile(acks, .5), 1), round(percentile(acks, .95), 1),
                round(cpu * 1000 / max(1, len(timings)), 1), round(rss[0] / k, 2),
                round(rss[1]),
                len(errors) + sum(1 for n in loads if n == 0), errors[0] if errors else None,

@@ -53,11 +53,18 @@ def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, di
     return bank, ids
 
 
+def percentile(values: Iterable[float], q: float) -> float:
+    """The ``q`` percentile (0 < q <= 1) of ``values`` by nearest rank (a value that was
+    measured, never interpolated: every benchmark's p50/p95 is this), NaN when there are none."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
 def stats(times: list[float]) -> tuple[float, float]:
-    """Median and 95th percentile (nearest rank) of ``times``."""
-    ordered = sorted(times)
-    p95 = ordered[min(len(ordered) - 1, max(0, math.ceil(0.95 * len(ordered)) - 1))]
-    return statistics.median(ordered), p95
+    """Median and 95th percentile (nearest rank, :func:`percentile`) of ``times``."""
+    return statistics.median(times), percentile(times, 0.95)
 
 
 def print_table(rows: Iterable[tuple[str, list[float]]], load_before: tuple[float, float, float], head: str = "") -> None:

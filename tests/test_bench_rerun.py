@@ -45,6 +45,21 @@ def test_stats_median_and_nearest_rank_p95() -> None:
     assert stats([float(x) for x in range(1, 21)]) == (10.5, 19.0)
 
 
+def test_every_benchmark_percentile_is_nearest_rank_from_one_helper() -> None:
+    """capacity's p50/p95 are measured values (nearest rank), as stats' p95, never
+    interpolated between two (the README calls them p50/p95)."""
+    import math
+
+    from benchmarks import capacity
+    from benchmarks.common import percentile
+
+    assert capacity.percentile is percentile
+    values = [float(x) for x in range(1, 21)]
+    assert (percentile(values, 0.5), percentile(values, 0.95)) == (10.0, 19.0)
+    assert percentile([4.0, 1.0, 3.0, 2.0], 0.5) == 2.0  # interpolation would give 2.5
+    assert percentile([7.0], 0.95) == 7.0 and math.isnan(percentile([], 0.5))
+
+
 def test_server_config_has_no_forced_gc_after_each_run() -> None:
     """The app's config turns off Streamlit's gc.collect(2) after every (fragment) rerun."""
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
