@@ -15,6 +15,7 @@ from study.spec_check import SpecProblem
 from ui import setup_views, warmup
 from ui import study_cache as data
 from ui.access import require_researcher
+from ui.chips import counted
 from ui.router import ensure_router
 
 
@@ -103,9 +104,9 @@ if entry.spec is None:
     st.stop()
 spec = entry.spec
 if not closed:
-    st.success(f"**{spec.title}** (`{spec.id}`) is open: {len(spec.tasks)} tasks, "
-               f"{len(spec.conditions)} condition(s), {len(spec.questionnaires)} "
-               "questionnaires.")
+    st.success(f"**{spec.title}** (`{spec.id}`) is open: {counted(len(spec.tasks), 'task')}, "
+               f"{counted(len(spec.conditions), 'condition')}, "
+               f"{counted(len(spec.questionnaires), 'questionnaire')}.")
     st.markdown(f"Participant link: [{_link(spec.id)}]({_link(spec.id)})")
 for w in spec.warnings:
     st.warning(str(w))

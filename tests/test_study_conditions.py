@@ -140,6 +140,7 @@ def test_pool_accounting_blocks_submit_until_answered_or_dismissed(studies) -> N
     assert at.button(key=_key("submit")).disabled
     caption = next(c.value for c in at.caption if "Submit is disabled" in c.value)
     assert still_open[0].label in caption
+    assert f"while {len(still_open)} decisions are open" in caption  # words, not "decision(s)"
     _click(at, f"pq.next.{STEP}")  # nothing submitted: blocked
     assert store.get_progress(pid)["step"] == STEP
     _click(at, _key(dismiss_key(still_open[0].keys)))

@@ -71,3 +71,12 @@ def test_a_failing_query_is_a_plain_notice_its_error_quoted_only_beside_its_sql(
         assert [w.value for w in at.warning] == [NO_OUTPUT]
         quoted = [c.value for c in at.code]
         assert quoted == (["no such column: nope"] if show_sql else [])
+
+
+def test_counts_read_as_words_not_with_a_parenthesised_plural() -> None:
+    """Participants read "1 decision is" and "2 decisions are", never "decision(s)"."""
+    from ui.chips import counted, shape_text
+
+    assert (counted(1, "decision"), counted(2, "decision"), counted(0, "task")) == (
+        "1 decision", "2 decisions", "0 tasks")
+    assert shape_text(1, 2) == "1 row × 2 columns"

@@ -21,6 +21,7 @@ from core.engine.repair import RepairOutcome, Stop, recompose, resample
 from core.engine.session import RankedVariable, RepairSession
 from core.planpool.accounting import open_variables
 from ui import speculate
+from ui.chips import counted
 from ui.state import WorkspaceOptions, WorkspaceState
 
 Log = Callable[[str, dict[str, Any]], None]
@@ -234,8 +235,10 @@ def submit(ws: WorkspaceState, log: Log, on_submit: OnSubmit | None = None,
         return None
     still_open = blocking(ws, options)
     if still_open:
-        ws.flash = (f"{len(still_open)} decision(s) are still open: answer or dismiss them in "
-                    "the Decision Space before submitting.")
+        ws.flash = (f"{counted(len(still_open), 'decision')} "
+                    f"{'is' if len(still_open) == 1 else 'are'} still open: answer or dismiss "
+                    f"{'it' if len(still_open) == 1 else 'them'} in the Decision Space before "
+                    "submitting.")
         return None
     sql = session.pool.sqls[chosen]
     ws.submitted = chosen

@@ -208,7 +208,13 @@ TABLE_ROWS = 200  # rows drawn in an output table; the rest are counted below it
 
 def shape_text(rows: int, cols: int) -> str:
     """An output's size in words, singular where it is one: "4 rows × 1 column"."""
-    return f"{rows} row{'s' if rows != 1 else ''} × {cols} column{'s' if cols != 1 else ''}"
+    return f"{counted(rows, 'row')} × {counted(cols, 'column')}"
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless one ("1 decision", "2 decisions"): participants read
+    these, so no "decision(s)"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @lru_cache(maxsize=4096)

@@ -21,7 +21,7 @@ from study import limits
 from ui import actions
 from ui.action_space import names_of
 from ui.actions import Log, OnSubmit
-from ui.chips import chip_row, legend, sql_block
+from ui.chips import chip_row, counted, legend, sql_block
 from ui.components import clause_panel, trigger, view_panel
 from ui.result import notice as show_notice
 from ui.state import WorkspaceOptions, WorkspaceState
@@ -257,7 +257,8 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
         if still_open:
             names = "; ".join(variable_words(ws, v) for v in still_open[:5])
             more = f" and {len(still_open) - 5} more" if len(still_open) > 5 else ""
-            st.caption(f"Submit is disabled while {len(still_open)} decision(s) are open: "
+            st.caption(f"Submit is disabled while {counted(len(still_open), 'decision')} "
+                       f"{'is' if len(still_open) == 1 else 'are'} open: "
                        f"{names}{more}. Answer or dismiss each in the Decision Space.")
     elif chosen is not None and labels_of(ws) != "plain":  # plain: no SQL for the reader
         with st.expander("SQL of the predicted query"):
