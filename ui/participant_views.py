@@ -320,12 +320,10 @@ def practice(runner: Runner, step: flow.Step) -> None:
 
 def _database(runner: Runner, task: str) -> None:
     """The task database's tables (first rows), one tab per table."""
-    import pandas as pd
-
-    tables = data.database_preview(runner.spec, task)
+    tables = data.database_tables(runner.spec, task)
     tabs = st.tabs(list(tables))
-    for tab, (cols, rows) in zip(tabs, tables.values(), strict=True):
-        tab.dataframe(pd.DataFrame(rows, columns=cols), hide_index=True)
+    for tab, table in zip(tabs, tables.values(), strict=True):
+        tab.dataframe(table, hide_index=True)
 
 
 def _audio(runner: Runner, step: flow.Step) -> None:
