@@ -205,3 +205,28 @@ def test_refresh_after_none_of_these_and_after_back_restores_what_was_shown(env)
     session = third.session_state[key].session
     assert not session.history and session.pool.n == n0 and len(session.survivors) == n0
     assert not any("You rejected every remaining output" in w.value for w in third.warning)
+
+
+def test_database_preview_sends_only_the_table_shown(env) -> None:
+    """The task database's preview sends one table, and only while its expander is open: on
+    part 1 (open) the first table, on part 2a (closed) none; opening it, or another tab,
+    sends that table (a hidden table costs the server and the browser on every part)."""
+    at = _open()
+    pid = _agree(at)
+    _demographics(at, pid)
+    _next(at, "onboarding")
+    _next(at, "practice")
+    tabs = at.tabs
+    assert len(tabs) == 11 and len(at.dataframe) == 1
+    assert tabs[0].label == "casting" and "role" in at.dataframe[0].value.columns
+    at.session_state[f"pq.{pid}.db.{TASK}.1.tab"] = "films"  # the participant opens its tab
+    at.run()
+    assert len(at.dataframe) == 1 and "title" in at.dataframe[0].value.columns
+    _text(at, pid, "1", "the review text")
+    _next(at, flow.task_step_id(TASK, "1"))
+    assert _step(env, pid) == flow.task_step_id(TASK, "2a")
+    assert len(at.dataframe) == 0 and len(at.tabs) == 0
+    at.session_state[f"pq.{pid}.db.{TASK}.2a"] = True  # the participant opens it
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == 1
