@@ -230,3 +230,30 @@ def test_database_preview_sends_only_the_table_shown(env) -> None:
     at.run()
     assert not at.exception, at.exception
     assert len(at.dataframe) == 1
+
+
+def test_pool_init_is_committed_after_the_workspace_is_drawn(env, monkeypatch) -> None:
+    """The first workspace of a part is drawn before its pool.init event is committed (the
+    commit's fsync is then off the new part's paint), and the event is still logged once."""
+    import ui.condition_views as views
+    from ui.workspace import render_workspace
+
+    seen: list[list[str]] = []  # per workspace render: the tasks whose pool.init was in
+
+    def drawing(*args, **kwargs):  # the real workspace; notes what was committed before it
+        seen.append([e.task for e in read_events(env, participant=pid) if e.type == "pool.init"])
+        return render_workspace(*args, **kwargs)
+
+    monkeypatch.setattr(views, "render_workspace", drawing)
+    at = _open()
+    pid = _agree(at)
+    _demographics(at, pid)
+    _next(at, "onboarding")
+    assert seen == [[]]
+    _next(at, "practice")
+    _text(at, pid, "1", "the review text")
+    _next(at, flow.task_step_id(TASK, "1"))
+    assert seen == [[], [PRACTICE]]
+    events = [e for e in read_events(env, participant=pid) if e.type == "pool.init"]
+    assert [(e.task, e.payload["key"]) for e in events] == [(PRACTICE, PRACTICE), (TASK, TASK)]
+    assert all(e.payload["n_candidates"] > 0 and e.payload["strategy"] for e in events)
