@@ -14,8 +14,8 @@ Times are taken in the page (``performance.now()``): from the ``pointerdown`` of
 navigation start, for a first paint) to the first animation frame in which the next part is in
 the DOM. Playwright's own waits poll with a back-off (0, 20, 50, 100, 100, then every 500 ms),
 so ``locator.wait_for`` adds up to 500 ms to anything slower than ~270 ms; the rows of
-benchmarks/rerun.py that use it (first paints, Continue) read high by that much. Figures, not
-assertions (STYLE.md).
+benchmarks/rerun.py that use it (first paints) read high by that much (its Continue rows use
+:func:`input_to_drawn`). Figures, not assertions (STYLE.md).
 """
 
 from __future__ import annotations
