@@ -475,17 +475,21 @@ def prefetch(runner: Runner, step: flow.Step) -> threading.Thread | None:
 
 
 def render(runner: Runner) -> None:
-    """The participant's current step (followed: a facilitator's advance shows within ~2 s)."""
-    step = runner.current()
-    visibility(runner)
-    if step.kind != "done":
-        follow(runner, step.id, step.kind == "task" and runner.paused())
-    i = flow.index_of(runner.steps, step.id)
-    st.progress(i / (len(runner.steps) - 1), text=f"Step {i} of {len(runner.steps) - 1}")
-    if step.kind == "done":
-        done(runner)
-    else:
-        VIEWS[step.kind](runner, step)
-    participant_withdraw(runner)
-    if step.kind != "done":
-        prefetch(runner, step)
+    """The participant's current step (followed: a facilitator's advance shows within ~2 s).
+
+    The store's progress and pause state are read once for the page (``Runner.page_run``).
+    """
+    with runner.page_run():
+        step = runner.current()
+        visibility(runner)
+        if step.kind != "done":
+            follow(runner, step.id, step.kind == "task" and runner.paused())
+        i = flow.index_of(runner.steps, step.id)
+        st.progress(i / (len(runner.steps) - 1), text=f"Step {i} of {len(runner.steps) - 1}")
+        if step.kind == "done":
+            done(runner)
+        else:
+            VIEWS[step.kind](runner, step)
+        participant_withdraw(runner)
+        if step.kind != "done":
+            prefetch(runner, step)
