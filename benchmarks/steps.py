@@ -354,7 +354,8 @@ def compare_paths(reps: int, roots: list[Path], out: Any = sys.stderr
                        PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
                        PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"),
                        NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
-            label = f"{root.name}" if len(roots) > 1 else ""
+            label = (root.name if root.name not in servers else f"{root.name}#{i}"
+                     ) if len(roots) > 1 else ""
             srv = stack.enter_context(running("app.py", env=env, log=tmp, cwd=root))
             servers[label] = (srv, open_store(db))
         browser = stack.enter_context(sync_playwright()).chromium.launch(
