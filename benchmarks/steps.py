@@ -208,7 +208,8 @@ def participant_path(browser: Any, url: str, store: Any, sent: list[Sent] | None
         before = list(frames)
         server0, renderer0 = cpu()
         try:
-            out.append(input_to_drawn(page, predicate, _button(page, button).click))
+            out.append(input_to_drawn(page, predicate, _button(page, button).click,
+                                      TIMEOUT_MS))
         except Exception as exc:
             shown = page.evaluate("() => document.body.innerText.slice(0, 300)")
             raise RuntimeError(f"{PATH[len(out)]}: not drawn ({type(exc).__name__}); the page "
@@ -361,7 +362,10 @@ def compare_paths(reps: int, roots: list[Path], out: Any = sys.stderr
         browser = stack.enter_context(sync_playwright()).chromium.launch(
             executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         for srv, store in servers.values():  # the first path warms each server (untimed)
-            participant_path(browser, srv.url, store)
+            try:
+                participant_path(browser, srv.url, store)
+            except RuntimeError as exc:  # e.g. a first import slower than a step's timeout
+                print(f"warm-up path: {exc}", file=out, flush=True)
         times: dict[str, list[list[float]]] = {label: [] for label in servers}
         sent: dict[str, list[list[Sent]]] = {label: [] for label in servers}
         for rep in range(reps):
