@@ -246,11 +246,16 @@ def lasso(page, reps: int, back: str) -> list[float]:
 
 
 def participant_steps(browser, url: str, reps: int) -> tuple[list[float], list[float]]:
-    """Consent → demographics, then Continue → onboarding drawn and → practice workspace drawn."""
+    """Consent → demographics, then Continue → onboarding drawn and → practice workspace drawn,
+    timed in the page (:func:`benchmarks.steps.input_to_drawn`: from the click's pointerdown
+    to the first frame showing the new part, without Playwright's polling)."""
+    from benchmarks.steps import WATCH, has_text, input_to_drawn, workspace_drawn
+
     onboarding, practice = [], []
     for _ in range(reps):
         page = new_page(browser)
         context = page.context
+        page.add_init_script(WATCH)
         page.goto(f"{url}/participant?study=bench")
         page.get_by_role("button", name="I agree").click()
         page.get_by_text("About you").first.wait_for()
@@ -258,13 +263,12 @@ def participant_steps(browser, url: str, reps: int) -> tuple[list[float], list[f
         page.get_by_text("weekly", exact=True).click()
         _settle(page)
         cont = page.get_by_role("button", name="Continue").locator("visible=true").first
-        onboarding.append(_timed(cont.click, lambda p=page: p.get_by_text(
-            "Welcome to the bench study").first.wait_for()))
+        onboarding.append(input_to_drawn(page, has_text("Welcome to the bench study"),
+                                         cont.click))
         _settle(page)
         go = page.get_by_role("button", name="Continue to the practice task")
-        practice.append(_timed(go.locator("visible=true").first.click, lambda p=page: (
-            p.get_by_text("queries remain").first.wait_for(),
-            p.locator(".pq-space[data-revision]").first.wait_for())))
+        practice.append(input_to_drawn(page, workspace_drawn("Practice task"),
+                                       go.locator("visible=true").first.click))
         context.close()
     return onboarding, practice
 

@@ -14,13 +14,14 @@ Times are taken in the page (``performance.now()``): from the ``pointerdown`` of
 navigation start, for a first paint) to the first animation frame in which the next part is in
 the DOM. Playwright's own waits poll with a back-off (0, 20, 50, 100, 100, then every 500 ms),
 so ``locator.wait_for`` adds up to 500 ms to anything slower than ~270 ms; the rows of
-benchmarks/rerun.py that use it (first paints, Continue) read high by that much. Figures, not
-assertions (STYLE.md).
+benchmarks/rerun.py that use it (first paints) read high by that much (its Continue rows use
+:func:`input_to_drawn`). Figures, not assertions (STYLE.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -32,7 +33,7 @@ from typing import Any
 
 from benchmarks.common import ROOT
 from benchmarks.paint import TIMEOUT_MS, VIEWPORT
-from benchmarks.split import wait_quiet
+from benchmarks.split import cpu_ms, wait_quiet
 from core.settings import BUILTIN_BANK
 from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
@@ -166,22 +167,58 @@ PATH = ("consent → About you", "questionnaire Continue → onboarding",
         "task done → end questionnaire", "questionnaire → completion code")
 
 
-def participant_path(browser: Any, url: str, store: Any) -> list[float]:
-    """One participant through the whole study; ms of each step of :data:`PATH`."""
+def _count_frames(page: Any) -> list[int]:
+    """[messages, bytes] the server has sent ``page`` over its WebSockets so far (kept live)."""
+    seen = [0, 0]
+
+    def frame(payload: Any) -> None:
+        seen[0] += 1
+        seen[1] += len(payload)
+    page.on("websocket", lambda ws: ws.on("framereceived", frame))
+    return seen
+
+
+Sent = tuple[int, int, float, float]  # messages, bytes, server CPU ms, renderer CPU ms
+
+
+def participant_path(browser: Any, url: str, store: Any, sent: list[Sent] | None = None,
+                     server_pid: int | None = None) -> list[float]:
+    """One participant through the whole study; ms of each step of :data:`PATH`.
+
+    ``sent``, if given, receives per step what the step cost from the click until the page was
+    idle again (the new part's deltas, plus the follow-up reruns it asks for): messages and
+    bytes the server sent, the CPU of process ``server_pid`` (all its threads: the next part
+    prepared in the background too) and of the renderer's main thread (CDP ThreadTime).
+    """
     context = browser.new_context(viewport=VIEWPORT)
     context.add_init_script(WATCH)
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
+    frames = _count_frames(page)
+    cdp = context.new_cdp_session(page)
+    cdp.send("Performance.enable")
     out: list[float] = []
+
+    def cpu() -> tuple[float, float]:
+        metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        return (cpu_ms(server_pid) if server_pid else 0.0), metrics["ThreadTime"] * 1000
 
     def step(button: str, predicate: str) -> None:
         _idle(page)
+        before = list(frames)
+        server0, renderer0 = cpu()
         try:
-            out.append(input_to_drawn(page, predicate, _button(page, button).click))
+            out.append(input_to_drawn(page, predicate, _button(page, button).click,
+                                      TIMEOUT_MS))
         except Exception as exc:
             shown = page.evaluate("() => document.body.innerText.slice(0, 300)")
             raise RuntimeError(f"{PATH[len(out)]}: not drawn ({type(exc).__name__}); the page "
                                f"shows {shown!r}") from exc
+        if sent is not None:
+            _idle(page)
+            server1, renderer1 = cpu()
+            sent.append((frames[0] - before[0], frames[1] - before[1], server1 - server0,
+                         renderer1 - renderer0))
 
     try:
         page.goto(f"{url}/participant?study=steps")
@@ -298,9 +335,95 @@ def bench_main(prog: str, doc: str | None, measure_rows: Callable[[int, Path], l
     return 0
 
 
+def compare_paths(reps: int, roots: list[Path], out: Any = sys.stderr
+                  ) -> tuple[list[tuple[str, list[float]]], list[tuple[str, list[Sent]]]]:
+    """The participant path on each checkout of ``roots``, served side by side, their
+    repetitions interleaved (so each is measured under the same load): the rows (what, times),
+    and per row what each step cost (:data:`Sent`)."""
+    from playwright.sync_api import sync_playwright
+
+    from study.store import open_store
+
+    with tempfile.TemporaryDirectory() as name, contextlib.ExitStack() as stack:
+        tmp = Path(name)
+        (tmp / "studies" / "steps").mkdir(parents=True)
+        (tmp / "studies" / "steps" / "study.yaml").write_text(STUDY, encoding="utf-8")
+        servers = {}
+        for i, root in enumerate(roots):
+            db = f"sqlite:///{tmp / f'steps{i}.sqlite'}"
+            env = dict(os.environ, PLEASQLARIFY_DB_URL=db,
+                       PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
+                       PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"),
+                       NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache"))
+            label = (root.name if root.name not in servers else f"{root.name}#{i}"
+                     ) if len(roots) > 1 else ""
+            srv = stack.enter_context(running("app.py", env=env, log=tmp, cwd=root))
+            servers[label] = (srv, open_store(db))
+        browser = stack.enter_context(sync_playwright()).chromium.launch(
+            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+        for srv, store in servers.values():  # the first path warms each server (untimed)
+            try:
+                participant_path(browser, srv.url, store)
+            except RuntimeError as exc:  # e.g. a first import slower than a step's timeout
+                print(f"warm-up path: {exc}", file=out, flush=True)
+        times: dict[str, list[list[float]]] = {label: [] for label in servers}
+        sent: dict[str, list[list[Sent]]] = {label: [] for label in servers}
+        for rep in range(reps):
+            for label, (srv, store) in servers.items():
+                got: list[Sent] = []
+                try:
+                    times[label].append(participant_path(browser, srv.url, store, got,
+                                                         srv.proc.pid))
+                    sent[label].append(got)
+                except RuntimeError as exc:  # a lost run must not lose the others
+                    print(f"{label} participant path FAILED: {exc}", file=out, flush=True)
+            print(f"rep {rep + 1}/{reps} done", file=out, flush=True)
+        browser.close()
+    rows, counts = [], []
+    for i, what in enumerate(PATH):
+        for label in servers:
+            name = f"{label}: participant: {what}" if label else f"participant: {what}"
+            rows.append((name, [path[i] for path in times[label]]))
+            counts.append((name, [path[i] for path in sent[label]]))
+    return rows, counts
+
+
+def print_sent(counts: list[tuple[str, list[Sent]]]) -> None:
+    """Per step (click until idle again), medians: messages and KB the server sent, server
+    CPU and the renderer main thread's CPU."""
+    import statistics
+
+    print("\n| step | messages | KB sent | server CPU ms | renderer CPU ms |\n|---|---|---|---|---|")
+    for what, got in counts:
+        if got:
+            med = [statistics.median(g[i] for g in got) for i in range(4)]
+            print(f"| {what} | {med[0]:.0f} | {med[1] / 1024:.1f} | {med[2]:.0f} | {med[3]:.0f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.steps``."""
-    return bench_main("benchmarks.steps", __doc__, measure, argv, reps=5)
+    """``python -m benchmarks.steps [--reps 5] [--root DIR] [--compare CHECKOUT] [--path]``."""
+    from benchmarks.common import print_table
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.steps", description=__doc__)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="checkout whose app.py is served (default: this one)")
+    parser.add_argument("--compare", action="append", default=[], type=Path, metavar="CHECKOUT",
+                        help="also serve CHECKOUT/app.py, the participant paths interleaved "
+                             "with ours (only the participant's path is measured)")
+    parser.add_argument("--path", action="store_true",
+                        help="only the participant's path (with the messages each step sent)")
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    roots = [args.root.resolve(), *(r.resolve() for r in args.compare)]
+    if len(roots) == 1 and not args.path:
+        rows = measure(args.reps, roots[0])
+        print_table(rows, load_before, head=f"served from {roots[0]}\n")
+        return 0
+    rows, counts = compare_paths(args.reps, roots)
+    print_table(rows, load_before, head="".join(f"served from {r}\n" for r in roots))
+    print_sent(counts)
+    return 0
 
 
 if __name__ == "__main__":

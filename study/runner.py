@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import select
@@ -101,11 +102,34 @@ class Runner:
         self.assignment: Assignment = assignment
         self.steps = flow.plan(spec, assignment)
         self.session_id = session_id or store.start_session(participant, spec.id, _ms(clock))
+        self._seen: dict[str, Any] | None = None  # inside page_run(): what was read, if any
 
     # -- reading ------------------------------------------------------------------------------
+    @contextmanager
+    def page_run(self) -> Iterator[None]:
+        """Within: progress and pause state are read from the store once, not at each of the
+        ~10 places a page's views ask (each a transaction); a write through this runner reads
+        them again. Outside (callbacks, a fragment's own rerun) every call reads the store."""
+        self._seen = {}
+        try:
+            yield
+        finally:
+            self._seen = None
+
+    def _forget(self) -> None:
+        if self._seen is not None:
+            self._seen.clear()
+
+    def _read_progress(self) -> dict[str, Any]:
+        return self.store.get_progress(self.participant) or {"step": flow.CONSENT, "index": 0}
+
     def progress(self) -> dict[str, Any]:
         """The stored progress object (step id, workspace sessions, submissions)."""
-        return self.store.get_progress(self.participant) or {"step": flow.CONSENT, "index": 0}
+        if self._seen is None:
+            return self._read_progress()
+        if "progress" not in self._seen:
+            self._seen["progress"] = self._read_progress()
+        return self._seen["progress"]
 
     def current(self) -> flow.Step:
         """The step the participant is on now (as stored)."""
@@ -129,12 +153,17 @@ class Runner:
         Reads only the timer events: whether a timer runs depends on nothing else, and the
         whole trace (hovers, decisions) grows to thousands of rows in a session.
         """
+        if self._seen is not None and "paused" in self._seen:
+            return bool(self._seen["paused"])
         step = self.current()
         if step.kind != "task":
             return False
         events = read_events(self.store, participant=self.participant, types=list(TIMER_TYPES))
         t = compute_timers(events, now=_ms(self.clock)).get((step.task, step.subtask))
-        return t is not None and not t.running and t.stopped is None and t.started is not None
+        paused = t is not None and not t.running and t.stopped is None and t.started is not None
+        if self._seen is not None:
+            self._seen["paused"] = paused
+        return paused
 
     def workspace(self, task: str) -> dict[str, Any] | None:
         """The stored repair session (``RepairSession.to_dict``) of ``task``, if any."""
@@ -166,12 +195,13 @@ class Runner:
         Nothing is written for a participant who has withdrawn (``inserted`` is False), so an
         open tab or console cannot add data after a withdrawal.
         """
+        self._forget()  # a timer event may pause or resume the step
         with self.store.write():
             if self.withdrawn():
                 return Event(event_id or "", self.session_id, self.participant, type,
                              payload or {}, self.spec.id, inserted=False)
             if None in (task, subtask, condition):
-                step = self.current()
+                step = self.steps[flow.index_of(self.steps, self._read_progress()["step"])]
                 condition = condition if condition is not None else (
                     step.condition or self.assignment.condition)
                 task = task if task is not None else step.task
@@ -205,6 +235,7 @@ class Runner:
 
     def _update(self, change: Callable[[dict[str, Any]], bool]) -> bool:
         """Read-modify-write the progress row in one write transaction."""
+        self._forget()
         with self.store.write() as conn:
             self.store.lock_study(conn, f"progress:{self.participant}")
             if self.withdrawn():

@@ -205,3 +205,55 @@ def test_refresh_after_none_of_these_and_after_back_restores_what_was_shown(env)
     session = third.session_state[key].session
     assert not session.history and session.pool.n == n0 and len(session.survivors) == n0
     assert not any("You rejected every remaining output" in w.value for w in third.warning)
+
+
+def test_database_preview_sends_only_the_table_shown(env) -> None:
+    """The task database's preview sends one table, and only while its expander is open: on
+    part 1 (open) the first table, on part 2a (closed) none; opening it, or another tab,
+    sends that table (a hidden table costs the server and the browser on every part)."""
+    at = _open()
+    pid = _agree(at)
+    _demographics(at, pid)
+    _next(at, "onboarding")
+    _next(at, "practice")
+    tabs = at.tabs
+    assert len(tabs) == 11 and len(at.dataframe) == 1
+    assert tabs[0].label == "casting" and "role" in at.dataframe[0].value.columns
+    at.session_state[f"pq.{pid}.db.{TASK}.1.tab"] = "films"  # the participant opens its tab
+    at.run()
+    assert len(at.dataframe) == 1 and "title" in at.dataframe[0].value.columns
+    _text(at, pid, "1", "the review text")
+    _next(at, flow.task_step_id(TASK, "1"))
+    assert _step(env, pid) == flow.task_step_id(TASK, "2a")
+    assert len(at.dataframe) == 0 and len(at.tabs) == 0
+    at.session_state[f"pq.{pid}.db.{TASK}.2a"] = True  # the participant opens it
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == 1
+
+
+def test_pool_init_is_committed_after_the_workspace_is_drawn(env, monkeypatch) -> None:
+    """The first workspace of a part is drawn before its pool.init event is committed (the
+    commit's fsync is then off the new part's paint), and the event is still logged once."""
+    import ui.condition_views as views
+    from ui.workspace import render_workspace
+
+    seen: list[list[str]] = []  # per workspace render: the tasks whose pool.init was in
+
+    def drawing(*args, **kwargs):  # the real workspace; notes what was committed before it
+        seen.append([e.task for e in read_events(env, participant=pid) if e.type == "pool.init"])
+        return render_workspace(*args, **kwargs)
+
+    monkeypatch.setattr(views, "render_workspace", drawing)
+    at = _open()
+    pid = _agree(at)
+    _demographics(at, pid)
+    _next(at, "onboarding")
+    assert seen == [[]]
+    _next(at, "practice")
+    _text(at, pid, "1", "the review text")
+    _next(at, flow.task_step_id(TASK, "1"))
+    assert seen == [[], [PRACTICE]]
+    events = [e for e in read_events(env, participant=pid) if e.type == "pool.init"]
+    assert [(e.task, e.payload["key"]) for e in events] == [(PRACTICE, PRACTICE), (TASK, TASK)]
+    assert all(e.payload["n_candidates"] > 0 and e.payload["strategy"] for e in events)

@@ -35,6 +35,7 @@ from ui.workspace import APP_RERUN, render_workspace
 
 LOG = logging.getLogger(__name__)
 
+POOL_INIT = "pool_init"  # ws.extra: the pool.init event still to log (after the first render)
 NO_STATE_CHANGE = {"dv.browse", "space.hover", "output.view", "output.accept"}
 WHERE_SUBMIT = {
     "pleasqlarify": "Submit with the button under the Predicted Output, then continue at the "
@@ -118,9 +119,8 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
             actions.restore_search(ws, saved)  # a reload while repair ran: it runs again
         ws.submitted = runner.submitted(step.task)
         ws.extra["restored"] = True
-        runner.log("pool.init", {"n_candidates": pool.n, "key": step.task,
-                                 "strategy": ws.session.strategy, **chosen},
-                   event_id=f"{runner.participant}:pool.init:{step.task}")
+        ws.extra[POOL_INIT] = {"n_candidates": pool.n, "key": step.task,
+                               "strategy": ws.session.strategy, **chosen}
 
     def log(event_type: str, payload: dict[str, Any]) -> None:
         runner.log(event_type, payload)
@@ -135,8 +135,14 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
         runner.submit(step.task, candidate, sql, _subtask(step))
         done()
 
-    render_workspace(pool, log=log, mode="study", on_submit=on_submit, namespace=namespace,
-                     options=workspace_options(cond, step))
+    try:
+        render_workspace(pool, log=log, mode="study", on_submit=on_submit, namespace=namespace,
+                         options=workspace_options(cond, step))
+    finally:  # committed once the workspace is sent, not before: the fsync is off its paint
+        if POOL_INIT in ws.extra:
+            runner.log("pool.init", ws.extra[POOL_INIT],
+                       event_id=f"{runner.participant}:pool.init:{step.task}")
+            del ws.extra[POOL_INIT]
 
 
 def llm_agent(cond: Condition) -> LLMAgent | None:

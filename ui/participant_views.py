@@ -318,14 +318,24 @@ def practice(runner: Runner, step: flow.Step) -> None:
     _next_button(runner, step, "I feel comfortable: start the tasks")
 
 
-def _database(runner: Runner, task: str) -> None:
-    """The task database's tables (first rows), one tab per table."""
-    import pandas as pd
+@st.fragment
+def database(runner: Runner, step: flow.Step) -> None:
+    """The task database's first rows, a tab per table, in an expander open on part 1.
 
-    tables = data.database_preview(runner.spec, task)
-    tabs = st.tabs(list(tables))
-    for tab, (cols, rows) in zip(tabs, tables.values(), strict=True):
-        tab.dataframe(pd.DataFrame(rows, columns=cols), hide_index=True)
+    Only the open expander's selected table is sent (opening one reruns this fragment alone):
+    the film database's eleven tables, hidden or not, cost every part ~0.1 s of browser CPU.
+    """
+    key = f"pq.{runner.participant}.db.{step.task}.{step.subtask}"
+    with st.expander("The task's database (first rows of every table)",
+                     expanded=step.subtask == "1", icon=":material/table:", key=key,
+                     on_change="rerun") as box:
+        if not box.open:
+            return
+        tables = data.database_tables(runner.spec, step.task)
+        tabs = st.tabs(list(tables), key=f"{key}.tab", on_change="rerun")
+        for tab, table in zip(tabs, tables.values(), strict=True):
+            if tab.open:
+                tab.dataframe(table, hide_index=True)
 
 
 def _audio(runner: Runner, step: flow.Step) -> None:
@@ -379,9 +389,7 @@ def task(runner: Runner, step: flow.Step) -> None:
              WHERE_SUBMIT[condition_of(runner, step).id])
     st.info(f"{step.prompt}\n\n*{where}*", icon=":material/assignment:")
     keys: dict[str, str] = {}
-    with st.expander("The task's database (first rows of every table)",
-                     expanded=step.subtask == "1", icon=":material/table:"):
-        _database(runner, step.task)
+    database(runner, step)
     if step.subtask != "1":
         render_condition(runner, step, f"study-{runner.participant}", _clear_errors)
     if not submits:
@@ -467,17 +475,21 @@ def prefetch(runner: Runner, step: flow.Step) -> threading.Thread | None:
 
 
 def render(runner: Runner) -> None:
-    """The participant's current step (followed: a facilitator's advance shows within ~2 s)."""
-    step = runner.current()
-    visibility(runner)
-    if step.kind != "done":
-        follow(runner, step.id, step.kind == "task" and runner.paused())
-    i = flow.index_of(runner.steps, step.id)
-    st.progress(i / (len(runner.steps) - 1), text=f"Step {i} of {len(runner.steps) - 1}")
-    if step.kind == "done":
-        done(runner)
-    else:
-        VIEWS[step.kind](runner, step)
-    participant_withdraw(runner)
-    if step.kind != "done":
-        prefetch(runner, step)
+    """The participant's current step (followed: a facilitator's advance shows within ~2 s).
+
+    The store's progress and pause state are read once for the page (``Runner.page_run``).
+    """
+    with runner.page_run():
+        step = runner.current()
+        visibility(runner)
+        if step.kind != "done":
+            follow(runner, step.id, step.kind == "task" and runner.paused())
+        i = flow.index_of(runner.steps, step.id)
+        st.progress(i / (len(runner.steps) - 1), text=f"Step {i} of {len(runner.steps) - 1}")
+        if step.kind == "done":
+            done(runner)
+        else:
+            VIEWS[step.kind](runner, step)
+        participant_withdraw(runner)
+        if step.kind != "done":
+            prefetch(runner, step)

@@ -145,6 +145,7 @@ def forget_banks() -> None:
     _tasks.clear()
     _pool.clear()
     _preview.clear()
+    _tables.clear()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -168,6 +169,22 @@ def database_preview(spec: StudySpec, task_id: str, rows: int = 20
     """Columns and first rows of every table of the task's database."""
     bank = str(spec.task_bank)
     return _preview(bank, task_id, rows, _stamp(bank))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _tables(bank: str, task_id: str, rows: int, stamp: tuple[int, int]) -> dict[str, Any]:
+    import pandas as pd
+    from streamlit.dataframe_util import convert_pandas_df_to_arrow_table
+
+    return {name: convert_pandas_df_to_arrow_table(pd.DataFrame(body, columns=cols))
+            for name, (cols, body) in _preview(bank, task_id, rows, stamp).items()}
+
+
+def database_tables(spec: StudySpec, task_id: str, rows: int = 20) -> dict[str, Any]:
+    """:func:`database_preview` as Arrow tables, converted once per process and shared
+    (read-only): every task part shows them, and pandas → Arrow took ~0.1 s per part."""
+    bank = str(spec.task_bank)
+    return _tables(bank, task_id, rows, _stamp(bank))
 
 
 def secret(name: str) -> str | None:
