@@ -31,7 +31,7 @@ from core.engine.features import (
 from core.engine.layout import compute_layout
 from core.engine.lru import LRUCache
 from core.engine.poolfile import ENGINE_VERSION  # noqa: F401 - re-exported (core.engine)
-from core.engine.similarity import functional_classes, output_key
+from core.engine.similarity import extend_classes, functional_classes, output_key
 from core.engine.taskbank import DatabaseSpec, Task
 
 FORMAT_VERSION = 1
@@ -296,7 +296,9 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
     per += added
     vocab, x = _matrix(per)
     all_results = pool.results + list(results)
-    classes, class_index, class_sim = functional_classes(all_results)
+    classes, class_index, class_sim = extend_classes(pool.class_keys, pool.class_index,
+                                                     pool.class_similarity, pool.results,
+                                                     list(results))
     new = PreparedPool(pool.task_id, pool.question, pool.dialect, pool.sqls + list(sqls),
                        np.concatenate([pool.counts, np.array(weights, dtype=float)]),
                        all_results, vocab, x, classes, class_index, class_sim, None,
