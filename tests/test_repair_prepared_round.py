@@ -164,3 +164,16 @@ def test_a_press_in_a_crowd_draws_the_prepared_round_in_its_own_run(monkeypatch)
     assert outcome is not None and outcome.added == pool.first_round.sqls
     assert events == ["output.reject", "repair"] and ws.session.pool.n == pool.n + len(
         outcome.added)
+
+
+def test_a_round_that_fails_is_not_stored_and_the_pool_is_written(tmp_path):
+    """Preparing a pool never fails for its round: without the database (moved after the
+    candidates ran) the file is written without one, and a press computes the round."""
+    from core.engine.taskbank import DatabaseSpec
+
+    task = _task("film-pulp-review")
+    pool = prepare_pool(task, layout=False)
+    pool.database = DatabaseSpec("sqlite", str(tmp_path / "gone.sqlite"))
+    write_prepared(pool, task, tmp_path / f"{task.id}.json")
+    loaded = load_prepared(task, tmp_path, fit=False)
+    assert loaded.first_round is None and loaded.sqls == pool.sqls

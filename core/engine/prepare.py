@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -26,6 +27,8 @@ from core.engine.poolfile import (  # noqa: F401 - re-exported: the prepare API
     stored_fingerprint,
 )
 from core.engine.taskbank import Task, load_task_bank
+
+LOG = logging.getLogger(__name__)
 
 
 class PoolNotPreparedError(StudioError):
@@ -57,12 +60,17 @@ def write_prepared(pool: PreparedPool, task: Task, path: Path) -> None:
 
 def with_first_round(pool: PreparedPool) -> PreparedPool:
     """``pool`` with its first state's repair round stored (:func:`first_round`), computed
-    unless it holds one of this version of recomposition; needs the pool's database."""
+    unless it holds one of this version of recomposition; needs the pool's database. A round
+    that fails (e.g. the database went away) is not stored: preparing the pool still works."""
     from core.engine.repair import REPAIR_VERSION, first_round  # the repair engine, on demand
 
     current = pool.first_round
     if (current is None or current.version != REPAIR_VERSION) and pool.database is not None:
-        pool.first_round = first_round(pool)
+        try:
+            pool.first_round = first_round(pool)
+        except StudioError as exc:  # the pool stays usable: a press computes (and reports) it
+            LOG.warning("no first repair round stored for task %s: %s", pool.task_id, exc)
+            pool.first_round = None
     return pool
 
 
