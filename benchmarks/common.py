@@ -47,7 +47,9 @@ def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, di
     bank = dest / "tasks.jsonl"
     text = "\n".join(out) + "\n"
     if not (bank.exists() and bank.read_text(encoding="utf-8") == text
-            and all((dest / "pools" / f"{t}.json").exists() for t in ids.values())):
+            and all((dest / "pools" / f"{t}.json").exists()
+                    and '"first_round"' in (dest / "pools" / f"{t}.json").read_text(
+                        encoding="utf-8") for t in ids.values())):
         bank.write_text(text, encoding="utf-8")
         prepare([str(bank)])
     return bank, ids

@@ -9,7 +9,10 @@ survivors line and the chart both show the new state, painted; measured in the p
 key event), key press → the server's rerun done (the workspace shows the speculated state
 before it, :mod:`ui.optimistic`), lasso → survivors updated, "None of these" (key X) → the
 searching state painted and → the repaired state painted (repair after a rejection; pressed at
-once on the first state, and after reading a converged state for 1.5 s), first paint
+once on the first state, and after reading a converged state for 1.5 s; and, in servers of
+their own, pressed at once on the first state in a crowd, where nothing is speculated and the
+prepared pool's stored round answers, and with repair ahead off, where every press computes
+its round: the wait of a press before its round is ready), first paint
 of the trivial app, Home, consent and the workspace (a new session with a cold and with a warm
 HTTP cache, see benchmarks/paint.py), participant Continue → next part, and a fresh process's
 first layout. Reruns are timed once the server's UMAP warm-up is over (:func:`wait_quiet`).
@@ -419,8 +422,43 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                 return steps["all"][i]
             rows.add("participant Continue → onboarding drawn", lambda: step_times(0))
             rows.add("participant Continue → practice workspace drawn", lambda: step_times(1))
+        for label, extra in FIRST_PRESS.items():
+            first_press_rows(rows, browser, dict(env, **extra), tmp, ids, reps, label)
         browser.close()
     return rows
+
+
+# A "None of these" pressed before the round a person's reading would have speculated is
+# ready: in a crowd nothing is speculated (the prepared pool's stored first round answers);
+# with repair ahead off every press computes its round (what such a press waited for before
+# rounds were stored). Each in a server of its own, same run.
+FIRST_PRESS = {
+    "crowd (nothing speculated), first state": {"PLEASQLARIFY_REPAIR_AHEAD_MAX_SESSIONS": "0"},
+    "round computed at the press (PLEASQLARIFY_REPAIR_AHEAD=0), first state": {
+        "PLEASQLARIFY_REPAIR_AHEAD": "0"},
+}
+
+
+def first_press_rows(rows: Rows, browser, env: dict[str, str], tmp: Path, ids: dict[int, str],
+                     reps: int, label: str) -> None:
+    """"None of these" at once on the first state → repaired state painted, per pool size,
+    in a server started with ``env`` (warmed and quiet first, like the main server)."""
+    names = {n: f"workspace N={n}: {label}, None of these at once → repaired state painted"
+             for n in ids}
+    if not any(rows.wanted(name) for name in names.values()):
+        return
+    with running("app.py", env=env, log=tmp) as srv:
+        warm = new_page(browser)
+        for task_id in ids.values():
+            open_task(warm, srv.url, task_id)
+        warm.context.close()
+        wait_quiet(srv.proc.pid)
+        for n, task_id in ids.items():
+            page = new_page(browser)
+            open_task(page, srv.url, task_id)
+            back = f".st-key-pleasqlarify-{task_id}-dv-back button"
+            rows.add(names[n], lambda page=page, back=back: repair_press(page, reps, back)[1])
+            page.context.close()
 
 
 def paint_rows(rows: Rows, browser, what: str, address: str, ready: Callable, reps: int,

@@ -138,3 +138,17 @@ def test_class_similarity_matrix_agrees_with_pairwise_similarity(outputs):
 def test_empty_tables_of_different_width_in_the_class_matrix():
     _, _, sim = functional_classes([EMPTY_1, EMPTY_2])
     assert sim[0, 1] == output_similarity(EMPTY_1, EMPTY_2) < 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(results(), max_size=7), st.lists(results(), max_size=5))
+def test_extending_classes_is_computing_them_again(old, new):
+    """Issue 24: repair's extended pool keeps the known class similarities and computes only
+    a new output's pairs, with exactly the classes, positions and values of a full run."""
+    from core.engine.similarity import extend_classes
+
+    keys, index, sim = functional_classes(old)
+    full = functional_classes(old + new)
+    extended = extend_classes(keys, index, sim, old, new)
+    assert extended[0] == full[0]
+    assert np.array_equal(extended[1], full[1]) and np.array_equal(extended[2], full[2])

@@ -41,9 +41,9 @@ from hypothesis.stateful import (
 )
 
 from core.engine.pool import PreparedPool, prepare_pool
-from core.engine.prepare import default_pool_dir, load_prepared
+from core.engine.prepare import default_pool_dir, load_prepared, with_first_round
 from core.engine.repair import recompose
-from core.engine.session import RepairSession
+from core.engine.session import Decision, RepairSession
 from core.engine.taskbank import Candidate, load_task_bank
 from study.analysis import workflows as W
 from study.analysis.data import StudyData
@@ -79,12 +79,15 @@ def film_pool(task_id: str) -> PreparedPool:
 
 @cache
 def dev_pool(i: int) -> PreparedPool:
-    """An AMBROSIA dev pool without layout; task 8 gets two candidates that fail to run."""
+    """An AMBROSIA dev pool without layout; task 8 gets two candidates that fail to run.
+    Tasks 55 and 8 carry their first repair round, as a prepared pool file does; 4 and 13
+    compute it like a pool prepared before rounds were stored."""
     task = dev_tasks()[i]
     if i == 8:
         task = dataclasses.replace(task, candidates=[*task.candidates,
                                                      *(Candidate(s, 1) for s in BROKEN)])
-    return prepare_pool(task, layout=False)
+    pool = prepare_pool(task, layout=False)
+    return with_first_round(pool) if i in (55, 8) else pool
 
 
 def fresh(ws: WorkspaceState) -> WorkspaceState:
@@ -313,6 +316,13 @@ class SessionMachine(RuleBasedStateMachine):
             if started:  # the rejection is applied and drawn while repair runs
                 assert self.session.history[-1].kind == "reject"
                 assert self.session.pool.n == state["pool"]
+            search = actions.searching(self.ws)
+            stored = self.session.base_pool.first_round
+            if (started and search is not ahead and stored is not None
+                    and self.session.history == [Decision("reject", outputs=stored.outputs)]):
+                # the prepared pool's first round: applied before the press's run draws
+                self.count("output.prepared_round")
+                assert search.done.is_set() and search.outcome.added == stored.sqls
         self.unchanged_if_refused(ok, step, state)
         if started and land:  # the next poll finds it done (else other gestures come first)
             self.search_lands()

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.engine.errors import SessionError, StudioError
-from core.engine.repair import RepairOutcome, Stop, recompose, resample
+from core.engine.repair import (
+    RepairOutcome,
+    Stop,
+    known_round,
+    none_of_these_outputs,
+    recompose,
+    resample,
+)
 from core.engine.session import RankedVariable, RepairSession
 from core.planpool.accounting import open_variables
 from ui import speculate
@@ -284,10 +291,7 @@ def none_of_these(ws: WorkspaceState, log: Log) -> bool:
     """"None of these": every surviving output is ruled out and repair is queued."""
     if busy(ws):
         return False
-    session = ws.session
-    keys = sorted({session.output_key_of(int(i)) for i in session.survivors
-                   if session.pool.results[int(i)].ok})
-    ws.extra[PENDING] = {"trigger": "none", "outputs": keys}
+    ws.extra[PENDING] = {"trigger": "none", "outputs": none_of_these_outputs(ws.session)}
     return True
 
 
@@ -539,6 +543,13 @@ def start_repair(ws: WorkspaceState, log: Log, method: str = "recompose",
     used = _method_used(ws, method, resampler)
     if search.adopted.is_set():
         return True  # its thread runs (or ran) the round already
+    if used == "recompose" and ahead_enabled():
+        # a round known without computing it (the prepared pool's first round, or one a
+        # session of this pool ran here) is applied at once: this run draws it repaired
+        search.outcome = known_round(search.fork)
+        if search.outcome is not None:
+            search.done.set()
+            return True
     if background:
         threading.Thread(target=search.run, args=(used, resampler), daemon=True,
                          name="pleasqlarify-repair").start()
@@ -687,8 +698,7 @@ def speculate_repair(ws: WorkspaceState, method: str, delay: float | None = None
             or not ahead_enabled() or not _worth_speculating(session) or crowded()):
         drop_speculation(ws)
         return None
-    keys = sorted({session.output_key_of(int(i)) for i in session.survivors
-                   if session.pool.results[int(i)].ok})
+    keys = none_of_these_outputs(session)
     if (isinstance(current, RepairSearch) and current.history[:-1] == session.history
             and current.history[-1].outputs == tuple(keys)):
         return current

@@ -31,7 +31,7 @@ from core.engine.features import (
 from core.engine.layout import compute_layout
 from core.engine.lru import LRUCache
 from core.engine.poolfile import ENGINE_VERSION  # noqa: F401 - re-exported (core.engine)
-from core.engine.similarity import functional_classes, output_key
+from core.engine.similarity import extend_classes, functional_classes, output_key
 from core.engine.taskbank import DatabaseSpec, Task
 
 FORMAT_VERSION = 1
@@ -73,6 +73,40 @@ def repair_entry_bytes(entry: Any) -> int:
 def new_repair_cache() -> LRUCache:
     """An empty per-pool repair cache: SQL -> [result, output key, features or None]."""
     return LRUCache(REPAIR_CACHE_ENTRIES, REPAIR_CACHE_BYTES, repair_entry_bytes)
+
+
+@dataclass(frozen=True)
+class StoredRound:
+    """A repair round computed when the pool was prepared (the first state's "None of
+    these", :func:`core.engine.repair.first_round`), stored with the pool so that the first
+    press on it, in any process, applies it without computing it."""
+
+    version: int  # core.engine.repair.REPAIR_VERSION it was computed with (else ignored)
+    outputs: tuple[str, ...]  # the rejection it follows: the output keys ruled out
+    max_new: int
+    sqls: tuple[str, ...]  # the queries it added, in order
+    weights: tuple[float, ...]
+    new_outputs: int
+    results: tuple[ExecutionResult, ...]  # their outputs and features, as the round read them
+    features: tuple[tuple[Feature, ...], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        # the queries share most features: each is stored once, the queries name them by place
+        vocab = list(dict.fromkeys(f for fs in self.features for f in fs))
+        place = {f: j for j, f in enumerate(vocab)}
+        return {"version": self.version, "outputs": list(self.outputs),
+                "max_new": self.max_new, "sqls": list(self.sqls), "weights": list(self.weights),
+                "new_outputs": self.new_outputs, "results": [r.to_dict() for r in self.results],
+                "vocabulary": [[f.keyword, f.value] for f in vocab],
+                "features": [[place[f] for f in fs] for fs in self.features]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StoredRound:
+        vocab = [Feature(k, v) for k, v in d["vocabulary"]]
+        return cls(int(d["version"]), tuple(d["outputs"]), int(d["max_new"]), tuple(d["sqls"]),
+                   tuple(float(w) for w in d["weights"]), int(d["new_outputs"]),
+                   tuple(ExecutionResult.from_dict(r) for r in d["results"]),
+                   tuple(tuple(vocab[j] for j in fs) for fs in d["features"]))
 
 
 def new_atom_cache() -> LRUCache:
@@ -119,6 +153,9 @@ class PreparedPool:
     answers: Any = field(default=None, compare=False, repr=False)
     # columns of a numeric type (core.engine.features.numeric_columns), read like not_null
     numeric: dict[str, list[str]] = field(default_factory=dict)
+    # the first state's repair round, computed when the pool was prepared (saved with it;
+    # a copy with answer questions shares it, a copy extended by repair has none)
+    first_round: StoredRound | None = field(default=None, compare=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -170,6 +207,7 @@ class PreparedPool:
             "gold_sqls": self.gold_sqls, "gold_results": [r.to_dict() for r in self.gold_results],
             "origins": self.origins, "schema": self.schema, "not_null": self.not_null,
             "unique": self.unique, "numeric": self.numeric,
+            **({} if self.first_round is None else {"first_round": self.first_round.to_dict()}),
         }
 
     @classmethod
@@ -190,6 +228,8 @@ class PreparedPool:
             list(d.get("gold_sqls", [])), [ExecutionResult.from_dict(r) for r in d.get("gold_results", [])],
             list(d.get("origins", [])), dict(d.get("schema", {})), dict(d.get("not_null", {})),
             dict(d.get("unique", {})), numeric=dict(d.get("numeric", {})),
+            first_round=None if d.get("first_round") is None else
+            StoredRound.from_dict(d["first_round"]),
         )
 
     def save(self, path: str | Path) -> None:
@@ -256,7 +296,9 @@ def extend_pool(pool: PreparedPool, sqls: list[str], results: list[ExecutionResu
     per += added
     vocab, x = _matrix(per)
     all_results = pool.results + list(results)
-    classes, class_index, class_sim = functional_classes(all_results)
+    classes, class_index, class_sim = extend_classes(pool.class_keys, pool.class_index,
+                                                     pool.class_similarity, pool.results,
+                                                     list(results))
     new = PreparedPool(pool.task_id, pool.question, pool.dialect, pool.sqls + list(sqls),
                        np.concatenate([pool.counts, np.array(weights, dtype=float)]),
                        all_results, vocab, x, classes, class_index, class_sim, None,

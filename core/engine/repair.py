@@ -35,7 +35,7 @@ from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
 from core.engine.guided import compound_proposals, guided_proposals, spread_by_deviation
 from core.engine.lru import LRUCache
-from core.engine.pool import PreparedPool
+from core.engine.pool import PreparedPool, StoredRound
 from core.engine.recombine import MAX_TRIED, _Recomposer
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import output_key
@@ -46,6 +46,10 @@ EXECUTE_CHUNK = 32  # proposals executed per worker round trip (few run past the
 ROUND_CACHE_ENTRIES = 64  # recomposition rounds remembered per pool (their queries: ~1 kB each)
 _ROUNDS: dict[int, LRUCache] = {}  # id(base pool) -> decisions -> (added, weights, new outputs)
 _ROUNDS_LOCK = threading.Lock()
+# Bump when recomposition may add other queries for the same pool and decisions: a prepared
+# pool's stored first round (PreparedPool.first_round) of another version is not used (the
+# round is computed), and `python -m core.prepare BANK --rounds` stores the new one.
+REPAIR_VERSION = 1
 
 
 Stop = Callable[[], bool]  # asked between a round's phases: True ends the round unapplied
@@ -94,22 +98,93 @@ def recompose(session: RepairSession, *, rejected_outputs: Iterable[str] = (),
     query must agree with each of them. Needs the session's database to execute the queries.
     ``stop`` is asked between phases and query chunks; when it says so the round raises
     :class:`RoundStopped` before anything is applied (the speculated repair of ui.actions).
-    A round some session of the same pool ran in the same state is applied as it was, unless
-    ``cached`` is False (it is the same: the round is deterministic; tests compare the two).
+    A round some session of the same pool ran in the same state, or the one the prepared pool
+    stored for its first state (:func:`first_round`), is applied as it was, unless ``cached``
+    is False (it is the same: the round is deterministic; tests compare the two).
     """
     _ = session.database  # fails early, naming what to do, when there is none
     alive_keys = {session.output_key_of(int(i)) for i in session.survivors}
     still = [k for k in dict.fromkeys(rejected_outputs) if k in alive_keys]
     if still:
         session.reject_outputs(still)
-    rounds, key = _rounds(session.base_pool), repr((max_new, session.history))
-    known = _replayed(session, rounds.get(key)) if cached else None
+    key = _round_key(session, max_new)
+    known = known_round(session, max_new) if cached else None
     if known is not None:
         return known
     outcome = _recompose(session, max_new, stop)
-    rounds[key] = (outcome.added, session.history[-1].weights if outcome.added else (),
-                   outcome.new_outputs)
+    _remember(session, key, outcome)
     return outcome
+
+
+def known_round(session: RepairSession, max_new: int = 24) -> RepairOutcome | None:
+    """Apply the round :func:`recompose` would add in this (rejected) state when it is known
+    without computing it — remembered from a session of the same pool, or stored with the
+    prepared pool (the first state's, :func:`first_round`) — and return it; None (the session
+    unchanged) when it would have to be computed."""
+    key = _round_key(session, max_new)
+    known = _replayed(session, _rounds(session.base_pool).get(key))
+    if known is None:
+        known = _stored(session, max_new)
+        if known is not None:
+            _remember(session, key, known)
+    return known
+
+
+def _round_key(session: RepairSession, max_new: int) -> str:
+    """The key of the round about to run among its pool's remembered ones: the decisions."""
+    return repr((max_new, session.history))
+
+
+def _remember(session: RepairSession, key: str, outcome: RepairOutcome) -> None:
+    """Remember the round just applied to ``session`` for its pool's other sessions."""
+    _rounds(session.base_pool)[key] = (
+        outcome.added, session.history[-1].weights if outcome.added else (), outcome.new_outputs)
+
+
+def none_of_these_outputs(session: RepairSession) -> list[str]:
+    """The outputs "None of these" rules out here: every surviving valid output, sorted (the
+    rejection a first round is stored for, and that the workspace speculates)."""
+    return sorted({session.output_key_of(int(i)) for i in session.survivors
+                   if session.pool.results[int(i)].ok})
+
+
+def first_round(pool: PreparedPool, max_new: int = 24) -> StoredRound | None:
+    """The round a "None of these" on ``pool``'s first state adds, computed (needs the pool's
+    database): what a prepared pool stores, so that press never waits for it. None when the
+    first state shows no valid output (there is nothing to reject)."""
+    session = RepairSession(pool)
+    outputs = none_of_these_outputs(session)
+    if not outputs:
+        return None
+    session.reject_outputs(outputs)
+    outcome = recompose(session, max_new=max_new, cached=False)
+    new = range(pool.n, session.pool.n)
+    extended = session.pool
+    return StoredRound(
+        REPAIR_VERSION, session.history[0].outputs, max_new, outcome.added,
+        session.history[-1].weights if outcome.added else (), outcome.new_outputs,
+        tuple(extended.results[i] for i in new),
+        tuple(tuple(extended.vocabulary[j] for j in np.flatnonzero(extended.x[i]))
+              for i in new))
+
+
+def _stored(session: RepairSession, max_new: int) -> RepairOutcome | None:
+    """Apply the prepared pool's stored first round when ``session`` is in the state it was
+    computed for (the first state, every surviving output rejected) by this version of
+    recomposition; None otherwise. Its queries' outputs join the pool's repair cache."""
+    stored = session.base_pool.first_round
+    if (stored is None or stored.version != REPAIR_VERSION or stored.max_new != max_new
+            or session.history != [Decision("reject", outputs=stored.outputs)]):
+        return None
+    cache = session.pool.repair_cache
+    for sql, result, feats in zip(stored.sqls, stored.results, stored.features, strict=True):
+        if cache.get(sql) is None:
+            cache[sql] = [result, output_key(result), list(feats)]
+    if stored.sqls:
+        session.decide(Decision("repair", gesture="recompose", sqls=stored.sqls,
+                                weights=stored.weights),
+                       list(stored.results), [list(fs) for fs in stored.features])
+    return RepairOutcome("recompose", stored.sqls, stored.new_outputs)
 
 
 def _rounds(pool: PreparedPool) -> LRUCache:
@@ -350,5 +425,6 @@ def _last_nonempty(session: RepairSession) -> np.ndarray:
     raise SessionError("the session has no candidates")
 
 
-__all__ = ["REPAIR_PRIOR", "Compound", "Parts", "RepairOutcome", "RoundStopped", "decisions_text",
-           "decompose", "decompose_query", "recompose", "resample"]
+__all__ = ["REPAIR_PRIOR", "REPAIR_VERSION", "Compound", "Parts", "RepairOutcome", "RoundStopped",
+           "decisions_text", "decompose", "decompose_query", "first_round", "known_round",
+           "none_of_these_outputs", "recompose", "resample"]

@@ -94,22 +94,33 @@ def output_similarity(a: ExecutionResult, b: ExecutionResult) -> float:
     return _aligned(ea.matrix(len(vocab)), eb.matrix(len(vocab)), ea.width, eb.width)
 
 
-def _class_similarity(rep: list[ExecutionResult]) -> np.ndarray:
-    """Pairwise similarity of distinct outputs, one sparse product per output (block-wise)."""
+def _class_similarity(rep: list[ExecutionResult], known: np.ndarray | None = None
+                      ) -> np.ndarray:
+    """Pairwise similarity of distinct outputs, one sparse product per output (block-wise).
+
+    ``known`` holds the similarities of the first ``len(known)`` outputs (a pool that repair
+    extends): they are kept, and only the pairs with a later output are computed.
+    """
     vocab: dict[str, int] = {}
     encoded = [_Encoded(r, vocab) for r in rep]
     m = len(rep)
     sim = np.eye(m)
+    k = 0 if known is None else len(known)
+    if k:
+        sim[:k, :k] = known
     if m < 2:
         return sim
     offsets = np.cumsum([0] + [e.n_rows for e in encoded])
     stacked = vstack([e.matrix(len(vocab)) for e in encoded]).tocsr() if offsets[-1] else None
     for a in range(m):
+        first = max(a + 1, k)  # the first output whose pair with ``a`` is not known
+        if first >= m:
+            continue
         ea = encoded[a]
         block = None
         if ea.ok and ea.n_rows and stacked is not None:
-            block = (stacked[offsets[a]:offsets[a + 1]] @ stacked[offsets[a + 1]:].T).toarray()
-        for b in range(a + 1, m):
+            block = (stacked[offsets[a]:offsets[a + 1]] @ stacked[offsets[first]:].T).toarray()
+        for b in range(first, m):
             eb = encoded[b]
             if not ea.ok or not eb.ok:
                 value = 1.0 if (not ea.ok and not eb.ok) else 0.0
@@ -117,7 +128,7 @@ def _class_similarity(rep: list[ExecutionResult]) -> np.ndarray:
                 value = 0.0  # distinct classes: an empty table matches nothing else
             else:
                 assert block is not None  # both have rows, so the stacked matrix exists
-                lo = offsets[b] - offsets[a + 1]
+                lo = offsets[b] - offsets[first]
                 shared = block[:, lo:lo + eb.n_rows] / max(ea.width, eb.width)
                 value = _assign(shared)
             sim[a, b] = sim[b, a] = value
@@ -146,3 +157,24 @@ def functional_classes(results: list[ExecutionResult]) -> tuple[list[str], np.nd
     rep = [results[keys.index(k)] for k in classes]
     sim = _class_similarity(rep)
     return classes, np.array([position[k] for k in keys], dtype=int), sim
+
+
+def extend_classes(classes: list[str], class_index: np.ndarray, class_sim: np.ndarray,
+                   results: list[ExecutionResult], new: list[ExecutionResult]
+                   ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """:func:`functional_classes` of ``results + new`` when ``results``' classes are known
+    (a pool repair extends): the same classes and positions, the known similarities kept and
+    only those of a new output computed (24 new outputs of 200 cost 24 × 200 comparisons, not
+    200² / 2). Classes not in order of first appearance are all computed again."""
+    firsts = dict.fromkeys(int(c) for c in class_index)
+    if list(firsts) != list(range(len(classes))) or class_sim.shape != (len(classes),) * 2:
+        return functional_classes(results + new)
+    reps = {c: i for i, c in reversed(list(enumerate(int(c) for c in class_index)))}
+    keys = [output_key(r) for r in new]
+    extended = list(dict.fromkeys([*classes, *keys]))
+    position = {k: i for i, k in enumerate(extended)}
+    rep = [results[reps[c]] for c in range(len(classes))]
+    rep += [new[keys.index(k)] for k in extended[len(classes):]]
+    index = np.concatenate([np.asarray(class_index, dtype=int),
+                            np.array([position[k] for k in keys], dtype=int)])
+    return extended, index, _class_similarity(rep, class_sim)
