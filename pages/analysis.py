@@ -13,7 +13,6 @@ from ui import study_cache as data_cache
 from ui.access import require_researcher
 from ui.analysis_cache import prepare, study_data, warm
 from ui.analysis_tabs import View, render_tabs
-from ui.analysis_views import filters_label
 from ui.demo import demo_button, show_demo
 from ui.router import ensure_router
 
@@ -56,22 +55,14 @@ if study not in with_data:
             f"{study}`).")
     demo_button(study, key="an_demo_empty")
     st.stop()
-raw = study_data(store, study)  # loaded once per data version (ui.analysis_cache)
-sim_key = f"an_sim_{source}"  # per source: the demo's participants are simulated
 with st.sidebar:
-    # in a popover, drawn in the browser only when opened: its widgets' components (multiselect,
-    # checkbox) are not loaded with the first paint; the label shows what is set
-    with st.popover(filters_label(st.session_state.get("an_cond"),
-                                  st.session_state.get("an_stage"),
-                                  st.session_state.get("an_flagged", False),
-                                  st.session_state.get(sim_key, source == "demo")),
-                    icon=":material/filter_list:", width="stretch", key="an_filters"):
-        chosen = st.multiselect("Condition", sorted({p["condition"] for p in raw.participants}),
-                                key="an_cond")
-        stages = st.multiselect("Stage", ["main", "pilot"], key="an_stage")
-        flagged = st.checkbox("Include flagged participants", key="an_flagged")
-        simulated = st.checkbox("Include simulated participants", value=source == "demo",
-                                key=sim_key)
+    raw = study_data(store, study)  # loaded once per data version (ui.analysis_cache)
+    conds = sorted({p["condition"] for p in raw.participants})
+    chosen = st.multiselect("Condition", conds, key="an_cond")
+    stages = st.multiselect("Stage", ["main", "pilot"], key="an_stage")
+    flagged = st.checkbox("Include flagged participants", key="an_flagged")
+    simulated = st.checkbox("Include simulated participants", value=source == "demo",
+                            key=f"an_sim_{source}")  # per source: the demo's are simulated
     coder = st.text_input("Coder (initials)", key="an_coder")
     if source == "live":
         demo_button(study, key="an_demo")
@@ -81,7 +72,7 @@ shown = prepare(store, study, filters, raw)  # filtered data, study file, tables
 data, lookup = shown.data, shown.lookup
 if not data.ids:
     st.info(f"No participants of {study} pass the filters ({len(raw.ids)} in total; simulated "
-            "ones are hidden unless included): see Filters in the sidebar.")
+            "ones are hidden unless included).")
     st.stop()
 for problem in lookup.problems:
     st.warning(problem, icon=":material/warning:")

@@ -1,7 +1,6 @@
 """Issue 24: the Analysis page's first load draws few elements, and none whose component
 JavaScript loads late (a metric's did, and the first load waited for it): the Completion tab's
-rates, caption and grid are one HTML block, the Data radio is drawn only with a choice, and the
-participant filters sit in a popover (the browser draws its widgets only when it is opened)."""
+rates, caption and grid are one HTML block, and the Data radio is drawn only with a choice."""
 
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ from study.store import open_store
 from tests.html_tables import read_tables
 from tests.study_flow_fixtures import study_env
 from ui import analysis_cache
-from ui.analysis_views import filters_label
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
 FILTERS = {"conditions": None, "stages": None, "include_flagged": False,
@@ -82,25 +80,3 @@ def test_data_radio_only_when_there_is_a_demo_database(unlocked, monkeypatch) ->
     monkeypatch.setenv("PLEASQLARIFY_DEMO_DB_URL", f"sqlite:///{demo}")
     (radio,) = run().radio
     assert radio.key == "an_source" and radio.options == ["Study database", "Demo (simulated)"]
-
-
-def test_filters_sit_in_a_popover_whose_label_says_what_is_set(unlocked) -> None:
-    """Condition, stage, flagged and simulated are in the sidebar's Filters popover; its label
-    follows them (the popover is closed on a first load, so the label is what shows)."""
-    run, _, _ = unlocked
-    at = run()
-    (pop,) = [b for b in at.sidebar.children.values() if b.type == "popover"]
-    inside = {w.label for w in _elements(pop)}
-    assert inside == {"Condition", "Stage", "Include flagged participants",
-                      "Include simulated participants"}
-    assert pop.proto.popover.label == "Filters: + simulated"
-    at.multiselect(key="an_stage").select("main").run()
-    (pop,) = [b for b in at.sidebar.children.values() if b.type == "popover"]
-    assert pop.proto.popover.label == "Filters: stage, + simulated"
-    assert at.text_input(key="an_coder").label == "Coder (initials)"  # outside: used to code
-
-
-def test_filters_label_names_each_filter_set() -> None:
-    assert filters_label(None, [], False, False) == "Filters: real, unflagged participants"
-    assert filters_label(["a"], ["main"], True, True) == (
-        "Filters: condition, stage, + flagged, + simulated")

@@ -35,15 +35,6 @@ def isolated(what: str) -> Iterator[None]:
                  "unaffected; the server log has the traceback.", icon=":material/error:")
 
 
-def filters_label(conditions: list[str] | None, stages: list[str] | None, flagged: bool,
-                  simulated: bool) -> str:
-    """The sidebar's Filters button: what the filters keep, so it shows without opening them
-    (e.g. 'Filters: condition, stage, + simulated'; 'Filters: real, unflagged participants')."""
-    parts = [name for name, on in (("condition", conditions), ("stage", stages),
-                                   ("+ flagged", flagged), ("+ simulated", simulated)) if on]
-    return f"Filters: {', '.join(parts) or 'real, unflagged participants'}"
-
-
 def _swimlane(evs: list[Any], intervals: pd.DataFrame, pid: str) -> Any:
     """The timeline of ``evs`` with ``pid``'s subtask spans, unmarked."""
     return F.swimlane(evs, intervals[intervals["participant"] == pid])
