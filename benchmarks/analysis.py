@@ -12,8 +12,10 @@ and film-two-conditions, ``--participants`` each) into a temporary SQLite databa
   paint of the same run (cold and warm HTTP cache), a fresh server's Unlock → Completion, a
   new researcher session's first load (cold and warm HTTP cache), switching to each tab, the
   Timings toggle, and switching the study.
-  ``--compare`` runs the same rows against another checkout's app.py (e.g. ``git worktree add
-  /tmp/base main``) right after, each with its own trivial baseline.
+  ``--compare`` also serves another checkout's app.py (e.g. ``git worktree add /tmp/base
+  main``): the first loads are interleaved round by round (the trivial app, this checkout, the
+  other), each with a row of its difference to the trivial app of the same round, so a loaded
+  machine slows all alike; the other rows follow per checkout.
 
 For the browser the participants are stored as real ones (the ``simulated`` flag cleared in the
 benchmark's copy), so the page shows them on its first load as it does a live study's. Figures,
@@ -23,6 +25,7 @@ not assertions.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -90,12 +93,12 @@ def browser_times(url: str, reps: int, roots: list[Path], tmp: Path
                PLEASQLARIFY_DEMO_DB_URL=f"sqlite:///{tmp / 'no-demo.sqlite'}",
                PLEASQLARIFY_RESEARCHER_PASSWORD="bench",
                PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
-    rows: list[tuple[str, list[float]]] = []
-    for root in roots:
-        label = "" if root == ROOT else f"[{root.name}] "
-        with running(tmp / "trivial.py", env=env, log=tmp) as trivial, \
-                running("app.py", env=env, log=tmp, cwd=root) as srv:
-            rows += browser_rows(srv.url, trivial.url, STUDIES, reps, label)
+    with contextlib.ExitStack() as servers:  # every checkout's server up at once: interleaved
+        trivial = servers.enter_context(running(tmp / "trivial.py", env=env, log=tmp))
+        urls = {("" if root == ROOT else f"[{root.name}] "):
+                servers.enter_context(running("app.py", env=env, log=tmp, cwd=root)).url
+                for root in roots}
+        rows = browser_rows(urls, trivial.url, STUDIES, reps)
     return rows
 
 

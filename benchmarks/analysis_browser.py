@@ -143,47 +143,71 @@ def study_switches(page: Any, studies: list[str], reps: int) -> list[float]:
     return times
 
 
-def browser_rows(url: str, trivial_url: str, studies: list[str], reps: int,
-                 label: str = "") -> list[tuple[str, list[float]]]:
-    """Every Chromium row for the Analysis server at ``url`` and the trivial app beside it."""
+def interleaved_first_loads(browser: Any, trivial_url: str, servers: dict[str, tuple[str, list]],
+                            reps: int, warm: bool = False) -> dict[str, list[float]]:
+    """New sessions → first paint (ms), ``reps`` rounds, each round the trivial app and then
+    every server of ``servers`` (label → (url, researcher cookies)) in turn, so all see the same
+    load. Also, per server, each round's difference to the trivial app (key ``label + " gap"``)."""
+    out: dict[str, list[float]] = {"trivial": []}
+    for _ in range(reps):
+        out["trivial"] += first_paint(browser, trivial_url, _trivial_ready, 1, warm=warm)
+        for label, (url, cookies) in servers.items():
+            ms = first_loads(browser, url, cookies, 1, warm=warm)
+            out.setdefault(label, []).extend(ms)
+            out.setdefault(f"{label} gap", []).append(ms[0] - out["trivial"][-1])
+    return out
+
+
+def browser_rows(urls: dict[str, str], trivial_url: str, studies: list[str], reps: int
+                 ) -> list[tuple[str, list[float]]]:
+    """Every Chromium row for the Analysis servers ``urls`` (a row label prefix → its URL) and
+    the trivial app beside them: first loads interleaved round by round, then per server a fresh
+    server's unlock, each tab, the Timings toggle and a study switch."""
     from playwright.sync_api import sync_playwright
 
     from tests.harness import CHROMIUM, CHROMIUM_ARGS
 
     rows = Rows()  # a failed row is reported and kept empty; the others go on
-
-    def add(what: str, measure: Callable[[], list[float]]) -> None:
-        rows.add(f"{label}{what}", measure)
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         first_paint(browser, trivial_url, _trivial_ready, 1)  # untimed warm-up
-        add("trivial app: new session → drawn (cold HTTP cache)",
-            lambda: first_paint(browser, trivial_url, _trivial_ready, reps))
-        add("trivial app: new session → drawn (warm HTTP cache)",
-            lambda: first_paint(browser, trivial_url, _trivial_ready, reps, warm=True))
-        page, ms = unlock(browser, url)
-        add("Analysis, fresh server: Unlock → Completion painted (data not cached)",
-            lambda: [ms])
-        cookies = page.context.cookies()
-        add("Analysis: new session → Completion painted (cold HTTP cache)",
-            lambda: first_loads(browser, url, cookies, reps))
-        add("Analysis: new session → Completion painted (warm HTTP cache)",
-            lambda: first_loads(browser, url, cookies, reps, warm=True))
-        switches: dict[str, list[float]] = {}
+        pages, servers = {}, {}
+        for label, url in urls.items():
+            pages[label], ms = unlock(browser, url)
+            servers[label] = (url, pages[label].context.cookies())
+            rows.add(f"{label}Analysis, fresh server: Unlock → Completion painted (data not "
+                     "cached)", lambda ms=ms: [ms])
+        for kind, warm in (("cold", False), ("warm", True)):
+            loads: dict[str, list[float]] = {}
 
-        def switch_times(name: str) -> list[float]:  # every tab's row from one set of clicks
-            if not switches:
-                switches.update(tab_switches(page, reps))
-            return switches[name]
-        for name in TABS:
-            add(f"Analysis: switch to the {name} tab → painted",
-                lambda name=name: switch_times(name))
-        add("Analysis: Timings 'Per subtask' toggle → chart redrawn",
-            lambda: widget_changes(page, reps))
-        add("Analysis: another study → its Completion tab painted",
-            lambda: study_switches(page, studies, reps))
-        page.context.close()
+            def measured(key: str, warm: bool = warm, loads: dict = loads) -> list[float]:
+                if not loads:  # every row of this kind from one interleaved set of loads
+                    loads.update(interleaved_first_loads(browser, trivial_url, servers, reps,
+                                                         warm))
+                return loads[key]
+            rows.add(f"trivial app: new session → drawn ({kind} HTTP cache)",
+                     lambda: measured("trivial"))
+            for label in urls:
+                rows.add(f"{label}Analysis: new session → Completion painted ({kind} HTTP "
+                         "cache)", lambda label=label: measured(label))
+                rows.add(f"{label}  the same minus the trivial app of its round",
+                         lambda label=label: measured(f"{label} gap"))
+        for label, page in pages.items():
+            switches: dict[str, list[float]] = {}
+
+            def switch_times(name: str, page: Any = page, switches: dict = switches
+                             ) -> list[float]:  # every tab's row from one set of clicks
+                if not switches:
+                    switches.update(tab_switches(page, reps))
+                return switches[name]
+            for name in TABS:
+                rows.add(f"{label}Analysis: switch to the {name} tab → painted",
+                         lambda name=name: switch_times(name))
+            rows.add(f"{label}Analysis: Timings 'Per subtask' toggle → chart redrawn",
+                     lambda page=page: widget_changes(page, reps))
+            rows.add(f"{label}Analysis: another study → its Completion tab painted",
+                     lambda page=page: study_switches(page, studies, reps))
+            page.context.close()
         browser.close()
     return rows
 

@@ -31,9 +31,11 @@ show_demo()  # after the demo button: the demo database, simulated participants 
 sources = {"live": default_url()}
 if has_demo_db() and demo_db_url() != default_url():
     sources["demo"] = demo_db_url()
-with st.sidebar:
-    source = st.radio("Data", list(sources), horizontal=True, key="an_source",
-                      format_func={"live": "Study database", "demo": "Demo (simulated)"}.get)
+source = "live"
+if len(sources) > 1:  # no choice, no widget: a one-option radio cost the first load its chunk
+    with st.sidebar:
+        source = st.radio("Data", list(sources), horizontal=True, key="an_source",
+                          format_func={"live": "Study database", "demo": "Demo (simulated)"}.get)
 store = _store(sources[source])
 with_data = study_ids(store)
 studies = list(dict.fromkeys([*with_data, *(k for k, e in data_cache.studies().items()

@@ -94,9 +94,23 @@ def _without(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
 HTML_ROWS = 1000  # longer per-cell tables go into the grid component (it draws only what shows)
 
 
-def _grid_html(comp: pd.DataFrame) -> str:
-    """The completion grid of ``comp`` as an HTML table (computed once per data version)."""
-    return F.completion_html(*F.completion_grid(comp))
+def _percent(rate: float) -> str:
+    """A rate as the tab shows it: '84.4%', or '—' for none (NaN: no coded cell)."""
+    return "—" if rate != rate else f"{rate:.1%}"
+
+
+def _completion_html(comp: pd.DataFrame) -> str:
+    """The Completion tab's head as one HTML block (computed once per data version): both
+    completion rates, the grid's caption and the colour-coded grid. One element instead of two
+    metrics, a caption and a table: the first load waits for no metric component."""
+    return (F.stats_html([
+        ("Completion rate (coded cells)", _percent(C.completion_rate(comp)),
+         "Share of coded cells that are solved or partial (the paper's 84.4 % measure)."),
+        ("Completion rate (tool's suggestions)", _percent(C.completion_rate(comp, "suggested")),
+         "The same over the suggested codes of subtask 3; confirm them below.")])
+        + F.note_html("Task completion per participant: the researcher's code, else the "
+                      "tool's suggestion (marked '(suggested)'), else 'uncoded'.")
+        + F.completion_html(*F.completion_grid(comp)))
 
 
 @researcher_fragment
@@ -105,20 +119,9 @@ def completion_tab(v: View) -> None:
     form."""
     with isolated("The Completion tab"):
         comp = v.tables["completion"]
-        rate = memo(C.completion_rate, comp)
-        suggested = memo(C.completion_rate, comp, "suggested")
-        left, right = st.columns(2)
-        left.metric("Completion rate (coded cells)", "—" if rate != rate else f"{rate:.1%}",
-                    help="Share of coded cells that are solved or partial (the paper's 84.4 % "
-                         "measure).")
-        right.metric("Completion rate (tool's suggestions)",
-                     "—" if suggested != suggested else f"{suggested:.1%}",
-                     help="The same over the suggested codes of subtask 3; confirm them below.")
-        # plain HTML tables, no Plotly chart and no data grid: the first tab opened then loads
-        # neither component in the browser (their JavaScript was most of the first paint)
-        st.caption("Task completion per participant: the researcher's code, else the tool's "
-                   "suggestion (marked '(suggested)'), else 'uncoded'.")
-        st.html(memo(_grid_html, comp))
+        # plain HTML, no metric, Plotly chart or data grid: the first tab opened loads none of
+        # their components in the browser (their JavaScript was most of the first paint)
+        st.html(memo(_completion_html, comp))
         cells = memo(_without, comp, "participant")
         # every cell on request: a few hundred rows drawn on each study switch cost ~0.4 s
         # (issue 24: a switch within 0.5 s); then the grid component (sort, search, download)

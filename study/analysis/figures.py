@@ -128,6 +128,36 @@ def completion_html(codes: pd.DataFrame, texts: pd.DataFrame, max_height: int = 
                      "Task completion per participant", max_height, "pq-grid"))
 
 
+# labelled figures laid out as Streamlit's st.metric draws them (its label, value and help),
+# as plain HTML: the metric element's JavaScript (and the number-formatting chunks it pulls)
+# loaded after the rest of the page and was the last thing the Analysis page's first load
+# waited for
+STATS_CSS = """<style>
+.pq-stats { display: flex; flex-wrap: wrap; gap: 1rem; }
+.pq-stat { flex: 1 1 14rem; min-width: 0; }
+.pq-stat-label { font-size: 0.875rem; color: #31333f; }
+.pq-stat-value { font-size: 2.25rem; line-height: 1.3; color: #31333f; }
+.pq-stat-help { font-size: 0.875rem; color: #55575f; }
+.pq-note { font-size: 0.875rem; color: #55575f; margin: 0.5rem 0; }
+</style>"""
+
+
+def stats_html(stats: list[tuple[str, str, str]]) -> str:
+    """Labelled figures side by side, each (label, value, help) escaped, the help shown below
+    its value (a tooltip would need a pointer)."""
+    esc = html.escape
+    cells = "".join(f'<div class="pq-stat"><div class="pq-stat-label">{esc(label)}</div>'
+                    f'<div class="pq-stat-value">{esc(value)}</div>'
+                    f'<div class="pq-stat-help">{esc(help_)}</div></div>'
+                    for label, value, help_ in stats)
+    return f'{STATS_CSS}<div class="pq-stats">{cells}</div>'
+
+
+def note_html(text: str) -> str:
+    """``text`` escaped, as a caption (small, muted) in an HTML block."""
+    return f'<p class="pq-note">{html.escape(text)}</p>'
+
+
 def table_html(frame: pd.DataFrame, label: str, max_height: int = 400) -> str:
     """``frame`` as an HTML table, its first column as the row headers (sticky when the box
     scrolls sideways) and missing values as empty cells: a table readable without a data-grid

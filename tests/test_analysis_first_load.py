@@ -1,0 +1,82 @@
+"""Issue 24: the Analysis page's first load draws few elements, and none whose component
+JavaScript loads late (a metric's did, and the first load waited for it): the Completion tab's
+rates, caption and grid are one HTML block, and the Data radio is drawn only with a choice."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from study.analysis.completion import completion_rate
+from study.simulate_demo import simulate_participants
+from study.store import open_store
+from tests.html_tables import read_tables
+from tests.study_flow_fixtures import study_env
+from ui import analysis_cache
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
+FILTERS = {"conditions": None, "stages": None, "include_flagged": False,
+           "include_simulated": True}
+
+
+@pytest.fixture()
+def unlocked(tmp_path, monkeypatch):
+    """The page on a database of 3 simulated participants, unlocked, simulated ones shown;
+    returns (the AppTest after that run, the store)."""
+    url = study_env(tmp_path, monkeypatch, "s3cret")
+    monkeypatch.setenv("PLEASQLARIFY_DEMO_DB_URL", f"sqlite:///{tmp_path / 'no-demo.sqlite'}")
+    store = open_store(url, sqlite_synchronous="OFF")
+    simulate_participants(store, 3, seed=2)
+
+    def run() -> AppTest:
+        at = AppTest.from_file(PAGE, default_timeout=90)
+        at.session_state["researcher"] = True  # unlocked (tests.test_analysis_export: the form)
+        at.run()
+        at.checkbox(key="an_sim_live").check().run()
+        assert not at.exception and len(at.tabs) == 6
+        return at
+    return run, store, tmp_path
+
+
+def _elements(node):
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _elements(child)
+
+
+def test_completion_head_is_one_html_block_with_the_rates(unlocked) -> None:
+    """No metric and no caption in the first tab: both rates (as the metrics showed them),
+    the caption and the grid are one escaped HTML element."""
+    run, store, _ = unlocked
+    at = run()
+    tab = at.tabs[0]
+    assert tab.label == "Completion"
+    kinds = [e.type for e in _elements(tab)]
+    assert "metric" not in kinds and not at.caption
+    (head,) = [h.value for h in at.html if "pq-grid" in h.value]
+    comp = analysis_cache.prepare(store, "film", FILTERS).tables["completion"]
+    shown = dict(zip(map(unescape, re.findall(r'pq-stat-label">([^<]*)<', head)),
+                     map(unescape, re.findall(r'pq-stat-value">([^<]*)<', head)), strict=True))
+    assert shown == {"Completion rate (coded cells)": "—",  # nothing coded yet
+                     "Completion rate (tool's suggestions)":
+                         f"{completion_rate(comp, 'suggested'):.1%}"}
+    assert "Task completion per participant" in head
+    assert len(read_tables(head)[0][0]) == 3  # the grid: a row per participant
+    # the first tab draws its head, the "every cell" toggle and the coding form, no more
+    assert kinds.count("html") == 1 and len(kinds) <= 16, kinds
+
+
+def test_data_radio_only_when_there_is_a_demo_database(unlocked, monkeypatch) -> None:
+    """One source is no choice: no radio (its component was loaded for nothing); with a demo
+    database beside the study's, the radio offers both."""
+    run, _, tmp_path = unlocked
+    assert not run().radio
+    demo = tmp_path / "demo.sqlite"
+    open_store(f"sqlite:///{demo}").close()
+    monkeypatch.setenv("PLEASQLARIFY_DEMO_DB_URL", f"sqlite:///{demo}")
+    (radio,) = run().radio
+    assert radio.key == "an_source" and radio.options == ["Study database", "Demo (simulated)"]
