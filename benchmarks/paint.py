@@ -7,12 +7,14 @@ machine that opened the studio before). :func:`timeline` lists every request of 
 (start, end, size, cached, encoding, Cache-Control) and the WebSocket's first and last message,
 from the Chrome DevTools Protocol.
 
-``python -m benchmarks.paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]``
-prints, for the workspace with its chart drawn, median and p95 (ms) of the first paint and of
-the chart's first drawing (since navigation), cold and warm, on servers whose start-up work
-(the free page's UMAP warm-up) is over.
-``--compare`` also serves another checkout's app.py (e.g. ``git worktree add /tmp/base main``)
-and interleaves its repetitions with this one's, so both are measured under the same load.
+``python -m benchmarks.paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]
+[--bank-dir DIR]`` serves each checkout as ``python -m study.serve`` does (asgi.py) and a trivial
+one-button app (:data:`benchmarks.common.TRIVIAL`), and prints median and p95 (ms) of the
+trivial app's first paint and, for the workspace, of its first paint with the chart drawn and
+of the chart's first drawing (since navigation), cold and warm, on servers whose start-up work
+(the free page's UMAP warm-up) is over; then each workspace's gap to the trivial app.
+``--compare`` also serves another checkout (e.g. ``git worktree add /tmp/base main``); the
+repetitions of all of them are interleaved, so they are measured under the same load.
 """
 
 from __future__ import annotations
@@ -148,7 +150,13 @@ def workspace_settled(page: Any, timeout_ms: float = 30_000) -> None:
             state="attached", timeout=timeout_ms)
 
 
-def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> None:
+def trivial_ready(page: Any) -> None:
+    """The trivial app (:data:`benchmarks.common.TRIVIAL`) is drawn."""
+    page.get_by_text("0 of 1").wait_for()
+
+
+def _summary(label: str, times: list[float], probes: list[Any], out: Any,
+             what: str | None = None) -> None:
     from benchmarks.common import stats
 
     def row(what: str, values: list[float]) -> None:
@@ -156,7 +164,7 @@ def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> Non
             med, p95 = stats(values)
             print(f"| {label}: {what} | {len(values)} | {med:.0f} | {p95:.0f} |", file=out)
 
-    row("workspace + chart drawn", times)
+    row(what or "workspace + chart drawn", times)
     found = [p for p in probes if p]
     row("chart first drawn (since navigation)", [p["drawn"] for p in found])
 
@@ -165,10 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import contextlib
     import os
+    import statistics
     import tempfile
     from pathlib import Path
 
-    from benchmarks.common import ROOT, build_bank
+    from benchmarks.common import ROOT, TRIVIAL, build_bank, entry
     from benchmarks.split import wait_quiet
     from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
@@ -176,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--compare", action="append", default=[], type=Path, metavar="CHECKOUT",
                         help="also serve CHECKOUT/app.py, its repetitions interleaved with ours")
+    parser.add_argument("--bank-dir", type=Path, metavar="DIR",
+                        help="prepare the bench bank in DIR and reuse it on later runs")
     parser.add_argument("--network", action="store_true",
                         help="also print every request of one cold and one warm load of each")
     parser.add_argument("--screenshots", type=Path, metavar="DIR",
@@ -188,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name, contextlib.ExitStack() as stack:
         tmp = Path(name)
-        bank, _ = build_bank(tmp / "bank", sizes=(50,))
+        (tmp / "trivial.py").write_text(TRIVIAL, encoding="utf-8")
+        bank, _ = build_bank(args.bank_dir or tmp / "bank", sizes=(50,))
         servers = {}
         for i, root in enumerate(roots):
             env = dict(os.environ, PLEASQLARIFY_BANK=str(bank),
@@ -196,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
                        PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
                        PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
             label = f"{root.name} ({root})"
-            servers[label] = stack.enter_context(running("app.py", env=env, log=tmp, cwd=root))
+            servers[label] = stack.enter_context(running(entry(root), env=env, log=tmp,
+                                                         cwd=root))
         browser = stack.enter_context(sync_playwright()).chromium.launch(
             executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         for label, srv in servers.items():  # warm each server (imports, pool) untimed
@@ -214,18 +227,29 @@ def main(argv: list[str] | None = None) -> int:
         for label, srv in servers.items():  # the free page's UMAP warm-up is ~30-60 s of CPU
             waited = wait_quiet(srv.proc.pid)
             print(f"(waited {waited:.0f} s for {label.split(' ')[0]}'s warm-up)", file=sys.stderr)
-        results = {(label, warm): ([], []) for label in servers for warm in (False, True)}
+        triv = stack.enter_context(running(tmp / "trivial.py", env=dict(os.environ), log=tmp))
+        _load(new_page(browser), triv.url, trivial_ready)  # its first load compiles, untimed
+        targets = {"trivial app": (triv.url, trivial_ready, None, None)}
+        targets.update({label: (f"{srv.url}/workspace", workspace_ready, chart_timing,
+                                workspace_settled) for label, srv in servers.items()})
+        results = {(label, warm): ([], []) for label in targets for warm in (False, True)}
         for rep in range(args.reps):
             for (label, warm), (times, probes) in results.items():
-                times.extend(first_paint(browser, f"{servers[label].url}/workspace",
-                                         workspace_ready, 1, warm=warm, probe=chart_timing,
-                                         probed=probes, settle=workspace_settled))
+                url, ready, probe, settle = targets[label]
+                times.extend(first_paint(browser, url, ready, 1, warm=warm, probe=probe,
+                                         probed=probes, settle=settle))
             print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
         browser.close()
     print("| what | reps | median ms | p95 ms |\n|---|---|---|---|")
     for (label, warm), (times, probes) in results.items():
         _summary(f"{label.split(' ')[0]}, {'warm' if warm else 'cold'} HTTP cache", times,
-                 probes, sys.stdout)
+                 probes, sys.stdout, "first paint" if label == "trivial app" else None)
+    for warm in (False, True):
+        base = statistics.median(results[("trivial app", warm)][0])
+        for label in servers:
+            gap = statistics.median(results[(label, warm)][0]) - base
+            print(f"{label.split(' ')[0]}, {'warm' if warm else 'cold'}: workspace + chart "
+                  f"drawn = trivial app {gap:+.0f} ms (medians)")
     print(f"\nload average (1, 5, 15 min) at the start: {', '.join(f'{x:.2f}' for x in load_before)}"
           f"; at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} cores)")
