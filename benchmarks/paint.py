@@ -63,6 +63,7 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
             context.add_cookies(cookies)
         if probe is not None:
             context.add_init_script(CHART_DRAWN_JS)
+            context.add_init_script(FIRST_MESSAGE_JS)
         if warm:
             primer = new_page(browser, context)
             _load(primer, address, ready)
@@ -88,10 +89,38 @@ CHART_DRAWN_JS = """new MutationObserver((changes, observer) => {
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-revision"] });"""
 
 
+# the phases of a load, ms since navigation: the document parsed and Streamlit's module run
+# (DOMContentLoaded), the first health probe sent, the WebSocket's first message received
+PHASES_JS = """() => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  const probe = performance.getEntriesByType("resource")
+    .find((r) => r.name.includes("_stcore/health"));
+  return { dcl: nav ? nav.domContentLoadedEventEnd : null, probe: probe ? probe.startTime : null,
+           message: window.__pqFirstMessage ?? null };
+}"""
+FIRST_MESSAGE_JS = """(() => {
+  const Socket = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Socket(...args);
+    ws.addEventListener("message", () => {
+      window.__pqFirstMessage ??= performance.now(); }, { once: true });
+    return ws;
+  };
+  window.WebSocket.prototype = Socket.prototype;
+  Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+})();"""
+
+
+def phases(page: Any) -> dict[str, Any]:
+    """The load's phases in ``page`` (:data:`PHASES_JS`), ms since navigation."""
+    return dict(page.evaluate(PHASES_JS))
+
+
 def chart_timing(page: Any) -> dict[str, Any] | None:
-    """When the chart in ``page`` first drew (ms since navigation); None if it never did."""
+    """When the chart in ``page`` first drew and the load's phases (:data:`PHASES_JS`), ms since
+    navigation; None if the chart never drew."""
     drawn = page.evaluate("() => window.__pqChartDrawn ?? null")
-    return None if drawn is None else {"drawn": drawn}
+    return None if drawn is None else {"drawn": drawn, **phases(page)}
 
 
 def timeline(browser: Any, address: str, ready: Callable[[Any], None], label: str,
@@ -166,7 +195,11 @@ def _summary(label: str, times: list[float], probes: list[Any], out: Any,
 
     row(what or "workspace + chart drawn", times)
     found = [p for p in probes if p]
-    row("chart first drawn (since navigation)", [p["drawn"] for p in found])
+    row("chart first drawn (since navigation)",
+        [p["drawn"] for p in found if p.get("drawn") is not None])
+    for key, what in (("dcl", "DOMContentLoaded"), ("probe", "first health probe sent"),
+                      ("message", "first WebSocket message")):
+        row(f"{what} (since navigation)", [p[key] for p in found if p.get(key) is not None])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -229,12 +262,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"(waited {waited:.0f} s for {label.split(' ')[0]}'s warm-up)", file=sys.stderr)
         triv = stack.enter_context(running(tmp / "trivial.py", env=dict(os.environ), log=tmp))
         _load(new_page(browser), triv.url, trivial_ready)  # its first load compiles, untimed
-        targets = {"trivial app": (triv.url, trivial_ready, None, None)}
+        targets: dict[str, tuple[str, Callable[[Any], None], Callable[[Any], Any],
+                                 Callable[[Any], None] | None]] = {
+            "trivial app": (triv.url, trivial_ready, phases, None)}
         targets.update({label: (f"{srv.url}/workspace", workspace_ready, chart_timing,
                                 workspace_settled) for label, srv in servers.items()})
-        results = {(label, warm): ([], []) for label in targets for warm in (False, True)}
-        for rep in range(args.reps):
-            for (label, warm), (times, probes) in results.items():
+        results: dict[tuple[str, bool], tuple[list[float], list[Any]]] = {
+            (label, warm): ([], []) for label in targets for warm in (False, True)}
+        order = list(results.items())
+        for rep in range(args.reps):  # each rep starts one further along: no fixed position
+            for (label, warm), (times, probes) in order[rep % len(order):] + order[
+                    :rep % len(order)]:
                 url, ready, probe, settle = targets[label]
                 times.extend(first_paint(browser, url, ready, 1, warm=warm, probe=probe,
                                          probed=probes, settle=settle))
