@@ -50,24 +50,14 @@ BRIDGE = "pleasqlarify_preload"  # the key of that panel
 PRELOAD = """<style>[data-testid="stElementContainer"]:has(#pq-preload),
 .st-key-pleasqlarify_preload {{ display: none; }}</style>
 <span id="pq-preload" hidden></span><script>
-const have = new Set([...document.head.querySelectorAll("link[rel=modulepreload]")]
-  .map((l) => l.href));  // resolved: asgi.py's page shell lists them relative to the page
 for (const href of {files}) {{
-  if (have.has(new URL(href, location.href).href)) continue;
+  if (document.head.querySelector(`link[href="${{href}}"]`)) continue;
   const link = document.createElement("link");
   link.rel = "modulepreload";
   link.href = href;
   document.head.appendChild(link);
 }}
 </script>"""
-
-
-def register_all() -> None:
-    """Register every component on the running runtime, so their files are served from now on
-    (``asgi.py`` does at start-up: its page shell preloads them for a process's first visitor
-    too, :mod:`ui.shell`)."""
-    for component in COMPONENTS:
-        _register(component)
 
 
 def preload(bridge: bool = True) -> None:
@@ -78,7 +68,8 @@ def preload(bridge: bool = True) -> None:
     these components (its component bridge with Arrow, ~190 KB) are fetched from the page's
     first element on, in parallel with the script, instead of once the chart's data arrives.
     """
-    register_all()  # their files are served once registered
+    for component in COMPONENTS:
+        _register(component)  # their files are served once registered
     base = "/".join(p for p in str(st.get_option("server.baseUrlPath") or "").split("/") if p)
     root = f"/{base}/_stcore/bidi-components" if base else "/_stcore/bidi-components"
     files = [f"{root}/pleasqlarify.{c}/{name}" for c in COMPONENTS
