@@ -16,6 +16,22 @@ from core.settings import BUILTIN_BANK, REPO_ROOT
 
 ROOT = REPO_ROOT
 
+# the baseline of the Chromium benchmarks: a one-button Streamlit app (ready once "0 of 1" shows)
+TRIVIAL = """import streamlit as st
+st.session_state.setdefault("n", 0)
+def bump():
+    st.session_state.n += 1
+st.button("Yes", shortcut="Y", on_click=bump)
+st.markdown(f'<span data-testid="pq-survivors">{st.session_state.n} of 1</span>',
+            unsafe_allow_html=True)
+"""
+
+
+def entry(root: Path = ROOT) -> str:
+    """The script ``python -m study.serve`` serves in checkout ``root``: ``asgi.py`` (app.py as
+    an ``st.App`` with the studio's routes and page shell), or ``app.py`` where there is none."""
+    return "asgi.py" if (root / "asgi.py").is_file() else "app.py"
+
 
 def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, dict[int, str]]:
     """A bank with one task per size, candidates pooled from all built-in film tasks.

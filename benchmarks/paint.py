@@ -7,12 +7,14 @@ machine that opened the studio before). :func:`timeline` lists every request of 
 (start, end, size, cached, encoding, Cache-Control) and the WebSocket's first and last message,
 from the Chrome DevTools Protocol.
 
-``python -m benchmarks.paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]``
-prints, for the workspace with its chart drawn, median and p95 (ms) of the first paint and of
-the chart's first drawing (since navigation), cold and warm, on servers whose start-up work
-(the free page's UMAP warm-up) is over.
-``--compare`` also serves another checkout's app.py (e.g. ``git worktree add /tmp/base main``)
-and interleaves its repetitions with this one's, so both are measured under the same load.
+``python -m benchmarks.paint [--reps 5] [--compare OTHER_CHECKOUT] [--network] [--screenshots DIR]
+[--bank-dir DIR]`` serves each checkout as ``python -m study.serve`` does (asgi.py) and a trivial
+one-button app (:data:`benchmarks.common.TRIVIAL`), and prints median and p95 (ms) of the
+trivial app's first paint and, for the workspace, of its first paint with the chart drawn and
+of the chart's first drawing (since navigation), cold and warm, on servers whose start-up work
+(the free page's UMAP warm-up) is over; then each workspace's gap to the trivial app.
+``--compare`` also serves another checkout (e.g. ``git worktree add /tmp/base main``); the
+repetitions of all of them are interleaved, so they are measured under the same load.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
             context.add_cookies(cookies)
         if probe is not None:
             context.add_init_script(CHART_DRAWN_JS)
+            context.add_init_script(FIRST_MESSAGE_JS)
         if warm:
             primer = new_page(browser, context)
             _load(primer, address, ready)
@@ -86,10 +89,38 @@ CHART_DRAWN_JS = """new MutationObserver((changes, observer) => {
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-revision"] });"""
 
 
+# the phases of a load, ms since navigation: the document parsed and Streamlit's module run
+# (DOMContentLoaded), the first health probe sent, the WebSocket's first message received
+PHASES_JS = """() => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  const probe = performance.getEntriesByType("resource")
+    .find((r) => r.name.includes("_stcore/health"));
+  return { dcl: nav ? nav.domContentLoadedEventEnd : null, probe: probe ? probe.startTime : null,
+           message: window.__pqFirstMessage ?? null };
+}"""
+FIRST_MESSAGE_JS = """(() => {
+  const Socket = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Socket(...args);
+    ws.addEventListener("message", () => {
+      window.__pqFirstMessage ??= performance.now(); }, { once: true });
+    return ws;
+  };
+  window.WebSocket.prototype = Socket.prototype;
+  Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+})();"""
+
+
+def phases(page: Any) -> dict[str, Any]:
+    """The load's phases in ``page`` (:data:`PHASES_JS`), ms since navigation."""
+    return dict(page.evaluate(PHASES_JS))
+
+
 def chart_timing(page: Any) -> dict[str, Any] | None:
-    """When the chart in ``page`` first drew (ms since navigation); None if it never did."""
+    """When the chart in ``page`` first drew and the load's phases (:data:`PHASES_JS`), ms since
+    navigation; None if the chart never drew."""
     drawn = page.evaluate("() => window.__pqChartDrawn ?? null")
-    return None if drawn is None else {"drawn": drawn}
+    return None if drawn is None else {"drawn": drawn, **phases(page)}
 
 
 def timeline(browser: Any, address: str, ready: Callable[[Any], None], label: str,
@@ -148,7 +179,13 @@ def workspace_settled(page: Any, timeout_ms: float = 30_000) -> None:
             state="attached", timeout=timeout_ms)
 
 
-def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> None:
+def trivial_ready(page: Any) -> None:
+    """The trivial app (:data:`benchmarks.common.TRIVIAL`) is drawn."""
+    page.get_by_text("0 of 1").wait_for()
+
+
+def _summary(label: str, times: list[float], probes: list[Any], out: Any,
+             what: str | None = None) -> None:
     from benchmarks.common import stats
 
     def row(what: str, values: list[float]) -> None:
@@ -156,19 +193,24 @@ def _summary(label: str, times: list[float], probes: list[Any], out: Any) -> Non
             med, p95 = stats(values)
             print(f"| {label}: {what} | {len(values)} | {med:.0f} | {p95:.0f} |", file=out)
 
-    row("workspace + chart drawn", times)
+    row(what or "workspace + chart drawn", times)
     found = [p for p in probes if p]
-    row("chart first drawn (since navigation)", [p["drawn"] for p in found])
+    row("chart first drawn (since navigation)",
+        [p["drawn"] for p in found if p.get("drawn") is not None])
+    for key, what in (("dcl", "DOMContentLoaded"), ("probe", "first health probe sent"),
+                      ("message", "first WebSocket message")):
+        row(f"{what} (since navigation)", [p[key] for p in found if p.get(key) is not None])
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
     import contextlib
     import os
+    import statistics
     import tempfile
     from pathlib import Path
 
-    from benchmarks.common import ROOT, build_bank
+    from benchmarks.common import ROOT, TRIVIAL, build_bank, entry
     from benchmarks.split import wait_quiet
     from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
@@ -176,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--compare", action="append", default=[], type=Path, metavar="CHECKOUT",
                         help="also serve CHECKOUT/app.py, its repetitions interleaved with ours")
+    parser.add_argument("--bank-dir", type=Path, metavar="DIR",
+                        help="prepare the bench bank in DIR and reuse it on later runs")
     parser.add_argument("--network", action="store_true",
                         help="also print every request of one cold and one warm load of each")
     parser.add_argument("--screenshots", type=Path, metavar="DIR",
@@ -188,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as name, contextlib.ExitStack() as stack:
         tmp = Path(name)
-        bank, _ = build_bank(tmp / "bank", sizes=(50,))
+        (tmp / "trivial.py").write_text(TRIVIAL, encoding="utf-8")
+        bank, _ = build_bank(args.bank_dir or tmp / "bank", sizes=(50,))
         servers = {}
         for i, root in enumerate(roots):
             env = dict(os.environ, PLEASQLARIFY_BANK=str(bank),
@@ -196,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                        PLEASQLARIFY_STUDIES_DIR=str(tmp / "studies"),
                        PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
             label = f"{root.name} ({root})"
-            servers[label] = stack.enter_context(running("app.py", env=env, log=tmp, cwd=root))
+            servers[label] = stack.enter_context(running(entry(root), env=env, log=tmp,
+                                                         cwd=root))
         browser = stack.enter_context(sync_playwright()).chromium.launch(
             executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         for label, srv in servers.items():  # warm each server (imports, pool) untimed
@@ -214,18 +260,34 @@ def main(argv: list[str] | None = None) -> int:
         for label, srv in servers.items():  # the free page's UMAP warm-up is ~30-60 s of CPU
             waited = wait_quiet(srv.proc.pid)
             print(f"(waited {waited:.0f} s for {label.split(' ')[0]}'s warm-up)", file=sys.stderr)
-        results = {(label, warm): ([], []) for label in servers for warm in (False, True)}
-        for rep in range(args.reps):
-            for (label, warm), (times, probes) in results.items():
-                times.extend(first_paint(browser, f"{servers[label].url}/workspace",
-                                         workspace_ready, 1, warm=warm, probe=chart_timing,
-                                         probed=probes, settle=workspace_settled))
+        triv = stack.enter_context(running(tmp / "trivial.py", env=dict(os.environ), log=tmp))
+        _load(new_page(browser), triv.url, trivial_ready)  # its first load compiles, untimed
+        targets: dict[str, tuple[str, Callable[[Any], None], Callable[[Any], Any],
+                                 Callable[[Any], None] | None]] = {
+            "trivial app": (triv.url, trivial_ready, phases, None)}
+        targets.update({label: (f"{srv.url}/workspace", workspace_ready, chart_timing,
+                                workspace_settled) for label, srv in servers.items()})
+        results: dict[tuple[str, bool], tuple[list[float], list[Any]]] = {
+            (label, warm): ([], []) for label in targets for warm in (False, True)}
+        order = list(results.items())
+        for rep in range(args.reps):  # each rep starts one further along: no fixed position
+            for (label, warm), (times, probes) in order[rep % len(order):] + order[
+                    :rep % len(order)]:
+                url, ready, probe, settle = targets[label]
+                times.extend(first_paint(browser, url, ready, 1, warm=warm, probe=probe,
+                                         probed=probes, settle=settle))
             print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
         browser.close()
     print("| what | reps | median ms | p95 ms |\n|---|---|---|---|")
     for (label, warm), (times, probes) in results.items():
         _summary(f"{label.split(' ')[0]}, {'warm' if warm else 'cold'} HTTP cache", times,
-                 probes, sys.stdout)
+                 probes, sys.stdout, "first paint" if label == "trivial app" else None)
+    for warm in (False, True):
+        base = statistics.median(results[("trivial app", warm)][0])
+        for label in servers:
+            gap = statistics.median(results[(label, warm)][0]) - base
+            print(f"{label.split(' ')[0]}, {'warm' if warm else 'cold'}: workspace + chart "
+                  f"drawn = trivial app {gap:+.0f} ms (medians)")
     print(f"\nload average (1, 5, 15 min) at the start: {', '.join(f'{x:.2f}' for x in load_before)}"
           f"; at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} cores)")

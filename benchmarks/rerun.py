@@ -3,7 +3,8 @@
 ``python -m benchmarks.rerun [--reps 10] [--no-apptest] [--only TEXT] [--network] [--split]
 [--bank-dir DIR]`` builds N = 50 and N = 200 pools by pooling the candidates of every built-in
 film task (they share one database), prepares them in a temporary folder (or DIR, reused) with
-a one-task study, starts ``streamlit run app.py`` and a trivial one-button app, and prints
+a one-task study, starts the studio as ``python -m study.serve`` does (``streamlit run
+asgi.py``) and a trivial one-button app, and prints
 median and p95 (ms) of: key press → re-rendered (trivial app, workspace at N = 50 and 200: the
 survivors line and the chart both show the new state, painted; measured in the page from the
 key event), key press → the server's rerun done (the workspace shows the speculated state
@@ -32,7 +33,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import ROOT, build_bank, print_table, stats
+from benchmarks.common import ROOT, TRIVIAL, build_bank, entry, print_table, stats
 from benchmarks.paint import TIMEOUT_MS, first_paint, new_page, timeline, workspace_settled
 from benchmarks.split import SPLIT, Split, wait_quiet
 from core.settings import BUILTIN_BANK
@@ -44,14 +45,6 @@ COUNT_JS = """() => { const e = document.querySelector('[data-testid="pq-survivo
 # on the workspace, the chart's stamp (set once it has drawn the new state)
 STATE_JS = f"""() => {{ const c = document.querySelector('[data-testid="pq-action-space"]');
                       return [({COUNT_JS})(), c ? c.dataset.revision : null]; }}"""
-TRIVIAL = """import streamlit as st
-st.session_state.setdefault("n", 0)
-def bump():
-    st.session_state.n += 1
-st.button("Yes", shortcut="Y", on_click=bump)
-st.markdown(f'<span data-testid="pq-survivors">{st.session_state.n} of 1</span>',
-            unsafe_allow_html=True)
-"""
 STUDY = """id: bench
 title: Bench study
 consent: Please read this and agree to take part.
@@ -354,7 +347,7 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
             page.context.close()
             paint_rows(rows, browser, "trivial app", srv.url,
                        lambda pg: pg.get_by_text("0 of 1").wait_for(), reps, network)
-        with running("app.py", env=env, log=tmp) as srv:
+        with running(entry(ROOT), env=env, log=tmp) as srv:
             if SPLIT:
                 SPLIT["pid"] = srv.proc.pid
             url = srv.url

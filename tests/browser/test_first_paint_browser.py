@@ -1,0 +1,37 @@
+"""Issue 24 in Chromium: under ``asgi.py`` (what ``python -m study.serve`` runs) a new session's
+first load of a page asks the server once where it is: no probe of
+``/workspace/_stcore/health`` (a 404, then a 100 ms wait before ``/_stcore/health``), the
+page shell (ui.shell) having told the frontend the base address; the page works as before."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+
+from benchmarks.paint import workspace_ready, workspace_settled
+from tests.browser.conftest import ARTIFACTS, server_env
+from tests.harness import running
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_workspace_load_probes_the_server_once_at_its_root(browser, tmp_path) -> None:
+    env = server_env(PLEASQLARIFY_DB_URL=f"sqlite:///{tmp_path / 'study.sqlite'}",
+                     PLEASQLARIFY_STUDIES_DIR=str(tmp_path / "studies"))
+    with running("asgi.py", env=env, log=ARTIFACTS / "streamlit-first-paint.log",
+                 timeout=120) as srv:
+        context = browser.new_context(viewport={"width": 1600, "height": 1100})
+        page = context.new_page()
+        page.set_default_timeout(120_000)
+        events: list[str] = []  # request paths, and "WS" where the WebSocket opened
+        page.on("request", lambda r: events.append(urlparse(r.url).path))
+        page.on("websocket", lambda ws: events.append(urlparse(ws.url).path))
+        page.goto(f"{srv.url}/workspace")
+        workspace_ready(page)  # the page itself is drawn as before, its chart included
+        workspace_settled(page)
+        assert page.url == f"{srv.url}/workspace"
+        context.close()
+    probes = [p for p in events if p.endswith(("_stcore/health", "_stcore/host-config"))]
+    assert probes == ["/_stcore/health", "/_stcore/host-config"]
+    assert events.count("/_stcore/stream") == 1
