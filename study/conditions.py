@@ -11,9 +11,10 @@ Each condition is a known interface variant with its own settings (all optional)
   ``labels: sql | plain | both`` (default both) is how clauses read: the paper's SQL chips,
   plain-language questions ("Should the answer combine films with their directors?"), or
   each chip with its question under it.
-  ``questions: clauses | outputs | mixed`` chooses what the Decision Space asks about: SQL
-  clauses (the paper), the answer itself (its columns, one row per what, a single number, …;
-  core/engine/answers.py) or both; unset, the workspace default. ``values: true`` adds
+  ``questions: clauses | outputs | mixed | hybrid`` chooses what the Decision Space asks
+  about: SQL clauses (the paper), the answer itself (its columns, one row per what, a single
+  number, …; core/engine/answers.py), both, or clauses until the participant rejects an
+  output and both from then on; unset, the workspace default. ``values: true`` adds
   questions about specific values ("Should *Heat* be in the answer?"), which assume the
   participant recognises the right rows (default false).
 * ``atomic-only`` — the paper's internal baseline: no grouped Decision Space.
@@ -67,7 +68,7 @@ REPAIRS = ("none", "recompose", "resample")
 LABELS = ("sql", "plain", "both")  # how clauses read: SQL chips, plain-language questions, both
 # the question vocabularies of core.engine.answers.QUESTIONS (not imported: study pages that
 # parse specs load no engine; tests/test_core_answers.py checks they agree)
-QUESTION_VOCABULARIES = ("clauses", "outputs", "mixed")
+QUESTION_VOCABULARIES = ("clauses", "outputs", "mixed", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class Condition:
     llm_budget_tokens: int = 2_000_000
     repair: str = "recompose"
     labels: str = "both"
-    questions: str = ""  # clauses | outputs | mixed; "" = the workspace default
+    questions: str = ""  # clauses | outputs | mixed | hybrid; "" = the workspace default
     values: bool = False
 
     def session_options(self) -> dict[str, Any]:

@@ -65,6 +65,9 @@ ARTIFACT = REPO_ROOT / "test-artifacts" / "session-machine.json"
 OPTIONS = WorkspaceOptions()
 # the default first (studies use it), then two that rank differently and never plan
 STRATEGY_CHOICES = ("planned", "expected-depth", "cluster-grouped")
+# the paper's clause questions, and hybrid: clauses until an output is rejected, then questions
+# about the answer too (Back over the rejection returns to clauses)
+VOCABULARY_CHOICES = ("clauses", "hybrid")
 # SESSION_MACHINE_NO_SHRINK=1 reports a failing sequence as found (shrinking one can take
 # minutes here: every step runs the engine)
 PHASES = [Phase.generate] if os.environ.get("SESSION_MACHINE_NO_SHRINK") else list(Phase)
@@ -154,11 +157,13 @@ class SessionMachine(RuleBasedStateMachine):
         self.serialised = ""  # the history last checked by serialise → load
 
     # --- set-up and bookkeeping ------------------------------------------------------------
-    @initialize(which=st.integers(0, 3), strategy=st.sampled_from(STRATEGY_CHOICES))
-    def start(self, which: int, strategy: str) -> None:
+    @initialize(which=st.integers(0, 3), strategy=st.sampled_from(STRATEGY_CHOICES),
+                questions=st.sampled_from(VOCABULARY_CHOICES))
+    def start(self, which: int, strategy: str, questions: str) -> None:
         load = self.pools[which % len(self.pools)]
         pool = load()
-        self.ws = WorkspaceState(RepairSession(pool, strategy=strategy), pool.question)
+        self.ws = WorkspaceState(RepairSession(pool, strategy=strategy, questions=questions),
+                                 pool.question)
         self.snaps = [observe(self.ws)]
         STATS["sequences"] += 1
 
@@ -465,7 +470,8 @@ class SessionMachine(RuleBasedStateMachine):
         evs = [Event(f"e{i}", "s1", "P", t, p, study="film", condition="pleasqlarify",
                      task=pool.task_id, subtask="3", server_ts=i)
                for i, (t, p) in enumerate(self.events)]
-        steps = replay(evs, pool, strategy=self.session.strategy)
+        steps = replay(evs, pool, strategy=self.session.strategy,
+                       questions=self.session.questions)
         assert failure(steps) is None and not mismatches(steps), mismatches(steps)[:1]
         assert [(x.pool_size, x.survivors, x.next_variable, x.best_candidate)
                 for x in steps[1:]] == self.recorded

@@ -119,8 +119,11 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
             actions.restore_search(ws, saved)  # a reload while repair ran: it runs again
         ws.submitted = runner.submitted(step.task)
         ws.extra["restored"] = True
+        # the session's own vocabulary too: replay asks as it did, whatever the default
         ws.extra[POOL_INIT] = {"n_candidates": pool.n, "key": step.task,
-                               "strategy": ws.session.strategy, **chosen}
+                               "strategy": ws.session.strategy,
+                               "questions": ws.session.questions,
+                               "values": ws.session.values, **chosen}
 
     def log(event_type: str, payload: dict[str, Any]) -> None:
         runner.log(event_type, payload)

@@ -42,7 +42,9 @@ from core.engine.execute import ExecutionResult, TaskDatabase, open_database
 from core.engine.features import Feature
 from core.engine.similarity import ERROR_CLASS, _cell
 
-QUESTIONS = ("clauses", "outputs", "mixed")  # the question vocabularies a session can ask
+# the question vocabularies a session can ask; ``hybrid`` asks ``clauses`` until the first
+# rejected output and :data:`HYBRID_AFTER` from then on (:func:`asked_vocabulary`)
+QUESTIONS = ("clauses", "outputs", "mixed", "hybrid")
 DEFAULT_QUESTIONS = "clauses"
 DEFAULT_VALUES = False  # value questions offered by default (with outputs/mixed)
 ANSWER_PREFIX = "ANSWER "
@@ -54,6 +56,15 @@ MIN_NUMERIC_MATCH = 3  # distinct numbers before a numeric column is read as a d
 PROFILE_PAGES = 20  # pages of 1000 distinct values read per database column at most
 VALUE_PENALTY = 0.5  # expected questions a value question must save to be asked first
 SPELLING_PENALTY = 0.5  # the same for a clause question that splits an output (mixed only)
+HYBRID_AFTER = "mixed"  # what ``hybrid`` asks once an output was rejected (see asked_vocabulary)
+
+
+def asked_vocabulary(questions: str, rejected: bool) -> str:
+    """The vocabulary a session with ``questions`` asks from now: ``hybrid`` asks the clauses
+    (which repair builds from) until an output was rejected, then :data:`HYBRID_AFTER`."""
+    if questions != "hybrid":
+        return questions
+    return HYBRID_AFTER if rejected else "clauses"
 
 
 def is_answer(feature: Feature | str) -> bool:

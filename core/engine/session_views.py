@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.engine.answers import askable, is_answer, preferred, question_penalties
+from core.engine.answers import (
+    askable,
+    asked_vocabulary,
+    is_answer,
+    preferred,
+    question_penalties,
+)
 from core.engine.clustering import cluster_candidates
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
@@ -115,9 +121,15 @@ class SessionViews:
         """Pool index -> cluster label for the survivors."""
         return dict(zip(self.survivors.tolist(), self.clusters().tolist(), strict=True))
 
+    @property
+    def asking(self) -> str:
+        """The vocabulary asked from at this step (``hybrid``: clauses until an output was
+        rejected, then :data:`core.engine.answers.HYBRID_AFTER`)."""
+        return asked_vocabulary(self.questions, any(d.kind == "reject" for d in self.history))
+
     def askable(self) -> np.ndarray:
         """Which features of the current pool the session's questions may be about."""
-        return askable(self.pool.vocabulary, self.questions)
+        return askable(self.pool.vocabulary, self.asking)
 
     def _mined(self) -> list[DecisionVariable]:
         def compute() -> list[DecisionVariable]:
@@ -128,7 +140,7 @@ class SessionViews:
                 self.pool.x[idx], self.pool.counts[idx], self.clusters(),
                 grouped=grouped, min_support=self.min_support,
                 also=(planned[0],) if planned and len(planned[0]) > 1 else (),
-                allowed=self.askable(), prefer=preferred(self.pool.vocabulary, self.questions),
+                allowed=self.askable(), prefer=preferred(self.pool.vocabulary, self.asking),
                 pairs=PAIR_FEATURES if self.strategy == "expected-depth" else 0)
         return self._memo("mined", compute)
 
@@ -146,7 +158,7 @@ class SessionViews:
                 return None
             planner, vocab = pool_planner(self.pool, max_clusters=self.max_clusters,
                                           min_support=self.min_support,
-                                          questions=self.questions)
+                                          questions=self.asking)
             plan = planner.plan(self.alive) if planner is not None else None
             return None if plan is None or plan.best is None else (vocab[plan.best],
                                                                    plan.expected)
@@ -171,7 +183,7 @@ class SessionViews:
             penalties = question_penalties(
                 [tuple(vocab[j] for j in v.features) for v in mined],
                 np.array([v.mask[valid] for v in mined]).reshape(len(mined), int(valid.sum())),
-                self.pool.class_index[idx][valid], self.questions)
+                self.pool.class_index[idx][valid], self.asking)
             ordered = rank_variables(
                 self.strategy, mined, self.pool.counts[idx], self.pool.class_index[idx],
                 self.clusters(), rng_seed=(self.random_state, self.step),

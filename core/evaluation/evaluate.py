@@ -90,7 +90,7 @@ class Run:
     repair_rounds: int = 0
     added: int = 0
     new_outputs: int = 0
-    questions_vocab: str = "clauses"  # clauses | outputs | mixed (core.engine.answers)
+    questions_vocab: str = "clauses"  # clauses | outputs | mixed | hybrid (core.engine.answers)
     values: bool = False  # value questions offered
     look: str = DEFAULT_LOOK  # when the user judges the predicted output (LOOKS)
     label: str = ""  # strategy, with the vocabulary when several are compared
@@ -136,7 +136,7 @@ def _next_variable(session: RepairSession, cache: dict | None) -> Any:
     """
     if cache is None or session.strategy == "random" or session.pool is not session.base_pool:
         return session.next_variable()
-    key = (id(session.base_pool), session.strategy, session.questions, session.values,
+    key = (id(session.base_pool), session.strategy, session.asking, session.values,
            session.alive.tobytes())
     if key not in cache:
         cache[key] = session.next_variable()
@@ -407,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="evaluate tasks in N processes (same output as 1)")
     parser.add_argument("--questions", nargs="+", default=[DEFAULT_QUESTIONS], choices=QUESTIONS,
                         help="question vocabularies: clauses (the paper), outputs (questions "
-                        "about the answer), mixed; several are compared side by side")
+                        "about the answer), mixed, hybrid (clauses until an output is "
+                        "rejected, then mixed); several are compared side by side")
     parser.add_argument("--values", nargs="+", default=["on" if DEFAULT_VALUES else "off"],
                         choices=VALUES, help="value questions ('should X be in the answer?') "
                         "with outputs/mixed: off, on, or both compared")
