@@ -1,5 +1,5 @@
 """The ``hybrid`` question vocabulary: clause questions until an output is rejected (repair
-builds from clause answers), then questions about the answer as well (``mixed``), which never
+builds from clause answers), then questions about the answer (``outputs``), which never
 split one output's spellings, so they cannot answer a repaired gold away by its spelling."""
 
 from __future__ import annotations
@@ -16,33 +16,33 @@ def _ranked(session: RepairSession) -> list[tuple[str, ...]]:
     return [v.keys for v in session.variables()]
 
 
-def test_hybrid_names_clauses_before_a_rejection_and_mixed_after():
-    assert HYBRID_AFTER == "mixed"
+def test_hybrid_names_clauses_before_a_rejection_and_outputs_after():
+    assert HYBRID_AFTER == "outputs"
     assert asked_vocabulary("hybrid", False) == "clauses"
-    assert asked_vocabulary("hybrid", True) == "mixed"
+    assert asked_vocabulary("hybrid", True) == "outputs"
     for q in ("clauses", "outputs", "mixed"):
         assert asked_vocabulary(q, False) == asked_vocabulary(q, True) == q
 
 
 @pytest.mark.parametrize("which", ["film0", "film1", "dev4", "dev13"])
-def test_hybrid_asks_as_clauses_then_as_mixed_and_back_returns_to_clauses(which):
-    """Before a rejection a hybrid session ranks exactly as a clause session; after one, as a
-    mixed session with the same decisions; Back over the rejection asks clauses again, and a
+def test_hybrid_asks_as_clauses_then_as_outputs_and_back_returns_to_clauses(which):
+    """Before a rejection a hybrid session ranks exactly as a clause session; after one, as an
+    outputs session with the same decisions; Back over the rejection asks clauses again, and a
     reload replays to the same questions."""
     pool = film_pools()[int(which[-1])] if which.startswith("film") else dev_pool(int(which[3:]))
     hybrid = RepairSession(pool, strategy="expected-depth", questions="hybrid")
     clauses = RepairSession(pool, strategy="expected-depth", questions="clauses")
-    mixed = RepairSession(pool, strategy="expected-depth", questions="mixed")
+    after_one = RepairSession(pool, strategy="expected-depth", questions=HYBRID_AFTER)
     first = _ranked(hybrid)
     assert first == _ranked(clauses)
     assert not any(is_answer(k) for keys in first for k in keys)
     shown = hybrid.predicted_output_key()
     assert shown is not None
-    for s in (hybrid, mixed):
+    for s in (hybrid, after_one):
         s.reject_output(shown)
-    assert hybrid.asking == "mixed"
+    assert hybrid.asking == HYBRID_AFTER
     after = _ranked(hybrid)
-    assert after == _ranked(mixed)
+    assert after == _ranked(after_one)
     again = RepairSession.from_dict(hybrid.to_dict(), pool)
     assert again.questions == "hybrid" and _ranked(again) == after
     hybrid.undo()

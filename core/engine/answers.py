@@ -56,7 +56,7 @@ MIN_NUMERIC_MATCH = 3  # distinct numbers before a numeric column is read as a d
 PROFILE_PAGES = 20  # pages of 1000 distinct values read per database column at most
 VALUE_PENALTY = 0.5  # expected questions a value question must save to be asked first
 SPELLING_PENALTY = 0.5  # the same for a clause question that splits an output (mixed only)
-HYBRID_AFTER = "mixed"  # what ``hybrid`` asks once an output was rejected (see asked_vocabulary)
+HYBRID_AFTER = "outputs"  # what ``hybrid`` asks once an output was rejected (asked_vocabulary)
 
 
 def asked_vocabulary(questions: str, rejected: bool) -> str:

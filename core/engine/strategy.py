@@ -73,8 +73,9 @@ PAIR_FEATURES = 0
 # on real golds"). RepairSession's own defaults stay the paper's clause questions. Measured
 # with every repair method (scope readings, composed SELECT lists, joins along foreign keys,
 # three questions ahead; gold-features, all 169 pairs, recomposition, 15 turns):
-# expected-depth hybrid (clauses until an output is rejected, then mixed) 0.905 (6.32 turns;
-# val 0.835 in 6.05 against clauses' 0.823 in 6.49), expected-depth
+# expected-depth hybrid (clauses until an output is rejected, then outputs) 0.905 (6.02 turns;
+# val 0.846 in 5.49 against clauses' 0.823 in 6.49; mixed after the rejection: dev 0.905 in
+# 6.32, val 0.835 in 6.05), expected-depth
 # clauses 0.888 (6.55 turns), expected-depth mixed and mixed+values 0.852 (5.67, 5.56),
 # outputs+values 0.840, outputs 0.822 (5.22), planned mixed+values 0.876
 # (5.53), planned clauses 0.864 (7.04), planned mixed 0.852 (5.84), planned outputs+values
