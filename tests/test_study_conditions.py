@@ -290,7 +290,7 @@ def test_single_shot_reject_is_logged_and_ends_the_task(studies) -> None:
     ("{id: pleasqlarify, agent: llm}", "conditions[0].agent",
      "'agent' is a setting of planpool-chat"),
     ("{id: pleasqlarify, questions: answers}", "conditions[0].questions",
-     "must be one of clauses, outputs, mixed, got 'answers'"),
+     "must be one of clauses, outputs, mixed, hybrid, got 'answers'"),
 ])
 def test_bad_condition_settings_name_file_path_and_fix(tmp_path, condition, where,
                                                        message) -> None:

@@ -290,3 +290,20 @@ def test_plain_buttons_carry_tokens_that_name_their_question() -> None:
     assert plain.session.step == 0 and "no longer open" in (plain.flash or "")
     assert actions.answer_variable(plain, True, no_log, keys=pressed_keys(plain, token))
     assert plain.session.history[-1].features == second.keys
+
+
+def test_questions_about_the_answer_read_as_words_under_plain() -> None:
+    """A question about the answer (hybrid's after a rejection) names columns in words under
+    plain, in the Decision Space and in the open-decisions list, never as table.column."""
+    from core.engine.features import Feature
+    from core.planpool.questions import render_question
+
+    column = Feature("ANSWER COLUMN", "films.title")
+    per = Feature("ANSWER ONE ROW PER", "films.release_year")
+    assert render_question([column]) == "Should the answer have a column of the film's title?"
+    assert render_question([column, per]) == (
+        "Should the answer have a column of the film's title and one row per film's release "
+        "year (no value twice)?")
+    for f in (column, per, Feature("ANSWER SHAPE", "a single value"),
+              Feature("ANSWER COLUMNS", "2"), Feature("ANSWER HAS", "Pulp Fiction")):
+        assert not SQL_TEXT.search(render_question([f])), f

@@ -17,6 +17,7 @@ from typing import Any
 from core.engine.answers import answer_question, excerpt_columns, is_answer
 from core.engine.features import Feature
 from core.engine.session import Decision, RankedVariable, RepairSession
+from core.planpool.questions import render_question
 from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
 from ui.chips import chip, chip_row, output_table, plain_text, question_line, shape_text
 from ui.state import WorkspaceState
@@ -204,9 +205,11 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
     cols = excerpt_columns(result, variable.features, context.profile if context else None)
     rows = [tuple(r[j] for j in cols) for r in result.rows[:EXCERPT_ROWS]]
     more = len(result.rows) - len(rows)
+    question = (render_question(variable.features, names=names_of(session.pool))
+                if labels_of(ws) == "plain" else answer_question(variable.features))
     return (f"<p>Question <b>{ws.browse + 1}</b> of {len(ranked)} · information gain "
             f"<b>{variable.gain:.2f} bits</b>{ahead}</p>"
-            f'<p class="pq-answer-question"><b>{escape(answer_question(variable.features))}</b>'
+            f'<p class="pq-answer-question"><b>{escape(question)}</b>'
             "</p>"
             f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
             "remaining queries' answers. For example, this answer has it:</p>"

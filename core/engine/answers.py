@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -320,13 +321,23 @@ def answer_question(features: tuple[Feature, ...] | list[Feature]) -> str:
     return "Should the answer have " + answer_phrase(features) + "?"
 
 
-def answer_phrase(features: tuple[Feature, ...] | list[Feature]) -> str:
-    """What answer features say, in words joined by "and" (questions, repair prompts)."""
+def answer_phrase(features: tuple[Feature, ...] | list[Feature],
+                  words: Callable[[str], str] | None = None) -> str:
+    """What answer features say, in words joined by "and" (questions, repair prompts).
+
+    ``words`` turns a column's name (``films.title``) into plain words ("the film's title"),
+    for readers shown no SQL (``labels: plain``); without it the name is shown as it is."""
     parts = []
     for f in features:
         value = f.value
         if f.keyword == "ANSWER COLUMN" and "." not in value:
             parts.append(f"a column of {value}" if value != "empty" else "an empty column")
+            continue
+        if words is not None and "." in value and f.keyword == "ANSWER COLUMN":
+            parts.append(f"a column of {words(value)}")
+            continue
+        if words is not None and "." in value and f.keyword == "ANSWER ONE ROW PER":
+            parts.append(f"one row per {words(value).removeprefix('the ')} (no value twice)")
             continue
         if f.keyword in ("ANSWER COLUMNS", "ANSWER ROWS") and value == "1":
             parts.append("exactly one " + ("column" if f.keyword == "ANSWER COLUMNS" else "row"))

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 import sqlglot
 from sqlglot import exp
 
+from core.engine.answers import answer_phrase
 from core.engine.display import join_class, respell
 from core.engine.features import Feature
 
@@ -328,6 +329,9 @@ def phrases(feature: Feature, dialect: str = "sqlite") -> tuple[str, str]:
     if kw == "WITH":
         return (f"Should the answer first compute an intermediate result '{value}'?",
                 f"the answer first compute '{value}'")
+    if kw.startswith("ANSWER "):  # a question about the answer itself (core.engine.answers)
+        said = answer_phrase([feature], words=lambda c: expression_words(c, dialect))
+        return f"Should the answer have {said}?", f"the answer have {said}"
     text = feature.key
     return f"Should the query contain {text}?", f"the query contain {text}"
 
@@ -344,6 +348,9 @@ def render_question(features: Iterable[Feature], dialect: str = "sqlite",
     if all(f.keyword == "SELECT" for f in feats):
         parts = [phrases(f, dialect)[1].removeprefix("the result include ") for f in feats]
         return f"Should the result include {', '.join(parts[:-1])} and {parts[-1]}?"
+    if all(f.keyword.startswith("ANSWER ") for f in feats):
+        parts = [phrases(f, dialect)[1].removeprefix("the answer have ") for f in feats]
+        return f"Should the answer have {', '.join(parts[:-1])} and {parts[-1]}?"
     frags = [phrases(f, dialect)[1] for f in feats]
     return f"Should {', '.join(frags[:-1])}, and {frags[-1]}?"
 
