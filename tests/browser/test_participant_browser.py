@@ -104,6 +104,7 @@ def _consent_and_demographics(page, base: str, store, study: str = "mini") -> st
     _shot(page, "2-demographics-required")
     page.get_by_text("intermediate", exact=True).click()
     page.get_by_text("weekly", exact=True).click()
+    _idle(page)  # the radios' reruns are done: Continue is pressed on the page they drew
     _click(page, "Continue")
     _wait_step(store, pid, "onboarding")
     return pid
