@@ -55,7 +55,12 @@ def main(argv: list[str] | None = None) -> None:
             _idle(page)
             page.get_by_role("button", name="Yes").first.click()
             _idle(page)
+            # Streamlit scrolls inside its main container, so full_page would not reach the
+            # Predicted Output below the first screen: make the window tall enough instead
+            page.set_viewport_size({"width": 1600, "height": 1500})
+            _idle(page)
             page.screenshot(path=str(OUT / "workspace.png"))
+            page.set_viewport_size({"width": 1600, "height": 1150})
         if "analysis" in wanted:
             page.goto(f"{base}/researcher")
             page.get_by_label("Researcher password").fill("demo")
@@ -74,6 +79,10 @@ def main(argv: list[str] | None = None) -> None:
             page.wait_for_timeout(500)
             page.screenshot(path=str(OUT / "analysis.png"))
         if "participant-consent" in wanted:
+            # a fresh context: the researcher cookie set above would show the navigation,
+            # which a participant's link never has
+            page = browser.new_context(viewport={"width": 1600, "height": 1150}).new_page()
+            page.set_default_timeout(60_000)
             page.goto(f"{base}/participant?study=film")
             page.get_by_text("consent").first.wait_for()
             _idle(page)
