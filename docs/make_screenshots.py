@@ -21,13 +21,21 @@ from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "img"
-SHOTS = ("workspace", "analysis", "participant-consent")  # docs/img/<name>.png
+SHOTS = ("workspace", "analysis", "setup", "participant-consent")  # docs/img/<name>.png
 
 
 def _idle(page) -> None:
     page.wait_for_timeout(500)
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
                            timeout=60_000)
+
+
+def _unlock(page, base: str) -> None:
+    """Unlock the researcher pages in this browser session (password "demo", set below)."""
+    page.goto(f"{base}/researcher")
+    page.get_by_label("Researcher password").fill("demo")
+    page.get_by_role("button", name="Unlock").click()
+    _idle(page)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -55,12 +63,15 @@ def main(argv: list[str] | None = None) -> None:
             _idle(page)
             page.get_by_role("button", name="Yes").first.click()
             _idle(page)
-            page.screenshot(path=str(OUT / "workspace.png"))
-        if "analysis" in wanted:
-            page.goto(f"{base}/researcher")
-            page.get_by_label("Researcher password").fill("demo")
-            page.get_by_role("button", name="Unlock").click()
+            # Streamlit scrolls inside its main container, so full_page would not reach the
+            # Predicted Output below the first screen: make the window tall enough instead
+            page.set_viewport_size({"width": 1600, "height": 1500})
             _idle(page)
+            page.screenshot(path=str(OUT / "workspace.png"))
+            page.set_viewport_size({"width": 1600, "height": 1150})
+        if wanted & {"analysis", "setup"}:
+            _unlock(page, base)
+        if "analysis" in wanted:
             # a page load would start a new (locked) session: navigate inside the app
             page.get_by_role("link", name="Analysis").click()
             page.get_by_text("Demo (simulated)").click()  # the simulated demo database
@@ -73,7 +84,25 @@ def main(argv: list[str] | None = None) -> None:
                 timeout=60_000)
             page.wait_for_timeout(500)
             page.screenshot(path=str(OUT / "analysis.png"))
+        if "setup" in wanted:
+            page.get_by_role("link", name="Setup").click()
+            page.get_by_text("What the study can do").wait_for()
+            # the honest simulated user runs per task first (a progress bar), then the table
+            page.wait_for_function(
+                "() => !document.querySelector('[data-testid=stProgress]') && [...document"
+                ".querySelectorAll('[data-testid=stDataFrame]')].length >= 3 && [...document"
+                ".querySelectorAll('[data-testid=stDataFrame]')].every((e) => e.querySelector("
+                "'canvas'))", timeout=600_000)
+            _idle(page)
+            page.set_viewport_size({"width": 1600, "height": 1700})
+            _idle(page)
+            page.screenshot(path=str(OUT / "setup.png"))
+            page.set_viewport_size({"width": 1600, "height": 1150})
         if "participant-consent" in wanted:
+            # a fresh context: the researcher cookie set above would show the navigation,
+            # which a participant's link never has
+            page = browser.new_context(viewport={"width": 1600, "height": 1150}).new_page()
+            page.set_default_timeout(60_000)
             page.goto(f"{base}/participant?study=film")
             page.get_by_text("consent").first.wait_for()
             _idle(page)

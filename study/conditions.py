@@ -14,9 +14,9 @@ Each condition is a known interface variant with its own settings (all optional)
   ``questions: clauses | outputs | mixed | hybrid`` chooses what the Decision Space asks
   about: SQL clauses (the paper), the answer itself (its columns, one row per what, a single
   number, …; core/engine/answers.py), both, or clauses until the participant rejects an
-  output and both from then on; unset, the workspace default. ``values: true`` adds
-  questions about specific values ("Should *Heat* be in the answer?"), which assume the
-  participant recognises the right rows (default false).
+  output and only questions about the answer from then on; unset, the workspace default.
+  ``values: true`` adds questions about specific values ("Should *Heat* be in the answer?"),
+  which assume the participant recognises the right rows (default false).
 * ``atomic-only`` — the paper's internal baseline: no grouped Decision Space.
   ``show_action_space`` (default true); ``repair`` and ``labels`` as above.
 * ``planpool-chat`` — the structured agent asks its pool's questions in a chat.
@@ -24,10 +24,10 @@ Each condition is a known interface variant with its own settings (all optional)
   (default 5) is the initial plan size; ``ig_threshold`` (default 0.05 bits) the least gain of
   a question worth asking; ``free_text`` (default false) adds a typed answer box.
   ``agent: structured | llm`` (default structured) picks who asks: ``llm`` is the tool-using
-  LLM agent (core/llm_agent.py) and needs an Anthropic key at run time (without one the page
-  is not opened to participants, unless ``fallback: structured`` states that the structured
-  agent may ask instead — then it is logged and Setup and Facilitator say so; participants
-  read nothing about keys); ``model`` names its model.
+  LLM agent (core/planpool/llm_agent.py) and needs an Anthropic key at run time (without one
+  the page is not opened to participants, unless ``fallback: structured`` states that the
+  structured agent may ask instead — then it is logged and Setup and Facilitator say so;
+  participants read nothing about keys); ``model`` names its model.
   ``llm_budget_tokens`` (default 2,000,000) caps the tokens (input + output) the study's LLM
   chats may spend with the researcher's key; when it is spent, chats fall back to the
   structured agent (see study/budget.py). The key is spent only for enrolled participants.

@@ -13,8 +13,8 @@ from core.engine.taskbank import DatabaseSpec
 
 _SERVER_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program",
                  "pg_signal_backend")
-_FIX = ("connect as a read-only role instead (see README: 'A read-only role for task "
-        "databases')")
+_FIX = ("connect as a read-only role instead (see README: 'Task databases on PostgreSQL: a "
+        "read-only role')")
 
 
 def role_warnings(spec: DatabaseSpec) -> list[str]:

@@ -1,6 +1,10 @@
 """Question-selection strategies: which decision variable to ask next.
 
-``planned`` (the workspace default) asks the first question of the best decision tree over the
+The workspace asks with :data:`WORKSPACE_DEFAULT` (``expected-depth`` over the ``hybrid``
+vocabulary, chosen on real golds); :data:`DEFAULT_STRATEGY` (``planned``) is only
+:class:`~core.engine.session.RepairSession`'s own default.
+
+``planned`` asks the first question of the best decision tree over the
 pool's question vocabulary (:mod:`core.engine.planner`: every splitting feature and the groups
 mined over the whole pool), solved once per pool; its user model is
 that the intent is an output spelled the way the pool spells it most often. After a rejected
@@ -69,8 +73,8 @@ PAIR_FEATURES = 0
 # configuration with the best honest (gold-features) success over all AMBROSIA dev pairs, mean
 # turns breaking ties, as printed by `python -m core.evaluate data/ambrosia/dev.jsonl
 # --population all realised --strategies planned expected-depth --questions clauses outputs
-# mixed hybrid --values off on` (README, "Questions about the answer, and the default chosen
-# on real golds"). RepairSession's own defaults stay the paper's clause questions. Measured
+# mixed hybrid --values off on` (docs/evaluation.md, "Questions about the answer, and the default
+# chosen on real golds"). RepairSession's own defaults stay the paper's clause questions. Measured
 # with every repair method (scope readings, composed SELECT lists, joins along foreign keys,
 # three questions ahead; gold-features, all 169 pairs, recomposition, 15 turns):
 # expected-depth hybrid (clauses until an output is rejected, then outputs) 0.905 (6.02 turns;

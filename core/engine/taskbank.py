@@ -1,8 +1,9 @@
 """Load task banks: JSON Lines, one ambiguous question with its database, golds and candidates.
 
-The format is the interchange format of ``shared/DESIGN.md`` (the AMBROSIA-derived banks use it
-too). ``load_task_bank`` validates every line and reports each bad one with file, line number,
-field and reason; with ``lenient=True`` the good lines still load and the problems are returned.
+The format is the studio's interchange format (README, "Extending"; ``data/ambrosia/README.md``;
+the AMBROSIA-derived banks use it too). ``load_task_bank`` validates every line and reports
+each bad one with file, line number, field and reason; with ``lenient=True`` the good lines
+still load and the problems are returned.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The §7 evaluation: simulated users repair every target of a population with each strategy.
 
-``python -m core.evaluate BANK.jsonl [BANK2 …] [--user gold-features pool-informed]
+``python -m core.evaluate BANK.jsonl [BANK2 …] [--user gold-features|pool-informed]
 [--population all realised prior] [--repair none|recompose] [--strategies …]
-[--questions clauses outputs mixed] [--values off on] [--look end each] [--causes] [--json OUT]
-[--plot PNG] [--limit N]``
+[--questions clauses outputs mixed hybrid] [--values off on] [--look end|each] [--causes]
+[--json OUT] [--plot PNG] [--limit N]``
 
 A session asks the strategy's questions until one output is left or no question splits the
 survivors; the user is then shown the predicted output and accepts it iff it is the target's.
