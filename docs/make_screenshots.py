@@ -22,12 +22,13 @@ from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "img"
 SHOTS = ("workspace", "analysis", "setup", "participant-consent")  # docs/img/<name>.png
+TIMEOUT_MS = 180_000  # generous: a shared, loaded machine can take a minute per page
 
 
 def _idle(page) -> None:
     page.wait_for_timeout(500)
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=60_000)
+                           timeout=TIMEOUT_MS)
 
 
 def _unlock(page, base: str) -> None:
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
         base = server.url
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         page = browser.new_context(viewport={"width": 1600, "height": 1150}).new_page()
-        page.set_default_timeout(60_000)
+        page.set_default_timeout(TIMEOUT_MS)
         if "workspace" in wanted:
             page.goto(f"{base}/workspace")
             page.get_by_text("queries remain").first.wait_for()
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
             page.wait_for_function(
                 "() => document.querySelector('.pq-grid td') && [...document.querySelectorAll("
                 "'[data-testid=stDataFrame]')].every((e) => e.querySelector('canvas'))",
-                timeout=60_000)
+                timeout=TIMEOUT_MS)
             page.wait_for_timeout(500)
             page.screenshot(path=str(OUT / "analysis.png"))
         if "setup" in wanted:
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
             # a fresh context: the researcher cookie set above would show the navigation,
             # which a participant's link never has
             page = browser.new_context(viewport={"width": 1600, "height": 1150}).new_page()
-            page.set_default_timeout(60_000)
+            page.set_default_timeout(TIMEOUT_MS)
             page.goto(f"{base}/participant?study=film")
             page.get_by_text("consent").first.wait_for()
             _idle(page)
