@@ -206,7 +206,7 @@ def undo(ws: WorkspaceState, log: Log) -> bool:
     n = gesture_size(ws.session)
     if n == 0:
         return False
-    undone = [ws.session.undo() for _ in range(n)]
+    undone = [d for _ in range(n) if (d := ws.session.undo()) is not None]  # n <= history
     _decided(ws, before, log, "undo", {"undone": undone[0].to_dict(), "decisions": n,
                                        "also": [d.to_dict() for d in undone[1:]]})
     return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core.engine.lru import LRUCache
 
@@ -66,7 +66,8 @@ def _store(store: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
         return store
     import streamlit as st
 
-    return st.session_state
+    # the proxy is a MutableMapping[str | int, Any]: every key used here is a str
+    return cast("MutableMapping[str, Any]", st.session_state)
 
 
 def workspace_state(pool: PreparedPool, namespace: str = "free", *,
