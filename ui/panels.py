@@ -32,6 +32,7 @@ from ui.views import (
     ALL_CLAUSES,
     current_variable,
     decision_data,
+    for_participant,
     frozen,
     labels_of,
     output_data,
@@ -60,8 +61,10 @@ def dismiss_key(keys: tuple[str, ...]) -> str:
 def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> None:
     """Pool accounting: every informative variable not yet answered, each with Dismiss."""
     still_open = actions.blocking(ws, options)
+    participant = for_participant(ws)  # reads no bits: the threshold and gains are the study's
     if not still_open:
-        st.caption(f"Open decisions: none above {options.ig_threshold:g} bits — you may submit.")
+        st.caption("Open decisions: none left — you may submit." if participant else
+                   f"Open decisions: none above {options.ig_threshold:g} bits — you may submit.")
         return
     st.markdown(f"**Open decisions ({len(still_open)})** — answer each (Yes/No above) or "
                 "dismiss it if it does not matter to you:")
@@ -70,7 +73,7 @@ def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> N
         cols = box.columns([5, 2], gap="small", vertical_alignment="center")
         cols[0].html(chip_row(v.features, decision=v.keys, names=names_of(ws.session.pool),
                               labels=labels_of(ws))
-                     + f"<small>{v.gain:.2f} bits</small>")
+                     + ("" if participant else f"<small>{v.gain:.2f} bits</small>"))
         cols[1].button("Dismiss", key=ws.widget_key(dismiss_key(v.keys)), type="tertiary",
                        icon=":material/close:",
                        on_click=callback(actions.dismiss, ws, v.keys, log),
@@ -79,9 +82,11 @@ def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> N
 
 def notice(ws: WorkspaceState) -> None:
     """The one-rerun notice, then cleared: its plain sentence, and the error's own words (which
-    may quote SQL or the database) only where the condition's labels show SQL."""
+    may quote SQL, the database or the model's API) only to a researcher whose labels show SQL:
+    a participant never reads them (they are in the log and the trace, e.g. ``repair.fail``)."""
     if ws.flash:
-        show_notice(ws.flash, ws.flash_detail, quote=labels_of(ws) != "plain")
+        show_notice(ws.flash, ws.flash_detail,
+                    quote=labels_of(ws) != "plain" and not for_participant(ws))
     ws.flash = ws.flash_detail = None
 
 
@@ -113,11 +118,11 @@ def decision_space(ws: WorkspaceState, log: Log,
     row.button("Previous", key=key("dv.up"), shortcut="Up",
                disabled=not has_var or ws.browse == 0,
                on_click=callback(actions.browse, ws, -1, log),
-               help="Show the previous decision variable (skips this one)")
+               help="Show the previous question (skips this one)")
     row.button("Next", key=key("dv.down"), shortcut="Down",
                disabled=not has_var or ws.browse >= len(ranked) - 1,
                on_click=callback(actions.browse, ws, +1, log),
-               help="Show the next decision variable (skips this one)")
+               help="Show the next question (skips this one)")
     if options is not None and options.pool_accounting:
         open_decisions(ws, log, options)
     st.html(legend(labels_of(ws)))
