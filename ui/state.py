@@ -19,7 +19,7 @@ from core.engine.lru import LRUCache
 
 if TYPE_CHECKING:  # the engine (sklearn, scipy) loads with the first workspace, not with Home
     from core.engine.pool import PreparedPool
-    from core.engine.session import RepairSession
+    from core.engine.session import RankedVariable, RepairSession
 
 PREFIX = "pleasqlarify"
 PREPARED = f"{PREFIX}.prepared"  # task id -> a fresh RepairSession warmed in the background
@@ -59,6 +59,15 @@ class WorkspaceState:
     def widget_key(self, name: str) -> str:
         """A widget key unique to this workspace."""
         return f"{PREFIX}.{self.session.pool.task_id}.{name}"
+
+
+def current_variable(ws: WorkspaceState) -> RankedVariable | None:
+    """The decision variable the Decision Space shows (browse index clamped to the ranking)."""
+    ranked = ws.session.variables()
+    if not ranked:
+        return None
+    ws.browse = min(max(ws.browse, 0), len(ranked) - 1)
+    return ranked[ws.browse]
 
 
 def _store(store: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:

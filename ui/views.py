@@ -20,7 +20,7 @@ from core.engine.session import Decision, RankedVariable, RepairSession
 from core.planpool.questions import render_question
 from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
 from ui.chips import chip, chip_row, output_table, plain_text, question_line, shape_text
-from ui.state import WorkspaceState
+from ui.state import WorkspaceState, current_variable
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
 CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all"
@@ -79,15 +79,6 @@ def pressed_keys(ws: WorkspaceState, sent: str, *, clause: bool = False) -> tupl
 def _noun(ws: WorkspaceState) -> str:
     """What a clause is called on screen: "question" under plain labels, else "clause"."""
     return "question" if labels_of(ws) == "plain" else "clause"
-
-
-def current_variable(ws: WorkspaceState) -> RankedVariable | None:
-    """The decision variable the Decision Space shows (browse index clamped to the ranking)."""
-    ranked = ws.session.variables()
-    if not ranked:
-        return None
-    ws.browse = min(max(ws.browse, 0), len(ranked) - 1)
-    return ranked[ws.browse]
 
 
 def button(label: str, event: str, title: str, *, key: str | None = None,
