@@ -11,6 +11,7 @@ before.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from benchmarks.paint import TIMEOUT_MS, first_paint, new_page
@@ -176,7 +177,7 @@ def browser_rows(urls: dict[str, str], trivial_url: str, studies: list[str], rep
             pages[label], ms = unlock(browser, url)
             servers[label] = (url, pages[label].context.cookies())
             rows.add(f"{label}Analysis, fresh server: Unlock → Completion painted (data not "
-                     "cached)", lambda ms=ms: [ms])
+                     "cached)", partial(list, [ms]))
         for kind, warm in (("cold", False), ("warm", True)):
             loads: dict[str, list[float]] = {}
 
@@ -186,12 +187,12 @@ def browser_rows(urls: dict[str, str], trivial_url: str, studies: list[str], rep
                                                          warm))
                 return loads[key]
             rows.add(f"trivial app: new session → drawn ({kind} HTTP cache)",
-                     lambda: measured("trivial"))
+                     partial(measured, "trivial"))
             for label in urls:
                 rows.add(f"{label}Analysis: new session → Completion painted ({kind} HTTP "
-                         "cache)", lambda label=label: measured(label))
+                         "cache)", partial(measured, label))
                 rows.add(f"{label}  the same minus the trivial app of its round",
-                         lambda label=label: measured(f"{label} gap"))
+                         partial(measured, f"{label} gap"))
         for label, page in pages.items():
             switches: dict[str, list[float]] = {}
 
@@ -202,11 +203,11 @@ def browser_rows(urls: dict[str, str], trivial_url: str, studies: list[str], rep
                 return switches[name]
             for name in TABS:
                 rows.add(f"{label}Analysis: switch to the {name} tab → painted",
-                         lambda name=name: switch_times(name))
+                         partial(switch_times, name))
             rows.add(f"{label}Analysis: Timings 'Per subtask' toggle → chart redrawn",
-                     lambda page=page: widget_changes(page, reps))
+                     partial(widget_changes, page, reps))
             rows.add(f"{label}Analysis: another study → its Completion tab painted",
-                     lambda page=page: study_switches(page, studies, reps))
+                     partial(study_switches, page, studies, reps))
             page.context.close()
         browser.close()
     return rows

@@ -46,12 +46,14 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.typing import Subprotocol
 
 from benchmarks.common import percentile
 from core.engine.workerpool import status_mb
 from tests.harness import LOOPBACK, running, start_nginx
 
 PAGE = "workspace"
+STREAMLIT = Subprotocol("streamlit")  # the websocket subprotocol of /_stcore/stream
 TARGET_P95_MS = 150.0
 _BUTTON = re.compile(r"<button\b([^>]*)>")
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
@@ -226,7 +228,7 @@ class Participant:
         stream = self.url.replace("http://", "ws://") + "/_stcore/stream"
         passed = False
         try:
-            async with connect(stream, subprotocols=["streamlit"], max_size=2 ** 28,
+            async with connect(stream, subprotocols=[STREAMLIT], max_size=2 ** 28,
                                open_timeout=60) as ws:
                 reader = asyncio.create_task(self._reader(ws))
                 if ws.response is not None:
@@ -291,7 +293,7 @@ def page_hash(url: str) -> str:
     """The workspace page's script hash, from the navigation message of a first connection."""
     async def probe() -> str:
         async with connect(url.replace("http://", "ws://") + "/_stcore/stream",
-                           subprotocols=["streamlit"], max_size=2 ** 28) as ws:
+                           subprotocols=[STREAMLIT], max_size=2 ** 28) as ws:
             back = BackMsg()
             back.rerun_script.page_name = PAGE
             await ws.send(back.SerializeToString())

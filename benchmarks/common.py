@@ -11,6 +11,7 @@ import os
 import statistics
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypedDict
 
 from core.settings import BUILTIN_BANK, REPO_ROOT
 
@@ -33,6 +34,13 @@ def entry(root: Path = ROOT) -> str:
     return "asgi.py" if (root / "asgi.py").is_file() else "app.py"
 
 
+class Candidate(TypedDict):
+    """One candidate of a bank task as written to the task bank."""
+
+    sql: str
+    count: int
+
+
 def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, dict[int, str]]:
     """A bank with one task per size, candidates pooled from all built-in film tasks.
 
@@ -47,12 +55,13 @@ def build_bank(dest: Path, sizes: tuple[int, ...] = (50, 200)) -> tuple[Path, di
         for cand in row["candidates"]:
             sql, count = (cand, 1) if isinstance(cand, str) else (cand["sql"], cand.get("count", 1))
             seen.setdefault(sql, count)
-    pooled = [{"sql": s, "count": c} for s, c in seen.items()]
+    pooled: list[Candidate] = [{"sql": s, "count": c} for s, c in seen.items()]
     out, ids = [], {}
     for n in sizes:
         if n > len(pooled):  # pad with harmless textual variants (distinct SQL, same output)
-            extra = [{"sql": f"{c['sql'].rstrip().rstrip(';')} -- v{k}", "count": 1}
-                     for k, c in enumerate(pooled * (n // len(pooled) + 1))]
+            extra: list[Candidate] = [
+                {"sql": f"{c['sql'].rstrip().rstrip(';')} -- v{k}", "count": 1}
+                for k, c in enumerate(pooled * (n // len(pooled) + 1))]
             cands = (pooled + extra)[:n]
         else:
             cands = pooled[:n]

@@ -23,10 +23,13 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
 
 TIMEOUT_MS = 180_000  # a loaded 2-core machine can be very slow; figures, not a time limit
-VIEWPORT = {"width": 1600, "height": 1100}
+VIEWPORT: ViewportSize = {"width": 1600, "height": 1100}
 
 
 def new_page(browser: Any, context: Any = None) -> Any:

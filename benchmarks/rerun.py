@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from benchmarks.common import ROOT, TRIVIAL, build_bank, entry, print_table, stats
@@ -212,6 +213,11 @@ def open_task(page, url: str, task_id: str) -> None:
     page.locator("h3", has_text="Decision Space").click()
 
 
+def repaired_ms(page, reps: int, back: str) -> list[float]:
+    """"None of these" → the repaired state painted, ``reps`` times (``repair_press``)."""
+    return repair_press(page, reps, back)[1]
+
+
 def lasso(page, reps: int, back: str) -> list[float]:
     """Lasso the left 40 % of the plot → survivors updated, then Back (untimed)."""
     times = []
@@ -368,12 +374,11 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                     if "all" not in keys:  # both rows come from one set of presses
                         keys["all"] = keypress(page, reps, back)
                     return keys["all"][i]
-                rows.add(f"workspace N={n}: key → new state painted", lambda k=key_times: k(0))
-                rows.add(f"workspace N={n}: key → server's rerun done",
-                         lambda k=key_times: k(1))
+                rows.add(f"workspace N={n}: key → new state painted", partial(key_times, 0))
+                rows.add(f"workspace N={n}: key → server's rerun done", partial(key_times, 1))
                 if n == 50:
                     rows.add(f"workspace N={n}: lasso → survivors updated",
-                             lambda page=page, back=back: lasso(page, reps, back))
+                             partial(lasso, page, reps, back))
                 presses: dict[str, tuple[list[float], list[float]]] = {}
 
                 def repair_times(i: int, page=page, back=back, presses=presses
@@ -382,9 +387,9 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                         presses["all"] = repair_press(page, reps, back)
                     return presses["all"][i]
                 rows.add(f"workspace N={n}: None of these → repaired state painted",
-                         lambda r=repair_times: r(1))
+                         partial(repair_times, 1))
                 rows.add(f"workspace N={n}: None of these → searching state painted",
-                         lambda r=repair_times: r(0))
+                         partial(repair_times, 0))
                 read: dict[str, tuple[list[float], list[float]]] = {}
 
                 def read_times(i: int, page=page, back=back, read=read) -> list[float]:
@@ -394,9 +399,9 @@ def browser_rows(bank: Path, ids: dict[int, str], tmp: Path, reps: int,
                         read["all"] = repair_press(page, reps, back, READ_MS)
                     return read["all"][i]
                 rows.add(f"workspace N={n}: converged, read 1.5 s, None of these → repaired "
-                         "state painted", lambda r=read_times: r(1))
+                         "state painted", partial(read_times, 1))
                 rows.add(f"workspace N={n}: converged, read 1.5 s, None of these → first "
-                         "answer painted", lambda r=read_times: r(0))
+                         "answer painted", partial(read_times, 0))
                 page.context.close()
             paint_rows(rows, browser, "Home", f"{url}/",
                        lambda pg: pg.get_by_text("Built-in tasks").wait_for(), reps, network)
@@ -450,7 +455,7 @@ def first_press_rows(rows: Rows, browser, env: dict[str, str], tmp: Path, ids: d
             page = new_page(browser)
             open_task(page, srv.url, task_id)
             back = f".st-key-pleasqlarify-{task_id}-dv-back button"
-            rows.add(names[n], lambda page=page, back=back: repair_press(page, reps, back)[1])
+            rows.add(names[n], partial(repaired_ms, page, reps, back))
             page.context.close()
 
 
@@ -532,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_apptest:
             for n, task_id in ids.items():
                 rows.add(f"AppTest N={n}: script rerun after Yes/No",
-                         lambda task_id=task_id: apptest_ms(bank, task_id, args.reps))
+                         partial(apptest_ms, bank, task_id, args.reps))
         if not args.no_browser and Path(CHROMIUM).exists():
             rows.extend(browser_rows(bank, ids, tmp, args.reps, args.network))
     rows.add("fresh process: first layout, warm numba cache",

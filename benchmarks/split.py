@@ -12,6 +12,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playwright.sync_api import CDPSession, Page
 
 SPLIT: dict[str, int] = {}  # --split: {"on": 1, "pid": server pid} (see Split)
 
@@ -43,28 +47,30 @@ class Split:
     """``--split``: per rep, server CPU (/proc), renderer main-thread CPU (CDP ThreadTime),
     and script time (CDP ScriptDuration); medians to stderr."""
 
-    def __init__(self, page) -> None:
+    def __init__(self, page: Page | None) -> None:
         """Measure on ``page`` (None: a warm-up, not measured)."""
-        self.page, self.rows = page, []
-        self.cdp = None
+        self.page = page
+        self.rows: list[dict[str, float]] = []
+        self.cdp: CDPSession | None = None
         if SPLIT and page is not None:
             self.cdp = page.context.new_cdp_session(page)
             self.cdp.send("Performance.enable")
 
-    def _now(self) -> dict[str, float]:
+    def _now(self, cdp: CDPSession) -> dict[str, float]:
+        """The renderer's CDP metrics and the server's CPU so far, in ms."""
         metrics = {m["name"]: m["value"] * 1000
-                   for m in self.cdp.send("Performance.getMetrics")["metrics"]}
+                   for m in cdp.send("Performance.getMetrics")["metrics"]}
         metrics["server"] = cpu_ms(SPLIT["pid"]) if SPLIT.get("pid") else 0.0
         return metrics
 
     def start(self) -> None:
         if self.cdp is not None:
-            self.before = self._now()
+            self.before = self._now(self.cdp)
 
     def stop(self) -> None:
         if self.cdp is None:
             return
-        after = self._now()
+        after = self._now(self.cdp)
         self.rows.append({"server CPU": after["server"] - self.before["server"],
                           "renderer CPU": after["ThreadTime"] - self.before["ThreadTime"],
                           "renderer JS": after["ScriptDuration"] - self.before["ScriptDuration"]})

@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from sqlalchemy import make_url
@@ -95,12 +96,13 @@ def run_bench(url: str, participants: int = 20, events: int = 500,
             barrier.wait()
             for i in range(events):
                 eid = f"{client}-{i:06d}"
-                kw = dict(session_id=sid, participant=a.participant, study=spec.id,
-                          condition=a.condition, task=a.task_order[i % len(a.task_order)],
-                          subtask="3", type=TYPES[i % len(TYPES)], payload={"i": i},
-                          client_ts=int(time.time() * 1000), event_id=eid)
-                log_event(store, **kw)
-                bad += log_event(store, **kw).inserted
+                send = partial(log_event, store, session_id=sid, participant=a.participant,
+                               study=spec.id, condition=a.condition,
+                               task=a.task_order[i % len(a.task_order)], subtask="3",
+                               type=TYPES[i % len(TYPES)], payload={"i": i},
+                               client_ts=int(time.time() * 1000), event_id=eid)
+                send()
+                bad += send().inserted
                 ids.append(eid)
             with lock:
                 sent[sid] = ids

@@ -22,14 +22,14 @@ from pathlib import Path
 
 from core.engine.execute import open_database
 from core.engine.pool import PreparedPool, prepare_pool
-from core.engine.prepare import _read, default_pool_dir, pool_fingerprint
+from core.engine.prepare import _read, pool_fingerprint
 from core.engine.strategy import WORKSPACE_DEFAULT
 from core.engine.taskbank import Task
 from core.evaluation.evaluate import DEFAULT_REPAIR, evaluate
 from core.evaluation.report import summarise
 from core.evaluation.simulate import DEFAULT_USER
 from core.generation.poolcache import GeneratedPool
-from study.setup_pools import study_tasks
+from study.setup_pools import planned_tasks
 from study.spec import StudySpec
 
 Progress = Callable[[int, int, str], None]
@@ -113,12 +113,8 @@ def readiness_tasks(spec: StudySpec) -> list[tuple[Task, str, Path | None]]:
 
     What :func:`task_readiness` needs per task, so a caller can check (and cache) one at a time.
     """
-    bank = study_tasks(spec)
-    folder = default_pool_dir(spec.task_bank) if spec.task_bank else None
-    ids = ([(spec.onboarding.practice_task, "practice")] if spec.onboarding.practice_task
-           else []) + [(t, "task") for t in spec.task_ids]
-    return [(bank[tid], role, folder / f"{tid}.json" if folder else None)
-            for tid, role in ids if tid in bank]
+    return [(task, role, path) for _, role, task, path in planned_tasks(spec)
+            if task is not None]
 
 
 def study_readiness(spec: StudySpec, on_progress: Progress | None = None

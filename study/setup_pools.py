@@ -42,6 +42,17 @@ def study_tasks(spec: StudySpec) -> dict[str, Task]:
     return {t.id: t for t in tasks}
 
 
+def planned_tasks(spec: StudySpec) -> list[tuple[str, str, Task | None, Path | None]]:
+    """Every task the study names, practice first: (id, role, its bank task or None, its
+    prepared-pool file or None without a bank) — what Setup's pool list and readiness read."""
+    bank = study_tasks(spec)
+    folder = default_pool_dir(spec.task_bank) if spec.task_bank else None
+    ids = ([(spec.onboarding.practice_task, "practice")] if spec.onboarding.practice_task
+           else []) + [(t, "task") for t in spec.task_ids]
+    return [(tid, role, bank.get(tid), folder / f"{tid}.json" if folder else None)
+            for tid, role in ids]
+
+
 def database_warnings(spec: StudySpec) -> list[str]:
     """Least-privilege warnings for each distinct task database of the study (PostgreSQL roles
     that are superusers or can write); SQLite databases always open read-only."""
@@ -53,15 +64,9 @@ def database_warnings(spec: StudySpec) -> list[str]:
 
 def pool_status(spec: StudySpec) -> list[PoolStatus]:
     """Every task of the study (practice first) with its prepared-pool status."""
-    bank = study_tasks(spec)
-    folder = default_pool_dir(spec.task_bank) if spec.task_bank else None
-    ids = ([(spec.onboarding.practice_task, "practice")] if spec.onboarding.practice_task
-           else []) + [(t, "task") for t in spec.task_ids]
     out = []
-    for tid, role in ids:
-        task = bank.get(tid)
-        path = folder / f"{tid}.json" if folder else None
-        ok = bool(task and folder and pool_ready(task, folder))
+    for tid, role, task, path in planned_tasks(spec):
+        ok = bool(task and path and pool_ready(task, path.parent))
         out.append(PoolStatus(tid, role, task is not None, ok,
                               len(task.candidates) if task else 0, path))
     return out

@@ -13,6 +13,8 @@ import json
 
 import pytest
 import sqlglot
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.engine.features import KEYWORD_ORDER, Feature, extract_features
 from tests.conftest_core import FIXTURES
@@ -249,3 +251,29 @@ def test_real_pool_candidates_all_featurise():
             assert any(k.startswith("FROM") for k in ks), pool.sqls[i]
         else:
             assert not pool.x[i].any()  # invalid candidates carry no features
+
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcdefg"), st.sampled_from("abcdefg")), max_size=12))
+def test_equality_classes_are_the_transitive_closure_of_the_pairs(
+        pairs: list[tuple[str, str]]) -> None:
+    """The join classes (shared by features and repair's atoms): two columns share a class
+    exactly when a chain of pairs links them; a column equated only with itself has none."""
+    from core.engine.joins import equality_classes
+
+    classes = equality_classes(pairs)
+    where = {c: i for i, members in enumerate(classes) for c in members}
+    assert sum(map(len, classes)) == len(where)  # a column in one class only
+    near: dict[str, set[str]] = {}
+    for a, b in pairs:
+        near.setdefault(a, set()).add(b)
+        near.setdefault(b, set()).add(a)
+    for a in near:
+        reach, todo = {a}, [a]
+        while todo:
+            for b in near[todo.pop()] - reach:
+                reach.add(b)
+                todo.append(b)
+        expected = reach if len(reach) > 1 else set()
+        got = {b for b in where if a in where and where[b] == where[a]}
+        assert got == expected, (a, pairs, classes)

@@ -179,15 +179,17 @@ def _workspace_html(ws) -> str:
     return "\n".join(parts)
 
 
-def _states(pool, labels: str, repair: bool = True):
-    """The workspace at its start, after Yes to the first question, and with ``repair`` after
-    "None of these" and its recomposition (new, starred candidates), then Back."""
+def _states(pool, labels: str, repair: bool = True, participant: bool = False):
+    """The workspace (a participant's with ``participant``) at its start, after Yes to the
+    first question, and with ``repair`` after "None of these" and its recomposition (new,
+    starred candidates), then Back."""
     from ui import actions
     from ui.actions import no_log
     from ui.state import WorkspaceState, default_session
-    from ui.views import LABELS, current_variable
+    from ui.views import LABELS, PARTICIPANT, current_variable
 
-    ws = WorkspaceState(default_session(pool), pool.question, extra={LABELS: labels})
+    ws = WorkspaceState(default_session(pool), pool.question,
+                        extra={LABELS: labels, PARTICIPANT: participant})
     yield ws
     variable = current_variable(ws)
     if variable is not None:
@@ -239,6 +241,31 @@ def test_both_and_sql_labels_keep_their_sql(film_pools) -> None:
         tips = [g for g in sql_shown(html) if g.startswith("SELECT ") or g.startswith("FROM ")]
         assert tips, labels
         assert any(p.startswith("Keep queries with SELECT") for p in shown_text(html))
+
+
+RESEARCHER_TERMS = re.compile(r"information gain|\bbits\b|\bVariable \d|decision variable|"
+                              r"of the samples|more questions expected|Repair \(")
+
+
+@pytest.mark.parametrize("labels", ["sql", "plain", "both"])
+def test_a_participant_reads_no_researcher_terms_under_any_labels(film_pools,
+                                                                  labels: str) -> None:
+    """A participant's workspace says "Question 2 of 41", not "Variable 2 of 41 · information
+    gain 0.97 bits", under every labels setting, also after a repair (then questions about the
+    answer) and its Decisions line; the researcher's free exploration keeps its terms, and the
+    SQL conditions keep their SQL for the participant."""
+    pool = film_pools[0]
+    for ws in _states(pool, labels, participant=True):
+        text = " ".join(shown_text(_workspace_html(ws)))
+        assert not RESEARCHER_TERMS.search(text), (labels, RESEARCHER_TERMS.findall(text))
+        asks = ws.session.variables() and not ws.session.is_done
+        assert bool(re.search(r"\bQuestion \d+ of \d+", text)) == bool(asks), text[:300]
+    if labels != "plain":  # the condition asked for SQL: the participant still reads it
+        html = _workspace_html(next(_states(pool, labels, participant=True)))
+        assert any(p.startswith("Keep queries with SELECT") for p in shown_text(html))
+    researcher = [" ".join(shown_text(_workspace_html(ws))) for ws in _states(pool, labels)]
+    assert all("information gain" in t for t in researcher[:2])
+    assert "Repair (recompose)" in researcher[2] and "of the samples" in researcher[0]
 
 
 def test_plain_words_for_what_had_no_words() -> None:

@@ -183,8 +183,10 @@ def test_an_unknown_repair_names_the_choices(tmp_path: Path) -> None:
     assert "none, recompose, resample" in problem.message
 
 
-def _fragile_app(bank: str, task_id: str, repair: str, labels: str, db: str) -> None:
-    """The workspace over a copy of the task's database (``db``), which a test may remove."""
+def _fragile_app(bank: str, task_id: str, repair: str, labels: str, db: str,
+                 mode: str = "free") -> None:
+    """The workspace over a copy of the task's database (``db``), which a test may remove; in
+    ``mode`` "free" (the researcher's exploration) or "study" (a participant's)."""
     import streamlit as st
 
     from core.engine.taskbank import DatabaseSpec
@@ -193,10 +195,10 @@ def _fragile_app(bank: str, task_id: str, repair: str, labels: str, db: str) -> 
     from ui.workspace import render_workspace
 
     pool = task_pool(bank, task_id)
-    workspace_state(pool, "free", factory=lambda p: default_session(
+    workspace_state(pool, mode, factory=lambda p: default_session(
         p, database=DatabaseSpec("sqlite", db)))
     events = st.session_state.setdefault("events", [])
-    render_workspace(pool, mode="free", log=lambda t, p: events.append((t, p)),
+    render_workspace(pool, mode=mode, log=lambda t, p: events.append((t, p)),
                      options=WorkspaceOptions(repair=repair, labels=labels))
 
 
@@ -207,14 +209,17 @@ def _shown_text(at: AppTest) -> str:
     return "\n".join([*map(str, parts), *(el.proto.json for el in at.get("bidi_component"))])
 
 
-@pytest.mark.parametrize(("failure", "labels"), [("database", "plain"), ("model", "plain"),
-                                                 ("model", "sql")])
+@pytest.mark.parametrize(("failure", "labels", "mode"), [
+    ("database", "plain", "free"), ("model", "plain", "free"), ("model", "sql", "free"),
+    ("model", "sql", "study"), ("model", "both", "study")])
 def test_a_failed_repair_reads_plainly_and_its_error_goes_to_the_trace(
         bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, labels: str,
-        failure: str) -> None:
+        failure: str, mode: str) -> None:
     """Under `labels: plain` a repair that fails (the task database went missing; the model's
     API refused a request quoting SQL) says what happened and what to do in plain words, with
-    no SQL and no error text; the error itself is in the trace (``repair.fail``)."""
+    no SQL and no error text; the error itself is in the trace (``repair.fail``). The error's
+    own words are quoted only to a researcher (free exploration) shown SQL: a participant never
+    reads API error text, whatever the labels."""
     import shutil
 
     import core.engine.repair as repair
@@ -237,8 +242,8 @@ def test_a_failed_repair_reads_plainly_and_its_error_goes_to_the_trace(
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         at = AppTest.from_function(_fragile_app, args=(
-            str(bank), task, "resample" if failure == "model" else "recompose", labels, str(db)),
-            default_timeout=120)
+            str(bank), task, "resample" if failure == "model" else "recompose", labels, str(db),
+            mode), default_timeout=120)
         at.run()
         assert not at.exception, at.exception
         if failure == "database":
@@ -247,7 +252,10 @@ def test_a_failed_repair_reads_plainly_and_its_error_goes_to_the_trace(
         assert not at.exception, at.exception
         _landed(at, task)
     shown, warnings = _shown_text(at), [w.value for w in at.warning]
-    assert (leaked in shown) == (labels == "sql"), warnings  # the detail only beside SQL
+    # the detail only to a researcher shown SQL
+    assert (leaked in shown) == (labels == "sql" and mode == "free"), warnings
+    if mode == "study":
+        assert "bad prompt" not in shown, shown
     assert any(w.startswith(REPAIR_FAILED) and "Go Back" in w for w in warnings), warnings
     if labels == "plain":
         assert "Repair failed" not in shown and "SELECT" not in "\n".join(warnings)

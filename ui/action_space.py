@@ -78,7 +78,7 @@ def contains_mask(session: RepairSession, variable: RankedVariable | None) -> np
     cols = [col[k] for k in variable.keys if k in col]
     if len(cols) != len(variable.keys):
         return np.zeros(pool.n, dtype=bool)
-    return pool.x[:, cols].all(axis=1)
+    return np.asarray(pool.x[:, cols].all(axis=1))
 
 
 def shade(number: int, red: bool) -> str:

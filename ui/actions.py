@@ -29,7 +29,7 @@ from core.engine.session import RankedVariable, RepairSession
 from core.planpool.accounting import open_variables
 from ui import speculate
 from ui.chips import counted
-from ui.state import WorkspaceOptions, WorkspaceState
+from ui.state import WorkspaceOptions, WorkspaceState, current_variable
 
 Log = Callable[[str, dict[str, Any]], None]
 OnSubmit = Callable[[int, str], None]
@@ -76,14 +76,6 @@ def refused(ws: WorkspaceState, plain: str, detail: str) -> None:
     LOG.info("workspace notice for task %s: %s (%s)", ws.session.pool.task_id, plain, detail)
 
 
-def _current(ws: WorkspaceState):
-    ranked = ws.session.variables()
-    if not ranked:
-        return None
-    ws.browse = min(max(ws.browse, 0), len(ranked) - 1)
-    return ranked[ws.browse]
-
-
 def _decided(ws: WorkspaceState, before: int, log: Log, event_type: str,
              payload: dict[str, Any]) -> None:
     ws.browse = 0
@@ -108,7 +100,7 @@ def answer_variable(ws: WorkspaceState, yes: bool, log: Log,
     that variable: the one the user saw when they answered)."""
     if busy(ws):
         return False
-    variable = _current(ws)
+    variable = current_variable(ws)
     if keys is not None and (variable is None or variable.keys != keys):
         ranked = {v.keys: (i, v) for i, v in enumerate(ws.session.variables())}
         if keys not in ranked:
@@ -206,7 +198,7 @@ def undo(ws: WorkspaceState, log: Log) -> bool:
     n = gesture_size(ws.session)
     if n == 0:
         return False
-    undone = [ws.session.undo() for _ in range(n)]
+    undone = [d for _ in range(n) if (d := ws.session.undo()) is not None]  # n <= history
     _decided(ws, before, log, "undo", {"undone": undone[0].to_dict(), "decisions": n,
                                        "also": [d.to_dict() for d in undone[1:]]})
     return True

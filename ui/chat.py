@@ -157,8 +157,7 @@ def pool_panel(agent: ChatAgent) -> None:
     st.subheader("Question pool", anchor=False)
     pool = agent.pool_
     qs = list(pool.questions.values())
-    rows = {"Pending": [f"{safe(q.text)} <small>({q.priority:.2f} bits)</small>"
-                        for q in pool.pending],
+    rows = {"Pending": [safe(q.text) for q in pool.pending],  # most useful first; no bits
             "Asked": [f"{safe(q.text)} → **{safe(q.answer) if q.answer else 'waiting…'}**"
                       for q in qs if q.status in (ASKED, ANSWERED)],
             "Dropped": [f"~~{safe(q.text)}~~ <small>— {safe(q.reason)}</small>" for q in qs

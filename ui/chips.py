@@ -138,7 +138,7 @@ def legend(labels: str = "sql") -> str:
                 f'{item("the part asked about", "decision")}'
                 f'{item("comes with it", "implicit")}</div>')
     return (f'<div class="pq-legend pq-chips">{chip(Feature("KEYWORD", "value"))}'
-            f'{chip(Feature("KEYWORD", "decision variable"), "decision")}'
+            f'{chip(Feature("KEYWORD", "the part asked about"), "decision")}'
             f'{chip(Feature("KEYWORD", "implicitly included"), "implicit")}</div>')
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from functools import partial
+from typing import ParamSpec
 
 import streamlit as st
 
@@ -30,6 +32,7 @@ from ui.views import (
     ALL_CLAUSES,
     current_variable,
     decision_data,
+    for_participant,
     frozen,
     labels_of,
     output_data,
@@ -38,6 +41,8 @@ from ui.views import (
     searching_html,
     searching_views,
 )
+
+_P = ParamSpec("_P")
 
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
 PANELS = "pleasqlarify-panels"  # fragment key of the workspace's panels (ui.workspace)
@@ -56,8 +61,10 @@ def dismiss_key(keys: tuple[str, ...]) -> str:
 def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> None:
     """Pool accounting: every informative variable not yet answered, each with Dismiss."""
     still_open = actions.blocking(ws, options)
+    participant = for_participant(ws)  # reads no bits: the threshold and gains are the study's
     if not still_open:
-        st.caption(f"Open decisions: none above {options.ig_threshold:g} bits — you may submit.")
+        st.caption("Open decisions: none left — you may submit." if participant else
+                   f"Open decisions: none above {options.ig_threshold:g} bits — you may submit.")
         return
     st.markdown(f"**Open decisions ({len(still_open)})** — answer each (Yes/No above) or "
                 "dismiss it if it does not matter to you:")
@@ -66,17 +73,20 @@ def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> N
         cols = box.columns([5, 2], gap="small", vertical_alignment="center")
         cols[0].html(chip_row(v.features, decision=v.keys, names=names_of(ws.session.pool),
                               labels=labels_of(ws))
-                     + f"<small>{v.gain:.2f} bits</small>")
+                     + ("" if participant else f"<small>{v.gain:.2f} bits</small>"))
         cols[1].button("Dismiss", key=ws.widget_key(dismiss_key(v.keys)), type="tertiary",
-                       icon=":material/close:", on_click=partial(actions.dismiss, ws, v.keys, log),
+                       icon=":material/close:",
+                       on_click=callback(actions.dismiss, ws, v.keys, log),
                        help="Leave this decision open on purpose (it is logged)")
 
 
 def notice(ws: WorkspaceState) -> None:
     """The one-rerun notice, then cleared: its plain sentence, and the error's own words (which
-    may quote SQL or the database) only where the condition's labels show SQL."""
+    may quote SQL, the database or the model's API) only to a researcher whose labels show SQL:
+    a participant never reads them (they are in the log and the trace, e.g. ``repair.fail``)."""
     if ws.flash:
-        show_notice(ws.flash, ws.flash_detail, quote=labels_of(ws) != "plain")
+        show_notice(ws.flash, ws.flash_detail,
+                    quote=labels_of(ws) != "plain" and not for_participant(ws))
     ws.flash = ws.flash_detail = None
 
 
@@ -103,19 +113,27 @@ def decision_space(ws: WorkspaceState, log: Log,
     has_var = variable is not None and not busy
     row = st.container(horizontal=True, gap="small")
     row.button("Back", key=key("dv.back"), shortcut="B", icon=":material/undo:",
-               disabled=session.step == 0, on_click=partial(actions.undo, ws, log),
+               disabled=session.step == 0, on_click=callback(actions.undo, ws, log),
                help="Take back the last decision")
     row.button("Previous", key=key("dv.up"), shortcut="Up",
                disabled=not has_var or ws.browse == 0,
-               on_click=partial(actions.browse, ws, -1, log),
-               help="Show the previous decision variable (skips this one)")
+               on_click=callback(actions.browse, ws, -1, log),
+               help="Show the previous question (skips this one)")
     row.button("Next", key=key("dv.down"), shortcut="Down",
                disabled=not has_var or ws.browse >= len(ranked) - 1,
-               on_click=partial(actions.browse, ws, +1, log),
-               help="Show the next decision variable (skips this one)")
+               on_click=callback(actions.browse, ws, +1, log),
+               help="Show the next question (skips this one)")
     if options is not None and options.pool_accounting:
         open_decisions(ws, log, options)
     st.html(legend(labels_of(ws)))
+
+
+def callback(fn: Callable[_P, object], *args: _P.args, **kwargs: _P.kwargs
+             ) -> Callable[[], None]:
+    """``fn(*args, **kwargs)`` as a widget callback (Streamlit ignores what one returns)."""
+    def run() -> None:
+        fn(*args, **kwargs)
+    return run
 
 
 def predicted_query(ws: WorkspaceState, log: Log) -> None:
@@ -138,14 +156,14 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     row.markdown("**Is this the output you want?**")
     row.button("Yes", key=key("po.yes"), disabled=not has_output, icon=":material/check:",
-               on_click=partial(actions.accept_output, ws, log),
+               on_click=callback(actions.accept_output, ws, log),
                help="This table is what you asked for")
     row.button("No", key=key("po.no"), disabled=not has_output, icon=":material/close:",
-               on_click=partial(actions.reject_output, ws, log),
+               on_click=callback(actions.reject_output, ws, log),
                help="Rule this output out and look for other readings")
     row.button("None of these", key=key("po.none"), shortcut="X", icon=":material/block:",
                disabled=busy,
-               on_click=partial(actions.none_of_these, ws, log),
+               on_click=callback(actions.none_of_these, ws, log),
                help="None of the remaining queries is what you mean: rule out all their "
                     "outputs and look for other readings (key X)")
     if accepted is not None and accepted == (ws.session.step, ws.session.predicted_output_key()):
@@ -252,7 +270,7 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                   type="primary" if ws.submitted is None and (
                       options is None or options.submit_primary) else "secondary",
                   disabled=chosen is None or bool(still_open) or busy,
-                  on_click=partial(actions.submit, ws, log, on_submit, options),
+                  on_click=callback(actions.submit, ws, log, on_submit, options),
                   help="Record the predicted query as your answer to this task")
         if still_open:
             names = "; ".join(variable_words(ws, v) for v in still_open[:5])

@@ -13,13 +13,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core.engine.lru import LRUCache
 
 if TYPE_CHECKING:  # the engine (sklearn, scipy) loads with the first workspace, not with Home
     from core.engine.pool import PreparedPool
-    from core.engine.session import RepairSession
+    from core.engine.session import RankedVariable, RepairSession
 
 PREFIX = "pleasqlarify"
 PREPARED = f"{PREFIX}.prepared"  # task id -> a fresh RepairSession warmed in the background
@@ -61,12 +61,22 @@ class WorkspaceState:
         return f"{PREFIX}.{self.session.pool.task_id}.{name}"
 
 
+def current_variable(ws: WorkspaceState) -> RankedVariable | None:
+    """The decision variable the Decision Space shows (browse index clamped to the ranking)."""
+    ranked = ws.session.variables()
+    if not ranked:
+        return None
+    ws.browse = min(max(ws.browse, 0), len(ranked) - 1)
+    return ranked[ws.browse]
+
+
 def _store(store: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
     if store is not None:
         return store
     import streamlit as st
 
-    return st.session_state
+    # the proxy is a MutableMapping[str | int, Any]: every key used here is a str
+    return cast("MutableMapping[str, Any]", st.session_state)
 
 
 def workspace_state(pool: PreparedPool, namespace: str = "free", *,

@@ -20,7 +20,7 @@ from core.engine.session import Decision, RankedVariable, RepairSession
 from core.planpool.questions import render_question
 from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
 from ui.chips import chip, chip_row, output_table, plain_text, question_line, shape_text
-from ui.state import WorkspaceState
+from ui.state import WorkspaceState, current_variable
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
 CLAUSE_ROWS = 20  # open clauses drawn with Yes/No rows before "Show all"
@@ -28,11 +28,31 @@ ALL_CLAUSES = "pq_all_clauses"  # ws.extra flag: draw every open clause, not the
 EXCERPT_ROWS = 3  # rows of an example answer shown under a question about the answer
 KEYS_SEP = "\x1f"  # joins a variable's feature keys in its Yes/No buttons' data-key
 LABELS = "labels"  # ws.extra: how clauses read (sql | plain | both), from the study condition
+PARTICIPANT = "participant"  # ws.extra flag: a study participant's workspace (no researcher terms)
 
 
 def labels_of(ws: WorkspaceState) -> str:
     """How this workspace shows clauses: SQL chips, plain-language questions, or both."""
     return str(ws.extra.get(LABELS, "both"))
+
+
+def for_participant(ws: WorkspaceState) -> bool:
+    """Whether a study participant reads this workspace: then no gain, bits, samples or error
+    text, whatever the labels (the researcher's free exploration keeps them)."""
+    return bool(ws.extra.get(PARTICIPANT))
+
+
+def position_html(ws: WorkspaceState, variable: RankedVariable, total: int) -> str:
+    """The line over a question: which of the ``total`` ranked ones it is; for the researcher
+    also its information gain and the questions the planner expects after it."""
+    plain = labels_of(ws) == "plain" or all(is_answer(f) for f in variable.features)
+    what = "Question" if plain or for_participant(ws) else "Variable"
+    line = f"<p>{what} <b>{ws.browse + 1}</b> of {total}"
+    if for_participant(ws):
+        return line + "</p>"
+    ahead = "" if variable.expected_turns is None else \
+        f" · about <b>{variable.expected_turns:.1f}</b> more questions expected"
+    return line + f" · information gain <b>{variable.gain:.2f} bits</b>{ahead}</p>"
 
 
 def button_key(ws: WorkspaceState, keys: tuple[str, ...]) -> str:
@@ -59,15 +79,6 @@ def pressed_keys(ws: WorkspaceState, sent: str, *, clause: bool = False) -> tupl
 def _noun(ws: WorkspaceState) -> str:
     """What a clause is called on screen: "question" under plain labels, else "clause"."""
     return "question" if labels_of(ws) == "plain" else "clause"
-
-
-def current_variable(ws: WorkspaceState) -> RankedVariable | None:
-    """The decision variable the Decision Space shows (browse index clamped to the ranking)."""
-    ranked = ws.session.variables()
-    if not ranked:
-        return None
-    ws.browse = min(max(ws.browse, 0), len(ranked) - 1)
-    return ranked[ws.browse]
 
 
 def button(label: str, event: str, title: str, *, key: str | None = None,
@@ -119,9 +130,9 @@ def space_footer(ws: WorkspaceState, colour_by_variable: bool) -> dict[str, Any]
                        "Space; blue, plain: No." if colour_by_variable else ""))
     else:
         caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) "
-                   "to keep only those queries." + (" Red, hatched, outlined glyphs: contains the "
-                                                    "decision variable; blue, plain: does not."
-                                                    if colour_by_variable else ""))
+                   "to keep only those queries." + (
+                       " Red, hatched, outlined glyphs: contain the red clause(s) of the "
+                       "Decision Space; blue, plain: do not." if colour_by_variable else ""))
     html = f'<p class="pq-caption">{caption}</p>'
     if len(infos) > 1:
         html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(
@@ -154,9 +165,6 @@ def decision_html(ws: WorkspaceState) -> str:
         body = answer_question_html(ws, variable)
     else:
         n = len(session.survivors)
-        ranked = session.variables()
-        ahead = "" if variable.expected_turns is None else \
-            f" · about <b>{variable.expected_turns:.1f}</b> more questions expected"
         pool = session.pool
         names, labels = names_of(pool), labels_of(ws)
         feats = [pool.vocabulary[j] for j in pool.x[variable.example].nonzero()[0]]
@@ -171,9 +179,8 @@ def decision_html(ws: WorkspaceState) -> str:
         share = (f"Yes for {variable.yes_count} of the {n} remaining queries." if plain else
                  f"Contained in {variable.yes_count} of {n} remaining queries. Should your query "
                  "contain it?")
-        body = (f"<p>{'Question' if plain else 'Variable'} <b>{ws.browse + 1}</b> of "
-                f"{len(ranked)} · information gain <b>{variable.gain:.2f} bits</b>{ahead}</p>"
-                + shown + f'<p class="pq-caption">{share}</p>' + example)
+        body = (position_html(ws, variable, len(session.variables())) + shown
+                + f'<p class="pq-caption">{share}</p>' + example)
     keys = button_key(ws, variable.keys) if variable is not None else None
     about_answer = variable is not None and all(is_answer(f) for f in variable.features)
     if about_answer:
@@ -197,9 +204,6 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
     """A question about the answer as what it is: the question in words, then an excerpt of
     an output that has it (the columns it is about, a few rows) — Yes/No as for clauses."""
     session = ws.session
-    ranked = session.variables()
-    ahead = "" if variable.expected_turns is None else \
-        f" · about <b>{variable.expected_turns:.1f}</b> more questions expected"
     result = session.pool.results[variable.example]
     context = session.pool.answers
     cols = excerpt_columns(result, variable.features, context.profile if context else None)
@@ -207,9 +211,8 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
     more = len(result.rows) - len(rows)
     question = (render_question(variable.features, names=names_of(session.pool))
                 if labels_of(ws) == "plain" else answer_question(variable.features))
-    return (f"<p>Question <b>{ws.browse + 1}</b> of {len(ranked)} · information gain "
-            f"<b>{variable.gain:.2f} bits</b>{ahead}</p>"
-            f'<p class="pq-answer-question"><b>{escape(question)}</b>'
+    return (position_html(ws, variable, len(session.variables()))
+            + f'<p class="pq-answer-question"><b>{escape(question)}</b>'
             "</p>"
             f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
             "remaining queries' answers. For example, this answer has it:</p>"
@@ -234,13 +237,15 @@ def decision_data(ws: WorkspaceState) -> dict[str, Any]:
 
 # --- Predicted Query ---------------------------------------------------------------------
 
-def _describe(decision: Decision) -> str:
+def _describe(decision: Decision, participant: bool = False) -> str:
+    """A decision in the Decisions list; a participant reads no repair method's name."""
     if decision.kind == "reject":
         n = len(decision.outputs)
         return f"No to {'that output' if n == 1 else f'{n} outputs'}"
     if decision.kind == "repair":
         n = len(decision.sqls)
-        return f"Repair ({decision.gesture}): added {n} quer{'y' if n == 1 else 'ies'}"
+        how = "Other readings" if participant else f"Repair ({decision.gesture})"
+        return f"{how}: added {n} quer{'y' if n == 1 else 'ies'}"
     if decision.kind == "restrict":
         n = len(decision.candidates)
         what = {"lasso": "Lasso", "box": "Box", "click": "Click", "cluster": "Cluster"}.get(
@@ -257,9 +262,10 @@ def _feature(session: RepairSession, key: str):
     raise KeyError(key)
 
 
-def decisions_html(session: RepairSession, labels: str = "sql") -> str:
+def decisions_html(session: RepairSession, labels: str = "sql", participant: bool = False
+                   ) -> str:
     """The numbered decisions with the survivors left after each (bottom of the panel): chips,
-    or plain-language questions when ``labels`` is plain."""
+    or plain-language questions when ``labels`` is plain; ``participant``: no method names."""
     if not session.history:
         noun = "question" if labels == "plain" else "clause"
         return ('<p><b>Decisions</b></p><p class="pq-caption">None yet. Answer in the Decision '
@@ -272,7 +278,7 @@ def decisions_html(session: RepairSession, labels: str = "sql") -> str:
             [_feature(session, k) for k in d.features], inline=True,
             confirmed=d.features if d.answer else (), names=names,
             labels="plain" if labels == "plain" else "sql")
-        lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d))}</small> {chips}'
+        lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d, participant))}</small> {chips}'
                      f'<small>→ <b>{n}</b> left</small></div>')
     return f'<p><b>Decisions</b></p><div>{"".join(lines)}</div>'
 
@@ -340,8 +346,8 @@ def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
 
 
 def query_data(ws: WorkspaceState) -> dict[str, Any]:
-    html = clauses_html(ws, ws.session.predicted_query()) + decisions_html(ws.session,
-                                                                           labels_of(ws))
+    html = clauses_html(ws, ws.session.predicted_query()) + decisions_html(
+        ws.session, labels_of(ws), for_participant(ws))
     return panel(ws, "pq", html, "pq-clauses")
 
 
@@ -355,8 +361,9 @@ def output_data(ws: WorkspaceState) -> dict[str, Any]:
         html = ('<div class="pq-note pq-info">None of the remaining queries runs without an '
                 "error.</div>")
     else:
-        html = (f'<p class="pq-caption">{count} of {len(session.survivors)} remaining queries '
-                f"({share:.0%} of the samples) return this output · "
+        samples = "" if for_participant(ws) else f" ({share:.0%} of the samples)"
+        html = (f'<p class="pq-caption">{count} of {len(session.survivors)} remaining queries'
+                f"{samples} return this output · "
                 f"{shape_text(len(result.rows), len(result.columns))}</p>"
                 + output_table(result.columns, result.rows, labels=labels_of(ws)))
     return panel(ws, "output", html, "pq-output")

@@ -37,7 +37,7 @@ from ui.panels import (
     search_watch,
 )
 from ui.state import WorkspaceOptions, WorkspaceState, workspace_state
-from ui.views import LABELS, frozen, space_data, space_footer
+from ui.views import LABELS, PARTICIPANT, frozen, space_data, space_footer
 
 MODES = ("free", "study")
 APP_RERUN = "rerun_app"  # ws.extra flag: a fragment callback changed what the page shows
@@ -115,6 +115,7 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
         raise ValueError("pool accounting needs the Decision Space (dismissing happens there)")
     ws = workspace_state(pool, namespace or mode)
     ws.extra[LABELS] = options.labels
+    ws.extra[PARTICIPANT] = mode == "study"
     st.html(CSS + CARRIER_CSS)
     if options.show_question:
         question(ws, mode, on_new_question)

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from core.engine.errors import UnsafeQueryError
 from core.engine.features import _deref
+from core.engine.joins import equality_classes
 from core.engine.predicates import _canonical, _conjuncts, _meaning
 from core.engine.scope import _normalise_tree, _scope_of
 from core.engine.sqlguard import parse_one_bounded
@@ -247,22 +248,10 @@ def _spelled(group: str, p: Parts) -> frozenset[str]:
 
 def _on_classes(conditions: list[str]) -> list[str]:
     """Equality classes of the columns that inner-join conditions equate (as features)."""
-    parent: dict[str, str] = {}
-
-    def find(a: str) -> str:
-        while parent.setdefault(a, a) != a:
-            a = parent[a]
-        return a
-
-    for cond in conditions:
-        for part in cond.split(" AND "):
-            sides = [x.strip() for x in part.split(" = ")]
-            if len(sides) == 2 and all("." in x and " " not in x for x in sides):
-                parent[find(sides[0])] = find(sides[1])
-    classes: dict[str, list[str]] = {}
-    for col in parent:
-        classes.setdefault(find(col), []).append(col)
-    return [" = ".join(sorted(m)) for m in classes.values() if len(m) > 1]
+    pairs = [(sides[0], sides[1]) for cond in conditions for part in cond.split(" AND ")
+             if len(sides := [x.strip() for x in part.split(" = ")]) == 2
+             and all("." in x and " " not in x for x in sides)]
+    return [" = ".join(sorted(m)) for m in equality_classes(pairs)]
 
 
 def _violations(keys: set[str], yes: list[tuple[str, ...]], no: list[tuple[str, ...]]) -> int:

@@ -8,6 +8,8 @@ equivalence classes (``ON a.x = b.y = c.z``); ``x IN (SELECT k FROM t WHERE p)``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlglot import exp
 
 from core.engine.predicates import _and_all, _conjuncts, _meaning
@@ -48,6 +50,24 @@ def _semi_join(conj: exp.Expr, scope: _Scope, tables: list[str], distinct: bool
         _conjuncts(where.this) if where is not None else [])
 
 
+def equality_classes(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """The classes of the columns that ``pairs`` equate, closed under transitivity (union-find),
+    in the order their members were first seen; classes of one column are left out."""
+    parent: dict[str, str] = {}
+
+    def find(a: str) -> str:
+        while parent.setdefault(a, a) != a:
+            a = parent[a]
+        return a
+
+    for a, b in pairs:
+        parent[find(a)] = find(b)
+    classes: dict[str, list[str]] = {}
+    for col in parent:
+        classes.setdefault(find(col), []).append(col)
+    return [m for m in classes.values() if len(m) > 1]
+
+
 def _inner_join_features(select: exp.Select, scope: _Scope, dialect: str,
                          distinct: bool) -> tuple[list[tuple[str, str]], list[exp.Expr]]:
     """(keyword, value) pairs — FROM per table, ON per class of equal columns — and the other
@@ -73,13 +93,7 @@ def _inner_join_features(select: exp.Select, scope: _Scope, dialect: str,
         conj.append(unnested[1])
         conj.extend(_conjuncts(_meaning(_and_all(unnested[2], dialect), dialect))
                     if unnested[2] else [])
-    parent: dict[str, str] = {}
-
-    def find(a: str) -> str:
-        while parent.setdefault(a, a) != a:
-            a = parent[a]
-        return a
-
+    equal: list[tuple[str, str]] = []
     others: list[exp.Expr] = []
     for c in rest:
         if isinstance(c, exp.EQ) and all(isinstance(side, exp.Column) for side in c.args.values()
@@ -87,14 +101,11 @@ def _inner_join_features(select: exp.Select, scope: _Scope, dialect: str,
                 and c.this.table in tables and c.expression.table in tables \
                 and c.this.table != c.expression.table:
             a, b = (side.sql(dialect=dialect) for side in (c.this, c.expression))
-            parent[find(a)] = find(b)
+            equal.append((a, b))
         else:
             others.append(c)
-    classes: dict[str, list[str]] = {}
-    for col in parent:
-        classes.setdefault(find(col), []).append(col)
     feats = [("FROM", t) for t in tables]
     if from_ is not None and not tables and not isinstance(from_.this, exp.Subquery):
         feats.append(("FROM", _table_name(from_.this) or ""))
-    feats += [("ON", " = ".join(sorted(members))) for members in classes.values()]
+    feats += [("ON", " = ".join(sorted(members))) for members in equality_classes(equal)]
     return feats, others

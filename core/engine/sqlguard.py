@@ -281,13 +281,17 @@ def _parse_tokens(sql: str, dialect: str) -> tuple[list[Token], list[exp.Expr]]:
             "the SQL nests too deeply for the parser; write it with fewer levels") from None
 
 
-def parse_one_bounded(sql: str, dialect: str = "sqlite") -> exp.Expression:
-    """The single statement of ``sql`` parsed by :func:`parse_bounded` (features, atoms)."""
-    statements = parse_bounded(sql, dialect)
+def _only_statement(statements: list[exp.Expr]) -> exp.Expr:
+    """The one statement parsed, or :class:`UnsafeQueryError` saying how many there were."""
     if len(statements) != 1:
         raise UnsafeQueryError(
             f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")
-    tree = statements[0]
+    return statements[0]
+
+
+def parse_one_bounded(sql: str, dialect: str = "sqlite") -> exp.Expression:
+    """The single statement of ``sql`` parsed by :func:`parse_bounded` (features, atoms)."""
+    tree = _only_statement(parse_bounded(sql, dialect))
     if not isinstance(tree, exp.Expression):  # sqlglot's parser builds Expressions
         raise UnsafeQueryError(f"SQL does not parse into a statement ({type(tree).__name__})")
     return tree
@@ -301,10 +305,7 @@ def check_query(sql: str, dialect: str = "sqlite") -> exp.Expression:
     another schema's table, or unparsable text).
     """
     tokens, statements = _parse_tokens(sql, dialect)
-    if len(statements) != 1:
-        raise UnsafeQueryError(
-            f"{len(statements)} statements found; exactly one SELECT / WITH query is allowed")
-    tree = statements[0]
+    tree = _only_statement(statements)
     if not isinstance(tree, _ALLOWED_ROOTS):
         raise UnsafeQueryError(
             f"only SELECT, WITH and set operations may run; this is {type(tree).__name__.upper()}")
