@@ -116,3 +116,20 @@ def test_another_study_or_filter_draws_only_the_open_tab(unlocked) -> None:
     assert _drawn_tabs(at) == {"Completion", "Timings"}
     at.multiselect(key="an_stage").set_value(["main"]).run()
     assert not at.exception and _drawn_tabs(at) == {"Timings"}  # the open one, for the filter
+
+
+
+def test_coding_form_is_drawn_on_request(unlocked) -> None:
+    """A first load draws no select box in the Completion tab: the coding form (four of them)
+    comes when "Code cells" is switched on, and stays while it is."""
+    run, _, _ = unlocked
+    at = run()
+    form = {"an_code_p", "an_code_t", "an_code_s", "an_code_c"}
+
+    def boxes() -> set:
+        return {getattr(e, "key", None) for e in _elements(at.tabs[0]) if e.type == "selectbox"}
+    assert not boxes()
+    at.toggle(key="an_code_on").set_value(True).run()
+    assert not at.exception and boxes() == form
+    at.toggle(key="an_comp_show").set_value(True).run()  # another widget of the tab
+    assert boxes() == form

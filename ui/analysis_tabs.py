@@ -137,6 +137,12 @@ def completion_tab(v: View) -> None:
                 st.dataframe(cells, hide_index=True, key="an_comp_cells")
             else:
                 st.html(memo(F.table_html, cells, "Every cell: suggestion, reason and code"))
+        # the coding form on request too: its four select boxes were much of what the first
+        # load rendered beyond a trivial app's (issue 24; in a popover it measured no better)
+        if not st.toggle("Code cells", key="an_code_on",
+                         help="A form to store your code for a participant's task and subtask "
+                              "(confirm or override the tool's suggestion)."):
+            return
         labels = v.labels
         with st.form("an_code"):
             c1, c2, c3, c4 = st.columns(4)
