@@ -113,7 +113,7 @@ def test_bench_times_each_vocabulary_asked_and_hybrid_after_a_rejection(capsys):
     from benchmarks.engine import main as bench_main
 
     assert bench_main(["--sizes", "12", "--repeat", "1", "--no-cold", "--strategy",
-                       "expected-depth", "--questions", "hybrid", "clauses"]) == 0
+                       "expected-depth", "--questions", "hybrid", "clauses", "--cpu"]) == 0
     rows = {line.split()[0]: float(line.split()[1]) for line in
             capsys.readouterr().out.splitlines() if line.startswith(("mining_", "step_"))}
     assert set(rows) >= {"mining_hybrid_ms", "step_hybrid_ms", "mining_hybrid_after_ms",
