@@ -1,7 +1,7 @@
 """Benchmark: the Analysis page's waits on simulated studies (issue 24).
 
 ``python -m benchmarks.analysis [--participants 20] [--reps 6] [--db URL] [--no-apptest]
-[--browser] [--compare CHECKOUT]`` simulates two demo studies (``study.simulate_demo``: film
+[--browser] [--compare CHECKOUT] [--fresh ROUNDS [--fresh-only]]`` simulates two demo studies (``study.simulate_demo``: film
 and film-two-conditions, ``--participants`` each) into a temporary SQLite database (or reuses
 ``--db``) and prints median and p95 (ms) of:
 
@@ -15,7 +15,9 @@ and film-two-conditions, ``--participants`` each) into a temporary SQLite databa
   ``--compare`` also serves another checkout's app.py (e.g. ``git worktree add /tmp/base
   main``): the first loads are interleaved round by round (the trivial app, this checkout, the
   other), each with a row of its difference to the trivial app of the same round, so a loaded
-  machine slows all alike; the other rows follow per checkout.
+  machine slows all alike; the other rows follow per checkout. ``--fresh ROUNDS`` repeats the
+  fresh server's Unlock (a new server per checkout and round, in a rotating order, beside the
+  trivial app's cold first paint of the round) and times a study switch right after it.
 
 For the browser the participants are stored as real ones (the ``simulated`` flag cleared in the
 benchmark's copy), so the page shows them on its first load as it does a live study's. Figures,
@@ -77,9 +79,11 @@ def rerun_times(url: str, reps: int) -> tuple[list[float], list[float]]:
     return first, times
 
 
-def browser_times(url: str, reps: int, roots: list[Path], tmp: Path
-                  ) -> list[tuple[str, list[float]]]:
-    """The Chromium rows (benchmarks.analysis_browser) for each checkout in ``roots``."""
+def browser_times(url: str, reps: int, roots: list[Path], tmp: Path, fresh: int = 0,
+                  fresh_only: bool = False) -> list[tuple[str, list[float]]]:
+    """The Chromium rows (benchmarks.analysis_browser) for each checkout in ``roots``; with
+    ``fresh``, first that many rounds of fresh servers (:func:`fresh_rows`), alone with
+    ``fresh_only``."""
     from benchmarks.analysis_browser import browser_rows
     from benchmarks.rerun import TRIVIAL
     from tests.harness import running
@@ -93,12 +97,44 @@ def browser_times(url: str, reps: int, roots: list[Path], tmp: Path
                PLEASQLARIFY_DEMO_DB_URL=f"sqlite:///{tmp / 'no-demo.sqlite'}",
                PLEASQLARIFY_RESEARCHER_PASSWORD="bench",
                PLEASQLARIFY_AUDIO_DIR=str(tmp / "audio"))
+    labels = {("" if root == ROOT else f"[{root.name}] "): root for root in roots}
+    rows: list[tuple[str, list[float]]] = []
     with contextlib.ExitStack() as servers:  # every checkout's server up at once: interleaved
         trivial = servers.enter_context(running(tmp / "trivial.py", env=env, log=tmp))
-        urls = {("" if root == ROOT else f"[{root.name}] "):
-                servers.enter_context(running("app.py", env=env, log=tmp, cwd=root)).url
-                for root in roots}
-        rows = browser_rows(urls, trivial.url, STUDIES, reps)
+        if fresh:
+            rows = fresh_rows(labels, env, tmp, trivial.url, fresh)
+            if fresh_only:
+                return rows
+        urls = {label: servers.enter_context(running("app.py", env=env, log=tmp, cwd=root)).url
+                for label, root in labels.items()}
+        rows += browser_rows(urls, trivial.url, STUDIES, reps)
+    return rows
+
+
+def fresh_rows(labels: dict[str, Path], env: dict[str, str], tmp: Path, trivial_url: str,
+               reps: int) -> list[tuple[str, list[float]]]:
+    """A new server per checkout and round (benchmarks.analysis_browser.fresh_unlocks): the
+    researcher's Unlock on a server that has computed nothing yet, and the study switch after
+    it, beside the trivial app's cold first paint of the same rounds."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.analysis_browser import fresh_unlocks
+    from tests.harness import CHROMIUM, CHROMIUM_ARGS, running
+
+    def start(label: str) -> contextlib.AbstractContextManager:
+        return running("app.py", env=env, log=tmp, cwd=labels[label])
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+        times = fresh_unlocks(browser, start, trivial_url, list(labels), STUDIES, reps)
+        browser.close()
+    rows = [("trivial app: new session → drawn (cold HTTP cache), rounds of the fresh servers",
+             times["trivial"])]
+    for label in labels:
+        rows += [(f"{label}Analysis, fresh server: Unlock → Completion painted", times[label]),
+                 (f"{label}  the same minus the trivial app of its round", times[f"{label} gap"]),
+                 (f"{label}  then another study → its Completion tab painted",
+                  times[f"{label} switch"])]
     return rows
 
 
@@ -113,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--browser", action="store_true", help="also the Chromium rows")
     parser.add_argument("--compare", action="append", default=[], type=Path, metavar="CHECKOUT",
                         help="also measure CHECKOUT/app.py's Analysis page (--browser)")
+    parser.add_argument("--fresh", type=int, default=0, metavar="ROUNDS",
+                        help="also ROUNDS rounds of a new server per checkout: Unlock on a "
+                             "server that has computed nothing, then a study switch (--browser)")
+    parser.add_argument("--fresh-only", action="store_true",
+                        help="with --fresh, only those rows")
     args = parser.parse_args(argv)
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
     load_before = os.getloadavg()
@@ -137,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                      (f"AppTest: rerun after a tab's widget ({who})", reruns)]
         if args.browser:
             rows += browser_times(url, args.reps, [ROOT, *(r.resolve() for r in args.compare)],
-                                  tmp)
+                                  tmp, args.fresh, args.fresh_only)
     print_table(rows, load_before, head=f"Analysis page, {who} per study\n\n")
     return 0
 

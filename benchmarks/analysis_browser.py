@@ -144,6 +144,26 @@ def study_switches(page: Any, studies: list[str], reps: int) -> list[float]:
     return times
 
 
+def fresh_unlocks(browser: Any, start: Callable[[str], Any], trivial_url: str, labels: list[str],
+                  studies: list[str], reps: int) -> dict[str, list[float]]:
+    """A fresh server per checkout and round: Unlock → Completion painted, then (after the page
+    is idle) another study → painted, ``reps`` rounds, each round the trivial app's cold first
+    paint first and the checkouts in a rotating order. ``start(label)`` is a context manager
+    serving that checkout on a new server (its URL as ``.url``). Keys: each label's unlock, its
+    difference to the trivial app of its round (``" gap"``) and its switch (``" switch"``)."""
+    out: dict[str, list[float]] = {"trivial": []}
+    for i in range(reps):
+        out["trivial"] += first_paint(browser, trivial_url, _trivial_ready, 1)
+        for label in labels[i % len(labels):] + labels[:i % len(labels)]:
+            with start(label) as server:
+                page, ms = unlock(browser, server.url)
+                out.setdefault(label, []).append(ms)
+                out.setdefault(f"{label} gap", []).append(ms - out["trivial"][-1])
+                out.setdefault(f"{label} switch", []).extend(study_switches(page, studies, 1))
+                page.context.close()
+    return out
+
+
 def interleaved_first_loads(browser: Any, trivial_url: str, servers: dict[str, tuple[str, list]],
                             reps: int, warm: bool = False) -> dict[str, list[float]]:
     """New sessions → first paint (ms), ``reps`` rounds, each round the trivial app and then

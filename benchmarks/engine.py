@@ -1,6 +1,7 @@
 """Per-stage timings of the engine at N = 50, 200 and 1000 candidates.
 
-``python -m benchmarks.engine [--sizes 50 200 1000] [--json OUT] [--repeat 5]``
+``python -m benchmarks.engine [--sizes 50 200 1000] [--json OUT] [--repeat 5] [--strategy S]
+[--questions Q ...] [--cpu]``
 
 Pools of the requested size are built deterministically from a film-style database by
 enumerating plausible readings (column subsets, joins, filters, DISTINCT, ORDER BY, LIMIT) with
@@ -30,13 +31,21 @@ from typing import Any
 
 import numpy as np
 
+from core.engine.answers import QUESTIONS, askable, asked_vocabulary, is_answer, preferred
 from core.engine.clustering import cluster_candidates
 from core.engine.execute import execute_candidates, open_database
 from core.engine.layout import compute_layout
 from core.engine.pool import PreparedPool, candidate_features
 from core.engine.session import RepairSession
 from core.engine.similarity import functional_classes
-from core.engine.strategy import DEFAULT_STRATEGY, WORKSPACE_DEFAULT, rank_variables
+from core.engine.strategy import (
+    DEFAULT_STRATEGY,
+    GROUPED,
+    PAIR_FEATURES,
+    STRATEGIES,
+    WORKSPACE_DEFAULT,
+    rank_variables,
+)
 from core.engine.taskbank import Candidate, DatabaseSpec, Task
 from core.engine.variables import mine_decision_variables
 from core.settings import REPO_ROOT
@@ -92,10 +101,19 @@ def synthetic_task(n: int, seed: int = 0) -> Task:
 def _time(fn, repeat: int = 1):
     best, out = float("inf"), None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = _clock()
         out = fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, _clock() - start)
     return out, best * 1000
+
+
+CLOCK: list = [time.perf_counter]  # --cpu: time.process_time
+
+
+def _clock() -> float:
+    """The benchmark's clock: wall time, or with ``--cpu`` the process's CPU time (all its
+    threads), which other processes on a shared machine inflate far less."""
+    return float(CLOCK[0]())
 
 
 def layout_cold_ms(n: int) -> float:
@@ -111,8 +129,11 @@ def layout_cold_ms(n: int) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def bench_size(n: int, repeat: int, cold: bool) -> dict[str, float]:
-    """Timings (ms) of every stage for a pool of ``n`` candidates."""
+def bench_size(n: int, repeat: int, cold: bool, strategy: str | None = None,
+               questions: tuple[str, ...] = ()) -> dict[str, float]:
+    """Timings (ms) of every stage for a pool of ``n`` candidates; with ``questions``, also the
+    mining and the decision step of ``strategy`` (default: the workspace's) over each of those
+    vocabularies (:func:`vocabulary_rows`)."""
     task = synthetic_task(n)
     db = open_database(task.database)
     sqls = [c.sql for c in task.candidates]
@@ -131,7 +152,7 @@ def bench_size(n: int, repeat: int, cold: bool) -> dict[str, float]:
                                                 counted=valid), repeat)
     pool = PreparedPool(task.id, "bench", "sqlite", sqls, counts, results, vocab, x, keys, cidx,
                         csim, database=task.database)
-    from core.engine.answers import askable, database_profile, with_answers
+    from core.engine.answers import database_profile, with_answers
 
     profile, t_profile = _time(lambda: database_profile(db), 1)
     mixed, t_answers = _time(lambda: with_answers(pool, values=True, profile=profile), 1)
@@ -148,11 +169,11 @@ def bench_size(n: int, repeat: int, cold: bool) -> dict[str, float]:
         session.variables()
         top = session.next_variable()
         assert top is not None, "the benchmark pool has no question to answer"
-        start = time.perf_counter()
+        start = _clock()
         session.answer(top.keys, True)
         session.variables()
         session.predicted_query()
-        return time.perf_counter() - start
+        return _clock() - start
 
     steps = [one_step() * 1000 for _ in range(repeat)]
     default = {"strategy": str(WORKSPACE_DEFAULT["strategy"]),
@@ -181,10 +202,56 @@ def bench_size(n: int, repeat: int, cold: bool) -> dict[str, float]:
            # atoms decomposed, no query run yet: a press before the speculated round is
            # done), and the round stored with the prepared pool applied instead
            "repair_round_ms": t_round, "repair_round_stored_ms": t_stored}
+    for q in questions:
+        row.update(vocabulary_rows(pool, with_answers(pool, values=False, profile=profile),
+                                   labels, strategy or str(default["strategy"]), q, repeat))
     if cold:
         row["layout_cold_ms"] = layout_cold_ms(n)
     db.close()
     return row
+
+
+def vocabulary_rows(pool: PreparedPool, answered: PreparedPool, labels: np.ndarray,
+                    strategy: str, questions: str, repeat: int) -> dict[str, float]:
+    """Mining (ms, over what ``questions`` asks at the first state, ``answered``: the pool with
+    its answer features) and one decision step of ``strategy`` with ``questions`` (value
+    questions off, as the workspace). ``hybrid`` asks clauses until an output is rejected and
+    then about the answer, so it gets both phases: its ``_after`` rows start from the first
+    state with the predicted output rejected (the step the workspace takes after a No)."""
+    def mine(phase: str) -> float:
+        return _time(lambda: mine_decision_variables(
+            answered.x, answered.counts, labels, grouped=strategy in GROUPED,
+            allowed=askable(answered.vocabulary, phase),
+            prefer=preferred(answered.vocabulary, phase),
+            pairs=PAIR_FEATURES if strategy == "expected-depth" else 0), repeat)[1]
+
+    def step(rejected: bool) -> float:
+        """One Yes on the top question and the views a rerun draws after it (ms)."""
+        session = RepairSession(pool, strategy=strategy, questions=questions)
+        if rejected:
+            key = session.predicted_output_key()
+            assert key is not None, "the benchmark pool predicts no output"
+            session.reject_output(key)
+        session.variables()
+        top = session.next_variable()
+        assert top is not None, "the benchmark pool has no question to answer"
+        if session.asking == "outputs":  # the phase measured is the one asked
+            assert all(is_answer(k) for k in top.keys), top.keys
+        start = _clock()
+        session.answer(top.keys, True)
+        session.variables()
+        session.predicted_query()
+        return (_clock() - start) * 1000
+
+    phases = [("", asked_vocabulary(questions, False), False)]
+    if questions == "hybrid":
+        phases.append(("_after", asked_vocabulary(questions, True), True))
+    out = {}
+    for suffix, phase, rejected in phases:
+        out[f"mining_{questions}{suffix}_ms"] = mine(phase)
+        out[f"step_{questions}{suffix}_ms"] = float(np.median([step(rejected)
+                                                              for _ in range(repeat)]))
+    return out
 
 
 def repair_round_ms(pool: PreparedPool, repeat: int) -> tuple[float, float]:
@@ -206,15 +273,15 @@ def repair_round_ms(pool: PreparedPool, repeat: int) -> tuple[float, float]:
     for _ in range(repeat):
         pool.repair_cache = new_repair_cache()
         session = pressed(pool)
-        start = time.perf_counter()
+        start = _clock()
         recompose(session, cached=False)
-        computed.append((time.perf_counter() - start) * 1000)
+        computed.append((_clock() - start) * 1000)
     pool.first_round = first_round(pool)
     for _ in range(repeat):
         session = pressed(dataclasses.replace(pool, repair_cache=new_repair_cache()))
-        start = time.perf_counter()
+        start = _clock()
         known_round(session)
-        stored.append((time.perf_counter() - start) * 1000)
+        stored.append((_clock() - start) * 1000)
     return float(np.median(computed)), float(np.median(stored))
 
 
@@ -233,18 +300,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the figures as JSON to this file "
                         "(nothing is written unless asked)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-layout subprocess")
+    parser.add_argument("--strategy", choices=STRATEGIES,
+                        help="the strategy of the --questions rows (default: the workspace's, "
+                             f"{WORKSPACE_DEFAULT['strategy']})")
+    parser.add_argument("--questions", nargs="+", choices=QUESTIONS, default=[], metavar="Q",
+                        help="also mining and a decision step per question vocabulary ("
+                             f"{', '.join(QUESTIONS)}; hybrid: before and after a rejection)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time with the process's CPU time instead of wall time (a shared "
+                             "machine: other processes' load then inflates the figures less)")
     args = parser.parse_args(argv)
+    CLOCK[0] = time.process_time if args.cpu else time.perf_counter
     if min(args.sizes) < 2:
         parser.error(f"--sizes: a pool needs at least 2 candidates, got {min(args.sizes)}")
     os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(tempfile.gettempdir(), "numba-cache"))
     _warm_layout()
-    rows = [bench_size(n, args.repeat, not args.no_cold) for n in args.sizes]
+    rows = [bench_size(n, args.repeat, not args.no_cold, args.strategy, tuple(args.questions))
+            for n in args.sizes]
     cols = [c for c in rows[0] if c != "n"]
     print(f"{'stage':<24}" + "".join(f"{'N=' + str(r['n']):>12}" for r in rows))
     for c in cols:
         print(f"{c:<24}" + "".join(f"{r.get(c, float('nan')):>12.1f}" for r in rows))
     print("targets: decision_step_ms ≤ 50 at N=50, ≤ 300 at N=1000; decision_step_mixed_ms "
-          "and decision_step_default_ms < 100 at N=1000 (plan_build_ms: once per pool, in a background thread when a page "
+          "and decision_step_default_ms < 100 at N=1000, as every step_<questions>_ms "
+          "(plan_build_ms: once per pool, in a background thread when a page "
           "loads it)")
     if args.json:
         out = Path(args.json)

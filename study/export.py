@@ -14,6 +14,7 @@ and flagged participants are excluded unless asked for; withdrawn ones always ar
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -143,7 +144,9 @@ def _suggestions(data: StudyData, spec: StudySpec | None) -> pd.DataFrame:
         return suggestions(data, {}, lambda t: (lambda p: None, [], []))
     pools = study_pools(spec)
     subtasks = {t.id: [s for s, _ in t.subtasks] for t in spec.tasks}
-    return suggestions(data, subtasks, lambda t: pool_outputs(pools[t]))
+    # once per task, not per participant × task: each call keys every result of the pool
+    # (most of a study's first preparation for the Analysis page, issue 24)
+    return suggestions(data, subtasks, functools.cache(lambda t: pool_outputs(pools[t])))
 
 
 def codebook_markdown() -> str:

@@ -93,6 +93,7 @@ def test_analysis_page(demo_db, monkeypatch):
     at.toggle(key="an_comp_show").set_value(True).run()
     _completion_grid_matches_the_table(at)
     at.text_input(key="an_coder").input("ab").run()
+    at.toggle(key="an_code_on").set_value(True).run()
     at.selectbox(key="an_code_s").set_value("3")
     at.selectbox(key="an_code_c").set_value("partial-better")
     next(b for b in at.button if b.label == "Store code").click().run()

@@ -15,7 +15,7 @@ from study.analysis.completion import completion_rate
 from study.simulate_demo import simulate_participants
 from study.store import open_store
 from tests.html_tables import read_tables
-from tests.study_flow_fixtures import study_env
+from tests.study_flow_fixtures import open_tab, study_env
 from ui import analysis_cache
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "analysis.py")
@@ -80,3 +80,56 @@ def test_data_radio_only_when_there_is_a_demo_database(unlocked, monkeypatch) ->
     monkeypatch.setenv("PLEASQLARIFY_DEMO_DB_URL", f"sqlite:///{demo}")
     (radio,) = run().radio
     assert radio.key == "an_source" and radio.options == ["Study database", "Demo (simulated)"]
+
+
+def _drawn_tabs(at: AppTest) -> set[str]:
+    """The tabs whose body this run drew (each tab's own widget or text present)."""
+    keys = {getattr(w, "key", None) for kind in ("toggle", "selectbox", "slider")
+            for w in at.get(kind)}
+    marks = {"Completion": "an_comp_show", "Timings": "an_tim_sub", "Workflows": "an_dom"}
+    return {name for name, key in marks.items() if key in keys}
+
+
+def test_another_study_or_filter_draws_only_the_open_tab(unlocked) -> None:
+    """Tabs opened in one view are redrawn while it stays (going back is client-side), but a
+    study switch, also back to a study whose tabs were opened, or a filter draws the open tab
+    alone: the others would be computed and sent for nothing (issue 24)."""
+    run, store, tmp_path = unlocked
+    film = Path(__file__).resolve().parent.parent / "studies" / "film"
+    other = tmp_path / "studies" / "two" / "study.yaml"  # the study dir the page searches
+    other.parent.mkdir(parents=True)
+    other.write_text((film / "study-two-conditions.yaml").read_text(encoding="utf-8").replace(
+        "task_bank: tasks.jsonl", f"task_bank: {film / 'tasks.jsonl'}"), encoding="utf-8")
+    simulate_participants(store, 2, study=other, seed=3)
+    at = run()
+    assert _drawn_tabs(at) == {"Completion"}
+    open_tab(at, "Timings")
+    open_tab(at, "Workflows")
+    open_tab(at, "Completion")
+    assert _drawn_tabs(at) == {"Completion", "Timings", "Workflows"}  # kept within the view
+    at.selectbox(key="an_study_live").set_value("film-two-conditions").run()
+    assert not at.exception and at.session_state["an_tabs"] == "Completion"
+    assert _drawn_tabs(at) == {"Completion"}
+    at.selectbox(key="an_study_live").set_value("film").run()
+    assert not at.exception and _drawn_tabs(at) == {"Completion"}  # not the three opened before
+    open_tab(at, "Timings")
+    assert _drawn_tabs(at) == {"Completion", "Timings"}
+    at.multiselect(key="an_stage").set_value(["main"]).run()
+    assert not at.exception and _drawn_tabs(at) == {"Timings"}  # the open one, for the filter
+
+
+
+def test_coding_form_is_drawn_on_request(unlocked) -> None:
+    """A first load draws no select box in the Completion tab: the coding form (four of them)
+    comes when "Code cells" is switched on, and stays while it is."""
+    run, _, _ = unlocked
+    at = run()
+    form = {"an_code_p", "an_code_t", "an_code_s", "an_code_c"}
+
+    def boxes() -> set:
+        return {getattr(e, "key", None) for e in _elements(at.tabs[0]) if e.type == "selectbox"}
+    assert not boxes()
+    at.toggle(key="an_code_on").set_value(True).run()
+    assert not at.exception and boxes() == form
+    at.toggle(key="an_comp_show").set_value(True).run()  # another widget of the tab
+    assert boxes() == form

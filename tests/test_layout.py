@@ -107,6 +107,20 @@ def test_bench_refuses_a_pool_too_small_to_ask_about(capsys):
     assert "--sizes: a pool needs at least 2 candidates, got 1" in capsys.readouterr().err
 
 
+def test_bench_times_each_vocabulary_asked_and_hybrid_after_a_rejection(capsys):
+    """--questions adds mining and a decision step per vocabulary; hybrid's second phase
+    (after the predicted output is rejected) asks about the answer (checked inside)."""
+    from benchmarks.engine import main as bench_main
+
+    assert bench_main(["--sizes", "12", "--repeat", "1", "--no-cold", "--strategy",
+                       "expected-depth", "--questions", "hybrid", "clauses", "--cpu"]) == 0
+    rows = {line.split()[0]: float(line.split()[1]) for line in
+            capsys.readouterr().out.splitlines() if line.startswith(("mining_", "step_"))}
+    assert set(rows) >= {"mining_hybrid_ms", "step_hybrid_ms", "mining_hybrid_after_ms",
+                         "step_hybrid_after_ms", "mining_clauses_ms", "step_clauses_ms"}
+    assert "step_clauses_after_ms" not in rows and all(v > 0 for v in rows.values())
+
+
 @pytest.mark.parametrize("module", ["study.generate", "study.access", "study.export",
                                     "study.simulate_demo", "benchmarks.store_load"])
 def test_study_tools_answer_help_under_their_own_name(module):

@@ -137,6 +137,12 @@ def completion_tab(v: View) -> None:
                 st.dataframe(cells, hide_index=True, key="an_comp_cells")
             else:
                 st.html(memo(F.table_html, cells, "Every cell: suggestion, reason and code"))
+        # the coding form on request too: its four select boxes were much of what the first
+        # load rendered beyond a trivial app's (issue 24; in a popover it measured no better)
+        if not st.toggle("Code cells", key="an_code_on",
+                         help="A form to store your code for a participant's task and subtask "
+                              "(confirm or override the tool's suggestion)."):
+            return
         labels = v.labels
         with st.form("an_code"):
             c1, c2, c3, c4 = st.columns(4)
@@ -303,21 +309,38 @@ def export_tab(v: View) -> None:
                    "(rows per table, exclusions, withdrawals, the study file); pseudonyms only.")
 
 
-OPENED = "an_tabs_opened"  # session state: study → the tabs opened in this session
+OPENED = "an_tabs_opened"  # session state: (the view, the tabs opened in it)
 TABS: dict[str, Callable[[View], None]] = {
     "Completion": completion_tab, "Questionnaires": questionnaires_tab,
     "Timings": timings_tab, "Workflows": workflows_tab, "Timeline & replay": replay_tab,
     "Export": export_tab}
 
 
+def view_key(v: View) -> tuple[str, str, str]:
+    """What the tabs show: the database, the study and the sidebar's filters (not the coder,
+    which changes no tab's content)."""
+    return v.store.url, v.study, repr(sorted(v.filters.items()))
+
+
+def opened_tabs(v: View) -> set[str]:
+    """The tabs opened in this session since the view (:func:`view_key`) last changed. Another
+    study, database or filter starts again from the open tab alone: a study switch back to one
+    whose six tabs were opened used to redraw all six (Plotly charts, tables, the replay) for
+    the one on screen, a second where the open tab alone takes a fraction (issue 24)."""
+    key = view_key(v)
+    kept = st.session_state.get(OPENED)
+    if kept is None or kept[0] != key:
+        kept = st.session_state[OPENED] = (key, set())
+    return kept[1]
+
+
 @researcher_fragment
 def render_tabs(v: View) -> None:
-    """The tab bar, the open tab's body and those opened before in this session (so going back
-    to one shows it at once while it is redrawn); tabs never opened are not computed."""
+    """The tab bar, the open tab's body and those opened before in this view (so going back to
+    one shows it at once while it is redrawn); tabs never opened are not computed."""
     # keyed: a rerun (a replay step, a task picked, a filter) keeps the tab the researcher is on
     tabs = st.tabs(list(TABS), key="an_tabs", on_change="rerun")
-    # per study: switching the study draws only the open tab of the one switched to
-    opened: set[str] = st.session_state.setdefault(OPENED, {}).setdefault(v.study, set())
+    opened = opened_tabs(v)
     for tab, (name, draw) in zip(tabs, TABS.items(), strict=True):
         if tab.open is not False:  # None would mean "not tracked": draw every tab
             opened.add(name)

@@ -276,6 +276,8 @@ def test_two_participants_run_the_study_while_a_researcher_follows(browser, serv
         r.get_by_label("Coder (initials)").fill("TB")
         r.get_by_label("Coder (initials)").press("Enter")
         _idle(r)
+        r.locator(".st-key-an_code_on label").first.click()  # the coding form, on request
+        r.get_by_role("button", name="Store code").wait_for()
         _click(r, "Store code")
         _until(lambda: store.codes(), "a stored completion code")
         (code,) = store.codes()
