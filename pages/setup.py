@@ -40,9 +40,13 @@ studies = data.studies()
 
 # open while files or a path are being checked: a rerun must not hide "is valid" and Save
 adding = any(st.session_state.get(k) for k in ("setup_up_yaml", "setup_up_bank", "setup_path"))
+# keyed (stateful): the expander stays as the researcher left it across reruns
 with st.expander("Add a study: upload a study file and its task bank, or give a path",
-                 expanded=not studies or adding, icon=":material/upload_file:"):
-    up, local = st.tabs(["Upload", "From a path on this computer"])
+                 expanded=not studies or adding, icon=":material/upload_file:",
+                 key="setup_add", on_change="rerun"):
+    # keyed: a rerun that opens the expander (a path was typed) keeps the tab the researcher is on
+    up, local = st.tabs(["Upload", "From a path on this computer"], key="setup_add_tab",
+                        on_change="rerun")
     with up:
         yml = st.file_uploader("Study file (YAML)", type=["yaml", "yml"], key="setup_up_yaml")
         bank = st.file_uploader("Task bank (JSON Lines; optional if already saved)",
@@ -62,8 +66,8 @@ with st.expander("Add a study: upload a study file and its task bank, or give a 
             where = (dest.relative_to(REPO_ROOT) if dest.is_relative_to(REPO_ROOT)
                      else dest).as_posix()
             st.success(f"**{checked.spec.title}** (`{checked.spec.id}`) is valid: "
-                       f"{len(checked.spec.tasks)} tasks, {len(checked.spec.conditions)} "
-                       "condition(s).")
+                       f"{counted(len(checked.spec.tasks), 'task')}, "
+                       f"{counted(len(checked.spec.conditions), 'condition')}.")
             for w in checked.spec.warnings:
                 st.warning(str(w).replace(str(checked.spec.path), checked.study_name))
             prepare = st.checkbox("Prepare the candidate pools on save (the study stays closed "

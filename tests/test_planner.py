@@ -182,6 +182,24 @@ def test_a_warmed_planner_is_the_one_sessions_get():
         got.plan(np.ones(pool.n, dtype=bool)).expected)
 
 
+def test_a_failed_build_is_not_remembered(monkeypatch):
+    """A build that raised (here interrupted, as a test timeout did mid-search in the session
+    machine) left (None, []) cached for the pool: every later session planned nothing and
+    asked another question than a replay in a fresh process. The next call builds again."""
+    pool = prepare_pool(load_tasks(FILM_BANK)[1], layout=False)  # a fresh pool object
+    real = planner_module._build
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(planner_module, "_build", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pool_planner(pool)
+    monkeypatch.setattr(planner_module, "_build", real)
+    got, vocab = pool_planner(pool)
+    assert got is not None and vocab and pool_planner(pool)[0] is got
+
+
 def test_the_pages_warm_up_builds_the_plan_and_repairs_atoms():
     """Issue 24: warm_pool (what the pages call on loading a pool) leaves the plan built and
     every valid candidate decomposed for repair, so the first None of these waits for neither."""

@@ -40,10 +40,12 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from core.engine.answers import asked_vocabulary, is_answer
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.prepare import default_pool_dir, load_prepared, with_first_round
 from core.engine.repair import recompose
 from core.engine.session import Decision, RepairSession
+from core.engine.strategy import WORKSPACE_DEFAULT
 from core.engine.taskbank import Candidate, load_task_bank
 from study.analysis import workflows as W
 from study.analysis.data import StudyData
@@ -63,14 +65,18 @@ BROKEN = ("SELECT * FROM no_such_table_21", "SELECT no_such_column_21 FROM no_su
 STATS: dict[str, Any] = {"sequences": 0, "steps": 0, "by_rule": {}, "seconds": 0.0}
 ARTIFACT = REPO_ROOT / "test-artifacts" / "session-machine.json"
 OPTIONS = WorkspaceOptions()
-# the default first (studies use it), then two that rank differently and never plan
-STRATEGY_CHOICES = ("planned", "expected-depth", "cluster-grouped")
-# the paper's clause questions, and hybrid: clauses until an output is rejected, then questions
-# about the answer too (Back over the rejection returns to clauses)
-VOCABULARY_CHOICES = ("clauses", "hybrid")
+# the workspace's default first (WORKSPACE_DEFAULT: what shrinking falls back to), then the
+# engine's planned default and one that ranks by the paper's information gain
+STRATEGY_CHOICES = ("expected-depth", "planned", "cluster-grouped")
+# hybrid first (the workspace default: clauses until an output is rejected, then questions
+# about the answer; Back over the rejection returns to clauses), then the paper's clauses
+VOCABULARY_CHOICES = ("hybrid", "clauses")
 # SESSION_MACHINE_NO_SHRINK=1 reports a failing sequence as found (shrinking one can take
 # minutes here: every step runs the engine)
 PHASES = [Phase.generate] if os.environ.get("SESSION_MACHINE_NO_SHRINK") else list(Phase)
+# SESSION_MACHINE_EXAMPLES=200 explores more sequences per family in a local run (with
+# pytest's --hypothesis-seed=N for other ones); CI keeps the default
+EXAMPLES = int(os.environ.get("SESSION_MACHINE_EXAMPLES") or 20)
 
 
 @cache
@@ -155,6 +161,7 @@ class SessionMachine(RuleBasedStateMachine):
         self.recorded: list[tuple[int, tuple[int, ...], str, int | None]] = []
         self.snaps: list[dict[str, Any] | None] = []  # observable state after k decisions
         self.serialised = ""  # the history last checked by serialise → load
+        self.press = ("none", "recompose")  # the last No / None of these and its repair method
 
     # --- set-up and bookkeeping ------------------------------------------------------------
     @initialize(which=st.integers(0, 3), strategy=st.sampled_from(STRATEGY_CHOICES),
@@ -165,6 +172,10 @@ class SessionMachine(RuleBasedStateMachine):
         self.ws = WorkspaceState(RepairSession(pool, strategy=strategy, questions=questions),
                                  pool.question)
         self.snaps = [observe(self.ws)]
+        # as ui.condition_views logs it: replay reads the session's vocabulary from here
+        self.log("pool.init", {"n_candidates": pool.n, "key": pool.task_id,
+                               "strategy": strategy, "questions": questions,
+                               "values": self.ws.session.values})
         STATS["sequences"] += 1
 
     def log(self, event_type: str, payload: dict[str, Any]) -> None:
@@ -216,10 +227,22 @@ class SessionMachine(RuleBasedStateMachine):
         self.ws.flash = None
         return True
 
+    def back_then_again(self, again: Any) -> None:
+        """Back, then the very same gesture: Back shows the state before it, and the gesture
+        gives the same state as the first time (``again`` repeats it, returning its result)."""
+        self.count("back_then_again")
+        after, step = observe(self.ws), self.session.step
+        assert actions.undo(self.ws, self.log) and not self.busy
+        expected = self.snaps[self.session.step]
+        if expected is not None:
+            assert observe(self.ws) == expected
+        assert again()
+        assert self.session.step == step and observe(self.ws) == after
+
     # --- rules -----------------------------------------------------------------------------
     @precondition(lambda self: self.ws is not None and bool(self.ws.session.variables()))
-    @rule(yes=st.booleans())
-    def answer_variable(self, yes: bool) -> None:
+    @rule(yes=st.booleans(), again=st.booleans())
+    def answer_variable(self, yes: bool, again: bool) -> None:
         self.count("answer_variable")
         step, state = self.session.step, observe(self.ws)
         views = optimistic.next_views(self.ws, OPTIONS, hover=True)  # what the browser holds
@@ -234,10 +257,12 @@ class SessionMachine(RuleBasedStateMachine):
             shown = panel_views(self.ws, show_action_space=True, show_decision_space=True,
                                 hover=True)
             assert views["y" if yes else "n"] == shown  # the invariant below: == a reload
+        if again:
+            self.back_then_again(lambda: actions.answer_variable(self.ws, yes, self.log, keys))
 
     @precondition(lambda self: self.ws is not None and bool(self.ws.session.predicted_query()))
-    @rule(data=st.data(), yes=st.booleans())
-    def answer_clause(self, data: st.DataObject, yes: bool) -> None:
+    @rule(data=st.data(), yes=st.booleans(), again=st.booleans())
+    def answer_clause(self, data: st.DataObject, yes: bool, again: bool) -> None:
         self.count("answer_clause")
         beliefs = self.session.predicted_query()
         key = data.draw(st.sampled_from([b.feature.key for b in beliefs]))
@@ -245,6 +270,8 @@ class SessionMachine(RuleBasedStateMachine):
         ok = actions.answer_clause(self.ws, key, yes, self.log)
         if not self.refused_while_busy(ok, step, state):
             self.unchanged_if_refused(ok, step, state)
+            if ok and again:
+                self.back_then_again(lambda: actions.answer_clause(self.ws, key, yes, self.log))
 
     @precondition(lambda self: self.ws is not None)
     @rule(delta=st.sampled_from([-1, 1]))
@@ -260,8 +287,9 @@ class SessionMachine(RuleBasedStateMachine):
         assert not moved or 0 <= self.ws.browse < len(ranked)
 
     @precondition(lambda self: self.ws is not None and not self.ws.session.is_exhausted)
-    @rule(data=st.data(), gesture=st.sampled_from(["lasso", "box", "click", "cluster"]))
-    def select(self, data: st.DataObject, gesture: str) -> None:
+    @rule(data=st.data(), gesture=st.sampled_from(["lasso", "box", "click", "cluster"]),
+          again=st.booleans())
+    def select(self, data: st.DataObject, gesture: str, again: bool) -> None:
         self.count(f"select.{gesture}")
         s = self.session
         surv = s.survivors.tolist()
@@ -283,11 +311,15 @@ class SessionMachine(RuleBasedStateMachine):
             kept = set(self.session.survivors.tolist())
             assert kept == {i for i in ids if i in set(surv)}
         self.unchanged_if_refused(ok, step, state)
+        if ok and again:
+            self.back_then_again(lambda: actions.restrict(self.ws, ids, gesture, self.log,
+                                                          cluster=cluster))
 
     @precondition(lambda self: self.ws is not None)
     @rule(choice=st.sampled_from(["none", "reject", "accept"]),
-          method=st.sampled_from(["recompose", "recompose", "none"]), land=st.booleans())
-    def output(self, choice: str, method: str, land: bool) -> None:
+          method=st.sampled_from(["recompose", "recompose", "none"]), land=st.booleans(),
+          again=st.booleans())
+    def output(self, choice: str, method: str, land: bool, again: bool) -> None:
         """Yes to the shown output (nothing changes), No to it, or None of these; after a No
         repair runs (recomposition off the script thread, or repair off)."""
         self.count(f"output.{choice}" + ("" if choice == "accept" else f".{method}")
@@ -329,8 +361,21 @@ class SessionMachine(RuleBasedStateMachine):
                 self.count("output.prepared_round")
                 assert search.done.is_set() and search.outcome.added == stored.sqls
         self.unchanged_if_refused(ok, step, state)
+        self.press = (choice, method)
+        if ok and not started and again:  # repair off: the rejection alone, pressed again
+            self.back_then_again(lambda: self.press_output(choice, method))
         if started and land:  # the next poll finds it done (else other gestures come first)
-            self.search_lands()
+            self.search_lands(again)
+
+    def press_output(self, choice: str, method: str) -> bool:
+        """No or None of these, then its repair round run to the end (as the next polls do)."""
+        press = actions.none_of_these if choice == "none" else actions.reject_output
+        assert press(self.ws, self.log) and actions.repair_pending(self.ws)
+        step = self.session.step
+        if actions.start_repair(self.ws, self.log, method):
+            assert actions.searching(self.ws).done.wait(120)
+            assert actions.finish_repair(self.ws, self.log) is not None
+        return self.session.step > step
 
     @precondition(lambda self: self.ws is not None)
     @rule(wait=st.sampled_from([False, False, True]), drop=st.booleans())
@@ -354,8 +399,8 @@ class SessionMachine(RuleBasedStateMachine):
             assert (ahead.outcome is not None) == (ahead.error is None) != ahead.dropped.is_set()
 
     @precondition(lambda self: self.busy)
-    @rule()
-    def search_lands(self) -> None:
+    @rule(again=st.booleans())
+    def search_lands(self, again: bool = False) -> None:
         """The search's round is applied: one repair decision on top of the rejection (or none
         when it found nothing), the same as running it on the script thread."""
         self.count("search_lands")
@@ -371,6 +416,8 @@ class SessionMachine(RuleBasedStateMachine):
         assert self.session.step == step + bool(outcome.added)
         if outcome.added:  # the gesture's intermediate (rejected) state stays recorded
             self.settle(step, True)
+        if again:  # Back over the rejection and its repair, then the same press: same state
+            self.back_then_again(lambda: self.press_output(*self.press))
 
     @precondition(lambda self: self.ws is not None)
     @rule()
@@ -457,6 +504,36 @@ class SessionMachine(RuleBasedStateMachine):
         assert loaded.history == s.history and loaded.pool.sqls == s.pool.sqls
         assert observe(WorkspaceState(loaded, self.ws.question)) == observe(self.ws)
 
+    @invariant()
+    def asks_the_phase_vocabulary(self) -> None:
+        """Hybrid asks clause questions until an output is rejected, then only questions about
+        the answer (Back over the rejection asks clauses again); the shown question too."""
+        if self.ws is None:
+            return
+        s = self.session
+        phase = asked_vocabulary(s.questions, any(d.kind == "reject" for d in s.history))
+        assert s.asking == phase
+        shown = current_variable(fresh(self.ws))
+        asked = [v.keys for v in s.variables()] + ([shown.keys] if shown else [])
+        for keys in asked:
+            if phase == "clauses":
+                assert not any(is_answer(k) for k in keys), (phase, keys)
+            elif phase == "outputs":
+                assert all(is_answer(k) for k in keys), (phase, keys)
+
+    @invariant()
+    def survivors_or_exhausted_by_a_rejection(self) -> None:
+        """Candidates survive, or the session says it is exhausted: only a rejection empties
+        it, and then nothing is asked (the user repairs or goes Back)."""
+        if self.ws is None:
+            return
+        s = self.session
+        assert s.is_exhausted == (not s.alive.any())
+        if s.is_exhausted:
+            assert s.history and any(d.kind == "reject" for d in s.history)
+            assert s.next_variable() is None and not s.variables()
+            assert s.best_candidate() is None
+
     def teardown(self) -> None:
         """The trace replays to every recorded state; the coder counts every gesture."""
         if self.ws is not None:
@@ -470,8 +547,9 @@ class SessionMachine(RuleBasedStateMachine):
         evs = [Event(f"e{i}", "s1", "P", t, p, study="film", condition="pleasqlarify",
                      task=pool.task_id, subtask="3", server_ts=i)
                for i, (t, p) in enumerate(self.events)]
-        steps = replay(evs, pool, strategy=self.session.strategy,
-                       questions=self.session.questions)
+        steps = replay(evs, pool)  # the vocabulary and strategy come from pool.init
+        assert steps[-1].next_variable == (
+            nxt.label if (nxt := self.session.next_variable()) else "")
         assert failure(steps) is None and not mismatches(steps), mismatches(steps)[:1]
         assert [(x.pool_size, x.survivors, x.next_variable, x.best_candidate)
                 for x in steps[1:]] == self.recorded
@@ -516,12 +594,20 @@ def run_machine(name: str, pools: tuple[Any, ...], examples: int, steps: int) ->
         ARTIFACT.write_text(json.dumps(STATS, indent=1, sort_keys=True))
 
 
+def test_the_machine_starts_from_the_workspace_default() -> None:
+    """Shrinking falls back to the first choice: that is what the workspace asks with."""
+    assert {"strategy": STRATEGY_CHOICES[0], "questions": VOCABULARY_CHOICES[0]}.items() \
+        <= WORKSPACE_DEFAULT.items()
+
+
 def test_no_gesture_sequence_breaks_a_film_session() -> None:
-    run_machine("film", tuple(lambda t=t: film_pool(t) for t in FILM), examples=20, steps=25)
+    run_machine("film", tuple(lambda t=t: film_pool(t) for t in FILM), examples=EXAMPLES,
+                steps=25)
 
 
 def test_no_gesture_sequence_breaks_an_ambrosia_session() -> None:
-    run_machine("ambrosia", tuple(lambda i=i: dev_pool(i) for i in DEV), examples=20, steps=25)
+    run_machine("ambrosia", tuple(lambda i=i: dev_pool(i) for i in DEV), examples=EXAMPLES,
+                steps=25)
 
 
 def summary() -> str | None:

@@ -42,6 +42,20 @@ def test_an_answer_question_reads_as_words_and_an_excerpt_with_the_same_keys():
     assert ws.session.history[-1].features == variable.keys
 
 
+def test_a_clause_question_shows_its_example_query_without_answer_features():
+    """Hybrid asks clauses first; the example query "in full" under the question listed the
+    query's ANSWER features among its SQL chips (ANSWER SHAPE several rows, …), which are no
+    part of any query. Found walking the participant's task 3 in Chromium."""
+    pool = _pool()
+    ws = workspace_state(pool, store={}, factory=lambda p: RepairSession(
+        p, strategy="expected-depth", questions="hybrid"))
+    variable = ws.session.next_variable()
+    assert variable is not None and not any(f.keyword.startswith("ANSWER") for f in
+                                            variable.features)
+    example = decision_html(ws).split("in full:", 1)[1]
+    assert "SELECT" in example and "ANSWER" not in example
+
+
 def test_questions_in_words():
     assert answer_question((Feature("ANSWER COLUMN", "people.name"),
                             Feature("ANSWER COLUMNS", "1"))) == (

@@ -167,7 +167,9 @@ def decision_html(ws: WorkspaceState) -> str:
         n = len(session.survivors)
         pool = session.pool
         names, labels = names_of(pool), labels_of(ws)
-        feats = [pool.vocabulary[j] for j in pool.x[variable.example].nonzero()[0]]
+        # the query itself: its clauses, not what its answer is like (ANSWER … is no SQL)
+        feats = [f for j in pool.x[variable.example].nonzero()[0]
+                 if not is_answer(f := pool.vocabulary[j])]
         shown = (question_line(variable.features, names) if labels == "plain" else
                  chip_row(variable.features, decision=variable.keys, names=names)
                  + (question_line(variable.features, names) if labels == "both" else ""))

@@ -280,7 +280,9 @@ def pool_planner(pool: Any, *, max_clusters: int = DEFAULT_MAX_CLUSTERS,
     floor instead of 1.078×, but cost honest users on real golds: dev success over all pairs
     0.740 instead of 0.751 — questions about spelling-level pairs.) A pool
     of more than :data:`PLAN_MAX_CANDIDATES` valid candidates gets no planner (None). A caller
-    arriving while another thread builds the same planner waits for it. ``questions`` is the
+    arriving while another thread builds the same planner waits for it (and gets no planner if
+    that build fails; a failed build is not remembered, so a later call builds it again,
+    rather than every later session on the pool asking without a plan). ``questions`` is the
     vocabulary (:data:`core.engine.answers.QUESTIONS`; answer questions need a pool made by
     :func:`core.engine.answers.with_answers`), its penalties the questions' extra costs.
     """
@@ -297,6 +299,11 @@ def pool_planner(pool: Any, *, max_clusters: int = DEFAULT_MAX_CLUSTERS,
         return known[1], known[2]
     try:
         known[1], known[2] = _build(pool, max_clusters, min_support, questions)
+    except BaseException:  # not remembered: the next caller builds it again
+        with _LOCK:
+            if _PLANNERS.get(key) is known:
+                del _PLANNERS[key]
+        raise
     finally:
         known[0].set()
     return known[1], known[2]
