@@ -8,7 +8,8 @@ enumerating plausible readings (column subsets, joins, filters, DISTINCT, ORDER 
 weights drawn like sample counts. Stages: execution, features, similarity (functional classes),
 clustering, mining, ranking (information gain; ``ranking_default`` is the workspace's default
 strategy), the questions about the answer (database profile, answer features, mining over the
-mixed vocabulary, a decision step with it), one decision step (answer + re-cluster + re-mine + re-rank), the first state's
+mixed vocabulary, a decision step with it), a new default session of an unseen pool (built,
+and to its first question), one decision step (answer + re-cluster + re-mine + re-rank), the first state's
 repair round ("None of these": computed, and stored with the prepared pool), the default strategy's plan
 (solved once per pool; nan where the pool is too big to plan and the lookahead ranks), and
 layout cold (fresh process: includes numba compilation) and warm. Figures are printed (and
@@ -175,12 +176,23 @@ def bench_size(n: int, repeat: int, cold: bool, strategy: str | None = None,
         session.predicted_query()
         return _clock() - start
 
+    def start(**kw: Any) -> tuple[float, float]:
+        """A new session of a pool this process has not augmented yet (the first session of
+        a freshly loaded or generated pool) and its first question ranked (seconds each)."""
+        fresh = dataclasses.replace(pool)
+        begin = time.perf_counter()
+        session = RepairSession(fresh, **kw)
+        made = time.perf_counter()
+        session.variables()
+        return made - begin, time.perf_counter() - begin
+
     steps = [one_step() * 1000 for _ in range(repeat)]
     default = {"strategy": str(WORKSPACE_DEFAULT["strategy"]),
                "questions": str(WORKSPACE_DEFAULT["questions"]),
                "values": bool(WORKSPACE_DEFAULT["values"])}
     steps_default = [one_step(**default) * 1000 for _ in range(repeat)]
     steps_mixed = [one_step(questions="mixed", values=True) * 1000 for _ in range(repeat)]
+    starts = np.array([start(**default) for _ in range(repeat)]) * 1000
     _, t_warm = _time(lambda: compute_layout(cidx, dist, counts), 1)
     t_round, t_stored = repair_round_ms(pool, repeat)
     row = {"n": n, "classes": len(keys), "features": len(vocab), "execution_ms": t_exec,
@@ -189,6 +201,11 @@ def bench_size(n: int, repeat: int, cold: bool, strategy: str | None = None,
            "decision_step_ms": float(np.median(steps)),
            # the workspace's strategy and questions (expected-depth: lookahead, pairs)
            "decision_step_default_ms": float(np.median(steps_default)),
+           # a new default session of a pool this process has not seen: constructed (hybrid
+           # builds the answer features here, once per pool: ~answers_ms), and to its first
+           # question ranked
+           "session_start_default_ms": float(np.median(starts[:, 0])),
+           "first_question_default_ms": float(np.median(starts[:, 1])),
            # questions about the answer too (mixed vocabulary, value questions on): the
            # database profile (once per database), the answer features (once per pool),
            # mining over clauses and answers, one decision step
