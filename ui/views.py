@@ -167,7 +167,8 @@ def decision_html(ws: WorkspaceState) -> str:
         n = len(session.survivors)
         pool = session.pool
         names, labels = names_of(pool), labels_of(ws)
-        feats = [pool.vocabulary[j] for j in pool.x[variable.example].nonzero()[0]]
+        feats = [f for f in (pool.vocabulary[j] for j in pool.x[variable.example].nonzero()[0])
+                 if not is_answer(f)]  # the query in full: its clauses, not its answer
         shown = (question_line(variable.features, names) if labels == "plain" else
                  chip_row(variable.features, decision=variable.keys, names=names)
                  + (question_line(variable.features, names) if labels == "both" else ""))
