@@ -244,7 +244,7 @@ def test_both_and_sql_labels_keep_their_sql(film_pools) -> None:
 
 
 RESEARCHER_TERMS = re.compile(r"information gain|\bbits\b|\bVariable \d|decision variable|"
-                              r"of the samples|more questions expected|Repair \(")
+                              r"of the samples|more questions expected|Repair \(|ANSWER [A-Z]")
 
 
 @pytest.mark.parametrize("labels", ["sql", "plain", "both"])

@@ -185,9 +185,12 @@ def _hover_body(session: RepairSession, i: int, max_features: int, labels: str =
     pool = session.pool
     res = pool.results[i]
     names = names_of(pool)
-    present = [pool.vocabulary[j] for j in np.flatnonzero(pool.x[i])]
+    # its clauses: the features about its answer (hybrid, outputs) are not part of the query,
+    # and the preview under them shows the answer itself
+    present = [f for f in (pool.vocabulary[j] for j in np.flatnonzero(pool.x[i]))
+               if not is_answer(f)]
     if labels == "plain":
-        lines = [plain_text(f, names) for f in present if not is_answer(f)]
+        lines = [plain_text(f, names) for f in present]
         head, unit = "<b>Answers Yes to</b><br>", "more questions"
     else:
         lines = [f"{f.keyword} {sql_value(f, names)}".strip() for f in present]

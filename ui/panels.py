@@ -12,10 +12,12 @@ import hashlib
 import time
 from collections.abc import Callable
 from functools import partial
+from html import escape
 from typing import ParamSpec
 
 import streamlit as st
 
+from core.engine.answers import answer_question, is_answer
 from core.engine.session import RankedVariable
 from core.generation.keys import has_api_key
 from core.planpool.questions import render_question
@@ -71,9 +73,11 @@ def open_decisions(ws: WorkspaceState, log: Log, options: WorkspaceOptions) -> N
     box = st.container(height=min(300, 30 + 58 * len(still_open)), border=True)
     for v in still_open:
         cols = box.columns([5, 2], gap="small", vertical_alignment="center")
-        cols[0].html(chip_row(v.features, decision=v.keys, names=names_of(ws.session.pool),
-                              labels=labels_of(ws))
-                     + ("" if participant else f"<small>{v.gain:.2f} bits</small>"))
+        words = (f"<p>{escape(answer_question(v.features))}</p>"  # about the answer: in words
+                 if labels_of(ws) != "plain" and all(is_answer(f) for f in v.features) else
+                 chip_row(v.features, decision=v.keys, names=names_of(ws.session.pool),
+                          labels=labels_of(ws)))
+        cols[0].html(words + ("" if participant else f"<small>{v.gain:.2f} bits</small>"))
         cols[1].button("Dismiss", key=ws.widget_key(dismiss_key(v.keys)), type="tertiary",
                        icon=":material/close:",
                        on_click=callback(actions.dismiss, ws, v.keys, log),
@@ -95,6 +99,8 @@ def variable_words(ws: WorkspaceState, variable: RankedVariable) -> str:
     labels its plain-language question."""
     if labels_of(ws) == "plain":
         return render_question(variable.features, names=names_of(ws.session.pool))
+    if all(is_answer(f) for f in variable.features):  # a question about the answer, in words
+        return answer_question(variable.features)
     return variable.label
 
 
