@@ -1,17 +1,28 @@
 """The studio as an ASGI app: ``app.py`` served by ``st.App`` with what a Streamlit script cannot
-provide: the response that sets the researcher cookie HttpOnly and SameSite (ui.access), and the
+provide: the response that sets the researcher cookie HttpOnly and SameSite (ui.access); the
 page shell that tells the frontend where the server is, so a page's first load does not probe a
-wrong base path first (ui.shell). ``python -m study.serve`` runs this file; ``streamlit run
-app.py`` still works, with the cookie written by JavaScript instead (and the extra probe)."""
+wrong base path first, and that fetches what the workspace's first run will need while the
+server runs it; Streamlit's frontend files served from memory, gzipped (ui.shell).
+``python -m study.serve`` runs this file; ``streamlit run app.py`` still works, with the cookie
+written by JavaScript instead (and the extra probe, no hints, Streamlit's own file serving)."""
 
 from __future__ import annotations
 
 import streamlit as st
 from starlette.middleware import Middleware
 
+from ui import components
 from ui.access import routes
-from ui.shell import PageShell
+from ui.shell import PageShell, StaticCache
 
+# what the free workspace's first run draws: Streamlit's lazily loaded elements (the sidebar's
+# page links and HTML, the task's select box, the question's text input, the panels' buttons,
+# the mounted components) and the components' own modules and stylesheets
+WORKSPACE = (("Html", "PageLink", "BidiComponent", "Selectbox", "TextInput", "Button"),
+             tuple(components.files()))
+
+BASE = st.get_option("server.baseUrlPath") or ""
 app = st.App("app.py", routes=routes(),
-             middleware=[Middleware(PageShell,
-                                    base_url=st.get_option("server.baseUrlPath") or "")])
+             middleware=[Middleware(PageShell, base_url=BASE, preload={"workspace": WORKSPACE},
+                                    prepare=components.serve),
+                         Middleware(StaticCache, base_url=BASE)])

@@ -1,7 +1,9 @@
 """Issue 24 in Chromium: under ``asgi.py`` (what ``python -m study.serve`` runs) a new session's
 first load of a page asks the server once where it is: no probe of
 ``/workspace/_stcore/health`` (a 404, then a 100 ms wait before ``/_stcore/health``), the
-page shell (ui.shell) having told the frontend the base address; the page works as before."""
+page shell (ui.shell) having told the frontend the base address; the page works as before. The
+workspace's lazy chunks and component modules are asked for once the WebSocket has opened, each
+once."""
 
 from __future__ import annotations
 
@@ -35,3 +37,12 @@ def test_a_workspace_load_probes_the_server_once_at_its_root(browser, tmp_path) 
     probes = [p for p in events if p.endswith(("_stcore/health", "_stcore/host-config"))]
     assert probes == ["/_stcore/health", "/_stcore/host-config"]
     assert events.count("/_stcore/stream") == 1
+    opened = events.index("/_stcore/stream")
+    chunks = [p for p in events if p.startswith("/static/js/") and not p.startswith(
+        "/static/js/index.")]
+    modules = [p for p in events if p.startswith("/_stcore/bidi-components/") and p.endswith(".js")]
+    assert len(chunks) > 30 and len(modules) == 4  # the select box's, the components' logic.js
+    for path in chunks + modules:  # fetched once: the frontend's own import used the hint
+        assert events.count(path) == 1, path
+    lazy = [p for p in chunks if "/Selectbox." in p or "/BidiComponent." in p] + modules
+    assert all(events.index(p) > opened for p in lazy)

@@ -60,6 +60,23 @@ for (const href of {files}) {{
 </script>"""
 
 
+def serve() -> None:
+    """Register the components on the running server, so their files are served before any
+    page has run (asgi.py's page shell asks the browser for them before the script runs)."""
+    for component in COMPONENTS:
+        _register(component)
+
+
+def files(base: str = "") -> list[str]:
+    """The components' files as the server serves them (under ``base``, its baseUrlPath): each
+    component's module and the logic module it imports, then their stylesheets."""
+    base = "/".join(p for p in base.split("/") if p)
+    root = f"{base}/_stcore/bidi-components" if base else "_stcore/bidi-components"
+    return [f"{root}/pleasqlarify.{c}/{name}" for c in COMPONENTS
+            for name in (f"{c}.js", "logic.js")] + [
+        f"{root}/pleasqlarify.{c}/{c}.css" for c in COMPONENTS]
+
+
 def preload(bridge: bool = True) -> None:
     """Fetch the components' scripts in the browser now, while the page's script
     runs (pages that will show a workspace call it first: the free page, the study session).
@@ -70,11 +87,9 @@ def preload(bridge: bool = True) -> None:
     """
     for component in COMPONENTS:
         _register(component)  # their files are served once registered
-    base = "/".join(p for p in str(st.get_option("server.baseUrlPath") or "").split("/") if p)
-    root = f"/{base}/_stcore/bidi-components" if base else "/_stcore/bidi-components"
-    files = [f"{root}/pleasqlarify.{c}/{name}" for c in COMPONENTS
-             for name in (f"{c}.js", "logic.js")]
-    st.html(PRELOAD.format(files=json.dumps(files)), unsafe_allow_javascript=True)
+    modules = ["/" + f for f in files(str(st.get_option("server.baseUrlPath") or ""))
+               if f.endswith(".js")]
+    st.html(PRELOAD.format(files=json.dumps(modules)), unsafe_allow_javascript=True)
     if bridge:
         clause_panel("", key=BRIDGE, testid="pq-preload-bridge", on={})
 
