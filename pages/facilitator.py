@@ -45,7 +45,8 @@ def live() -> None:
     if rows:
         frame = pd.DataFrame(rows)
         frame["participant"] = "P" + frame["number"].astype(str)
-        frame["idle"] = [F.idle_words(s) for s in frame["idle_s"]]
+        frame["idle"] = [F.idle_words(s, status) for s, status in zip(frame["idle_s"],
+                                                                     frame["status"], strict=True)]
         st.dataframe(frame[["participant", "status", "stage", "condition", "where", "idle",
                             "flagged", "flag_reason"]], hide_index=True, key="fac_table",
                      column_config={"where": st.column_config.TextColumn("step", width="large"),

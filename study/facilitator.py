@@ -42,8 +42,11 @@ def overview(store: Store, spec: StudySpec, *, now: int) -> list[dict[str, Any]]
     return rows
 
 
-def idle_words(seconds: int) -> str:
-    """Idle time as a person reads it: '45 s', '3 min', '2 h 5 min'."""
+def idle_words(seconds: int, status: str = "active") -> str:
+    """Idle time as a person reads it: '45 s', '3 min', '2 h 5 min'; '–' once the participant
+    is no longer active (a completed session is not idle, it is over)."""
+    if status != "active":
+        return "–"
     if seconds < 60:
         return f"{seconds} s"
     if seconds < 3600:

@@ -107,6 +107,8 @@ def test_steps_and_withdrawals_are_named_for_people(tmp_path: Path) -> None:
     assert step_label(spec, "onboarding") == "Introduction"
     assert step_label(spec, "task:gone/1") == "task:gone/1"
     assert [idle_words(s) for s in (5, 125, 7500)] == ["5 s", "2 min", "2 h 5 min"]
+    # a session that is over is not idle: no minutes ticking up beside "completed"
+    assert [idle_words(720, s) for s in ("completed", "withdrawn", "abandoned")] == ["–"] * 3
     row = withdrawal_row({"number": 3, "ts": 1_700_000_000_000, "by": "participant",
                           "mode": "deleted", "condition": "pleasqlarify", "stage": "main",
                           "counts": {"events": 12, "answers": 0, "audio_files": 1}})
