@@ -336,3 +336,12 @@ def test_questions_about_the_answer_read_as_words_under_plain() -> None:
     for f in (column, per, Feature("ANSWER SHAPE", "a single value"),
               Feature("ANSWER COLUMNS", "2"), Feature("ANSWER HAS", "Pulp Fiction")):
         assert not SQL_TEXT.search(render_question([f])), f
+
+
+def test_the_decisions_list_names_none_of_these_as_pressed(film_pools) -> None:
+    """A "None of these" is one decision over every shown output: the Decisions list says what
+    the person pressed ("None of these (N outputs)"), not "No to N outputs"."""
+    texts = [" ".join(shown_text(_workspace_html(ws)))
+             for ws in _states(film_pools[0], "both", participant=True)]
+    assert re.search(r"\d\. None of these \(\d+ outputs\)", texts[2]), texts[2][-400:]
+    assert not any(re.search(r"No to \d+ outputs", t) for t in texts)

@@ -242,8 +242,8 @@ def decision_data(ws: WorkspaceState) -> dict[str, Any]:
 def _describe(decision: Decision, participant: bool = False) -> str:
     """A decision in the Decisions list; a participant reads no repair method's name."""
     if decision.kind == "reject":
-        n = len(decision.outputs)
-        return f"No to {'that output' if n == 1 else f'{n} outputs'}"
+        n = len(decision.outputs)  # several at once: the None of these button
+        return "No to that output" if n == 1 else f"None of these ({n} outputs)"
     if decision.kind == "repair":
         n = len(decision.sqls)
         how = "Other readings" if participant else f"Repair ({decision.gesture})"
