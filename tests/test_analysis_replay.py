@@ -200,6 +200,9 @@ def test_replay_asks_with_the_recorded_strategy(tmp_path, pool):
     steps = replay(read_events(store), pool)
     assert mismatches(steps) == []
     assert steps[-1].next_variable == seen.next_variable().label
+    # the start, before any decision, is what the participant saw too: the Timeline & replay
+    # tab's step 0 showed the engine default's question (found in Chromium on Analysis)
+    assert steps[0].next_variable == seen.next_variable().label
 
 
 def test_a_chat_pool_init_is_no_vocabulary_for_replay(tmp_path, pool):

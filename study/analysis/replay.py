@@ -84,6 +84,15 @@ def _snapshot(session: RepairSession, index: int, ev: Any, before: int | None,
                       None, session.pool.n, None if best is None else session.pool.sqls[best])
 
 
+def _chosen(payload: dict[str, Any]) -> dict[str, Any]:
+    """The session options a ``pool.init`` recorded (strategy, question vocabulary, values)."""
+    chosen: dict[str, Any] = {k: payload[k] for k in ("strategy", "questions")
+                              if isinstance(payload.get(k), str)}
+    if isinstance(payload.get("values"), bool):
+        chosen["values"] = payload["values"]
+    return chosen
+
+
 def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> list[ReplayStep]:
     """The workspace state at the start and after every decision event of one task's trace.
 
@@ -91,6 +100,10 @@ def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> 
     fails (a recorded repair whose database is gone, an engine fault) ends the replay with a
     last step whose ``failure`` names the event and the reason — never an exception.
     """
+    events = list(events)
+    first = next((ev for ev in events if ev.type in DECISION_TYPES), None)
+    if first is not None and first.type == "pool.init":  # the start as the participant saw it
+        session_kwargs = {**session_kwargs, **_chosen(first.payload or {})}
     session = RepairSession(pool, **session_kwargs)
     steps = [_snapshot(session, -1, None, None, None, None)]
     for i, ev in enumerate(events):
@@ -106,10 +119,7 @@ def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> 
             if ev.type == "pool.init":  # the session's strategy and the condition's question
                 # vocabulary, when recorded (older traces: the engine's defaults)
                 # (a chat's pool.init has a list of questions: not a vocabulary)
-                chosen = {k: p[k] for k in ("strategy", "questions") if isinstance(p.get(k), str)}
-                if isinstance(p.get("values"), bool):
-                    chosen["values"] = p["values"]
-                session = RepairSession(pool, **{**session_kwargs, **chosen})
+                session = RepairSession(pool, **{**session_kwargs, **_chosen(p)})
             elif ev.type == "undo":  # one Back may take back a rejection with its repair
                 for _ in range(max(1, int(p.get("decisions") or 1))):
                     if session.undo() is None:
