@@ -248,3 +248,38 @@ def test_prior_report_prints_both_floors_per_task(tmp_path, capsys):
         g = summary["results"]["prior"]["gold-features"]["overall"][s]
         assert g["turns_per_tree"] == pytest.approx(g["mean_turns"] / g["tree_floor"])
         assert g["floor"] <= g["tree_floor"] + 1e-9 <= g["mean_turns"] + 2e-9
+
+
+def test_expected_depth_offers_pairs_of_even_features_the_groups_lack(monkeypatch):
+    """With PAIR_FEATURES on, expected-depth offers conjunctions of two features that the
+    per-cluster groups do not mine, and they stay on offer after an answer."""
+    from core.engine import session_views
+    from core.engine.strategy import PAIR_FEATURES
+
+    assert PAIR_FEATURES > 0
+    pool = dev_pool(9)
+    session = RepairSession(pool, strategy="expected-depth")
+    with_pairs = {v.mask.tobytes(): v for v in session._mined()}
+    monkeypatch.setattr(session_views, "PAIR_FEATURES", 0)
+    without = {v.mask.tobytes() for v in RepairSession(pool, strategy="expected-depth")._mined()}
+    added = [v for k, v in with_pairs.items() if k not in without]
+    assert added and without <= set(with_pairs)
+    x = pool.x[session.survivors]
+    for v in added:  # each added question is the conjunction of two features, as offered
+        assert len(v.features) == 2
+        assert np.array_equal(v.mask, x[:, v.features[0]] & x[:, v.features[1]])
+    monkeypatch.setattr(session_views, "PAIR_FEATURES", PAIR_FEATURES)
+    first = session.variables()[0]
+    session.answer(first.keys, True)
+    later = {tuple(pool.vocabulary[j].key for j in v.features) for v in session._mined()}
+    alive = session.survivors
+    kept = [v for v in added
+            if 0 < pool.x[alive][:, list(v.features)].all(axis=1).sum() < len(alive)]
+    assert kept and all(tuple(pool.vocabulary[j].key for j in v.features) in later
+                        or _same_split(pool, alive, v, session._mined()) for v in kept)
+
+
+def _same_split(pool, alive, variable, mined) -> bool:
+    """Whether some mined variable splits the survivors as ``variable``'s features do."""
+    mask = pool.x[alive][:, list(variable.features)].all(axis=1)
+    return any(np.array_equal(m.mask, mask) for m in mined)

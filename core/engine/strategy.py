@@ -60,11 +60,12 @@ LOOKAHEAD_BEAM = 8  # variables scored ahead (the rest keep their one-question b
 # How many of the most evenly splitting features expected-depth pairs (A ∧ B, every pair, one
 # per split; core.engine.variables.mine_decision_variables ``pairs``); 0 = none. The
 # per-cluster groups are mined again at each step, so a group the lookahead counted on can be
-# gone a step later; pairs stay on offer. Measured with 16 (8, 32 or every feature alike):
-# film prior ÷ Huffman floor 1.174 -> 1.132, dev prior 1.023 -> 1.019, but honest success
-# over all dev pairs 0.893 -> 0.882 (two more pairs alive at the 15-turn budget after
-# repair), so it stays off until that is understood.
-PAIR_FEATURES = 0
+# gone a step later; pairs stay on offer. Under the hybrid default (measured with 16; 8, 32 or
+# every feature gave the same film prior under clauses): film prior ÷ Huffman floor 1.174 ->
+# 1.132 (÷ tree floor 1.158 -> 1.117), dev prior 1.023 -> 1.019, honest all pairs dev 0.905
+# in 6.02 -> 5.99 turns, val 0.846 in 5.49 -> 0.850 in 5.47. (Under the old `clauses` default
+# it cost dev success, 0.893 -> 0.882: there the questions after a rejection were clauses.)
+PAIR_FEATURES = 16
 # What the workspace asks with (strategy, question vocabulary, value questions): the
 # configuration with the best honest (gold-features) success over all AMBROSIA dev pairs, mean
 # turns breaking ties, as printed by `python -m core.evaluate data/ambrosia/dev.jsonl
