@@ -253,14 +253,16 @@ def test_prior_report_prints_both_floors_per_task(tmp_path, capsys):
 def test_expected_depth_offers_pairs_of_even_features_the_groups_lack(monkeypatch):
     """With PAIR_FEATURES on, expected-depth offers conjunctions of two features that the
     per-cluster groups do not mine, and they stay on offer after an answer."""
-    from core.engine import session_views
+    from core.engine import strategy
     from core.engine.strategy import PAIR_FEATURES
 
     assert PAIR_FEATURES > 0
     pool = dev_pool(9)
     session = RepairSession(pool, strategy="expected-depth")
     with_pairs = {v.mask.tobytes(): v for v in session._mined()}
-    monkeypatch.setattr(session_views, "PAIR_FEATURES", 0)
+    assert strategy.pair_features(len(session.survivors)) == PAIR_FEATURES  # a bank-sized pool
+    assert 0 < strategy.pair_features(strategy.PAIR_FULL_UP_TO + 1) < PAIR_FEATURES  # bounded
+    monkeypatch.setattr(strategy, "PAIR_FEATURES", 0)
     without = {v.mask.tobytes() for v in RepairSession(pool, strategy="expected-depth")._mined()}
     added = [v for k, v in with_pairs.items() if k not in without]
     assert added and without <= set(with_pairs)
@@ -268,7 +270,7 @@ def test_expected_depth_offers_pairs_of_even_features_the_groups_lack(monkeypatc
     for v in added:  # each added question is the conjunction of two features, as offered
         assert len(v.features) == 2
         assert np.array_equal(v.mask, x[:, v.features[0]] & x[:, v.features[1]])
-    monkeypatch.setattr(session_views, "PAIR_FEATURES", PAIR_FEATURES)
+    monkeypatch.setattr(strategy, "PAIR_FEATURES", PAIR_FEATURES)
     first = session.variables()[0]
     session.answer(first.keys, True)
     later = {tuple(pool.vocabulary[j].key for j in v.features) for v in session._mined()}

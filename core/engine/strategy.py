@@ -66,6 +66,9 @@ LOOKAHEAD_BEAM = 8  # variables scored ahead (the rest keep their one-question b
 # in 6.02 -> 5.99 turns, val 0.846 in 5.49 -> 0.850 in 5.47. (Under the old `clauses` default
 # it cost dev success, 0.893 -> 0.882: there the questions after a rejection were clauses.)
 PAIR_FEATURES = 16
+# Above this many survivors half as many features are paired (28 pairs instead of 120), which
+# bounds the decision step at N = 1000 (python -m benchmarks.engine); no bank's pool is as big.
+PAIR_FULL_UP_TO = 200
 # What the workspace asks with (strategy, question vocabulary, value questions): the
 # configuration with the best honest (gold-features) success over all AMBROSIA dev pairs, mean
 # turns breaking ties, as printed by `python -m core.evaluate data/ambrosia/dev.jsonl
@@ -83,6 +86,12 @@ PAIR_FEATURES = 16
 # 0.840 (5.25), planned outputs 0.822 (5.27).
 WORKSPACE_DEFAULT: dict[str, object] = {"strategy": "expected-depth", "questions": "hybrid",
                                         "values": False}
+
+
+def pair_features(survivors: int) -> int:
+    """How many features expected-depth pairs with this many survivors (fewer in big pools,
+    where each extra question costs the lookahead a pass over every candidate)."""
+    return PAIR_FEATURES if survivors <= PAIR_FULL_UP_TO else PAIR_FEATURES // 2
 
 
 def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
