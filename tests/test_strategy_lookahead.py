@@ -285,3 +285,30 @@ def _same_split(pool, alive, variable, mined) -> bool:
     """Whether some mined variable splits the survivors as ``variable``'s features do."""
     mask = pool.x[alive][:, list(variable.features)].all(axis=1)
     return any(np.array_equal(m.mask, mask) for m in mined)
+
+
+def test_modal_weights_move_a_share_of_each_class_onto_its_usual_spelling():
+    """Each class keeps its mass; ``share`` of it goes to its heaviest candidate."""
+    from core.engine.strategy import modal_weights
+
+    w = np.array([1.0, 3.0, 2.0, 0.0, 5.0, 5.0])
+    labels = np.array([2, 2, 2, 7, 1, 1])
+    assert np.array_equal(modal_weights(w, labels, 0.0), w)
+    half = modal_weights(w, labels, 0.5)
+    for lab in np.unique(labels):
+        assert half[labels == lab].sum() == pytest.approx(w[labels == lab].sum())
+    assert half.tolist() == pytest.approx([0.5, 4.5, 1.0, 0.0, 7.5, 2.5])  # ties: the first
+    assert modal_weights(w, labels, 1.0).tolist() == pytest.approx([0, 6, 0, 0, 10, 0])
+
+
+def test_a_question_isolating_the_usual_spelling_of_the_heavy_class_scores_better_modal():
+    """With MODAL_SPELLING the question that picks out the heavy class's usual spelling is
+    scored as nearly settling it; spread over spellings it looks as if it settled nothing."""
+    labels = np.array([0, 0, 0, 1, 2, 3])
+    weights = np.array([4.0, 2.0, 2.0, 1.0, 1.0, 1.0])
+    masks = np.array([[1, 0, 0, 0, 0, 0],   # the heavy class's usual spelling
+                      [0, 0, 0, 1, 1, 0]], dtype=bool)
+    spread, _ = lookahead_scores(masks, weights, labels, modal=0.0)
+    modal, _ = lookahead_scores(masks, weights, labels, modal=0.5)
+    assert modal[0] < spread[0]
+    assert modal[0] - modal[1] < spread[0] - spread[1]  # it gains on the other question
