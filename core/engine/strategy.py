@@ -77,8 +77,9 @@ MODAL_SPELLING = 0.5
 # it cost dev success, 0.893 -> 0.882: there the questions after a rejection were clauses.)
 PAIR_FEATURES = 16
 # Above this many survivors half as many features are paired (28 pairs instead of 120), which
-# bounds the decision step at N = 1000 (python -m benchmarks.engine); no bank's pool is as big.
-PAIR_FULL_UP_TO = 200
+# bounds the decision step (CPU, same process, vs no pairs: x1.14 at N = 200, x1.10 at
+# N = 1000; x1.4 with 120 pairs); no bank's pool has over 42 candidates.
+PAIR_FULL_UP_TO = 100
 # What the workspace asks with (strategy, question vocabulary, value questions): the
 # configuration with the best honest (gold-features) success over all AMBROSIA dev pairs, mean
 # turns breaking ties, as printed by `python -m core.evaluate data/ambrosia/dev.jsonl
