@@ -248,3 +248,67 @@ def test_prior_report_prints_both_floors_per_task(tmp_path, capsys):
         g = summary["results"]["prior"]["gold-features"]["overall"][s]
         assert g["turns_per_tree"] == pytest.approx(g["mean_turns"] / g["tree_floor"])
         assert g["floor"] <= g["tree_floor"] + 1e-9 <= g["mean_turns"] + 2e-9
+
+
+def test_expected_depth_offers_pairs_of_even_features_the_groups_lack(monkeypatch):
+    """With PAIR_FEATURES on, expected-depth offers conjunctions of two features that the
+    per-cluster groups do not mine, and they stay on offer after an answer."""
+    from core.engine import strategy
+    from core.engine.strategy import PAIR_FEATURES
+
+    assert PAIR_FEATURES > 0
+    pool = dev_pool(9)
+    session = RepairSession(pool, strategy="expected-depth")
+    with_pairs = {v.mask.tobytes(): v for v in session._mined()}
+    assert strategy.pair_features(len(session.survivors)) == PAIR_FEATURES  # a bank-sized pool
+    assert 0 < strategy.pair_features(strategy.PAIR_FULL_UP_TO + 1) < PAIR_FEATURES  # bounded
+    monkeypatch.setattr(strategy, "PAIR_FEATURES", 0)
+    without = {v.mask.tobytes() for v in RepairSession(pool, strategy="expected-depth")._mined()}
+    added = [v for k, v in with_pairs.items() if k not in without]
+    assert added and without <= set(with_pairs)
+    x = pool.x[session.survivors]
+    for v in added:  # each added question is the conjunction of two features, as offered
+        assert len(v.features) == 2
+        assert np.array_equal(v.mask, x[:, v.features[0]] & x[:, v.features[1]])
+    monkeypatch.setattr(strategy, "PAIR_FEATURES", PAIR_FEATURES)
+    first = session.variables()[0]
+    session.answer(first.keys, True)
+    later = {tuple(pool.vocabulary[j].key for j in v.features) for v in session._mined()}
+    alive = session.survivors
+    kept = [v for v in added
+            if 0 < pool.x[alive][:, list(v.features)].all(axis=1).sum() < len(alive)]
+    assert kept and all(tuple(pool.vocabulary[j].key for j in v.features) in later
+                        or _same_split(pool, alive, v, session._mined()) for v in kept)
+
+
+def _same_split(pool, alive, variable, mined) -> bool:
+    """Whether some mined variable splits the survivors as ``variable``'s features do."""
+    mask = pool.x[alive][:, list(variable.features)].all(axis=1)
+    return any(np.array_equal(m.mask, mask) for m in mined)
+
+
+def test_modal_weights_move_a_share_of_each_class_onto_its_usual_spelling():
+    """Each class keeps its mass; ``share`` of it goes to its heaviest candidate."""
+    from core.engine.strategy import modal_weights
+
+    w = np.array([1.0, 3.0, 2.0, 0.0, 5.0, 5.0])
+    labels = np.array([2, 2, 2, 7, 1, 1])
+    assert np.array_equal(modal_weights(w, labels, 0.0), w)
+    half = modal_weights(w, labels, 0.5)
+    for lab in np.unique(labels):
+        assert half[labels == lab].sum() == pytest.approx(w[labels == lab].sum())
+    assert half.tolist() == pytest.approx([0.5, 4.5, 1.0, 0.0, 7.5, 2.5])  # ties: the first
+    assert modal_weights(w, labels, 1.0).tolist() == pytest.approx([0, 6, 0, 0, 10, 0])
+
+
+def test_a_question_isolating_the_usual_spelling_of_the_heavy_class_scores_better_modal():
+    """With MODAL_SPELLING the question that picks out the heavy class's usual spelling is
+    scored as nearly settling it; spread over spellings it looks as if it settled nothing."""
+    labels = np.array([0, 0, 0, 1, 2, 3])
+    weights = np.array([4.0, 2.0, 2.0, 1.0, 1.0, 1.0])
+    masks = np.array([[1, 0, 0, 0, 0, 0],   # the heavy class's usual spelling
+                      [0, 0, 0, 1, 1, 0]], dtype=bool)
+    spread, _ = lookahead_scores(masks, weights, labels, modal=0.0)
+    modal, _ = lookahead_scores(masks, weights, labels, modal=0.5)
+    assert modal[0] < spread[0]
+    assert modal[0] - modal[1] < spread[0] - spread[1]  # it gains on the other question

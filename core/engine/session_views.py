@@ -28,7 +28,7 @@ from core.engine.clustering import cluster_candidates
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
 from core.engine.planner import locate, pool_planner
-from core.engine.strategy import GROUPED, PAIR_FEATURES, rank_variables
+from core.engine.strategy import GROUPED, pair_features, rank_variables
 from core.engine.variables import DecisionVariable, mine_decision_variables
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class SessionViews:
                 grouped=grouped, min_support=self.min_support,
                 also=(planned[0],) if planned and len(planned[0]) > 1 else (),
                 allowed=self.askable(), prefer=preferred(self.pool.vocabulary, self.asking),
-                pairs=PAIR_FEATURES if self.strategy == "expected-depth" else 0)
+                pairs=pair_features(len(idx)) if self.strategy == "expected-depth" else 0)
         return self._memo("mined", compute)
 
     def _plan(self) -> tuple[tuple[int, ...], float] | None:

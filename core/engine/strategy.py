@@ -61,14 +61,29 @@ GROUPED = ("planned", "expected-depth", "cluster-grouped")  # strategies that as
 LOOKAHEAD_DEPTH = 3
 INNER_BEAM = 3
 LOOKAHEAD_BEAM = 8  # variables scored ahead (the rest keep their one-question bound)
+# Share of each output class's prior that expected-depth's scores put on the class's most
+# frequent spelling among the survivors (the rest stays spread over its spellings by count).
+# At 0 a question that tells the modal spelling apart from the others looks as if it left the
+# class on both sides, so expected-depth avoids it even where it settles the heaviest class
+# for a user who writes the query the usual way (film-tarantino-cast: its 46% class has 15
+# spellings). Measured with pairs on (hybrid, recompose, 15 turns, gold-features): film prior
+# ÷ Huffman 1.132 -> 1.101 at 0.5 (1.109 at 1.0), film all 3.16 -> 3.00 turns, dev prior
+# 1.019 -> 1.017, dev all pairs 0.905 in 5.99 turns either way (realised 3.67 -> 3.68),
+# val 0.850 in 5.47 -> 5.48 (realised 1.35 -> 1.38; one task's two golds 2 turns longer).
+MODAL_SPELLING = 0.5
 # How many of the most evenly splitting features expected-depth pairs (A ∧ B, every pair, one
 # per split; core.engine.variables.mine_decision_variables ``pairs``); 0 = none. The
 # per-cluster groups are mined again at each step, so a group the lookahead counted on can be
-# gone a step later; pairs stay on offer. Measured with 16 (8, 32 or every feature alike):
-# film prior ÷ Huffman floor 1.174 -> 1.132, dev prior 1.023 -> 1.019, but honest success
-# over all dev pairs 0.893 -> 0.882 (two more pairs alive at the 15-turn budget after
-# repair), so it stays off until that is understood.
-PAIR_FEATURES = 0
+# gone a step later; pairs stay on offer. Under the hybrid default (measured with 16; 8, 32 or
+# every feature gave the same film prior under clauses): film prior ÷ Huffman floor 1.174 ->
+# 1.132 (÷ tree floor 1.158 -> 1.117), dev prior 1.023 -> 1.019, honest all pairs dev 0.905
+# in 6.02 -> 5.99 turns, val 0.846 in 5.49 -> 0.850 in 5.47. (Under the old `clauses` default
+# it cost dev success, 0.893 -> 0.882: there the questions after a rejection were clauses.)
+PAIR_FEATURES = 16
+# Above this many survivors half as many features are paired (28 pairs instead of 120), which
+# bounds the decision step (CPU, same process, vs no pairs: x1.14 at N = 200, x1.10 at
+# N = 1000; x1.4 with 120 pairs); no bank's pool has over 42 candidates.
+PAIR_FULL_UP_TO = 100
 # What the workspace asks with (strategy, question vocabulary, value questions): the
 # configuration with the best honest (gold-features) success over all AMBROSIA dev pairs, mean
 # turns breaking ties, as printed by `python -m core.evaluate data/ambrosia/dev.jsonl
@@ -88,23 +103,49 @@ WORKSPACE_DEFAULT: dict[str, object] = {"strategy": "expected-depth", "questions
                                         "values": False}
 
 
+def modal_weights(weights: np.ndarray, labels: np.ndarray, share: float) -> np.ndarray:
+    """``weights`` with ``share`` of each label's mass moved onto its heaviest candidate (the
+    class as the pool spells it most often; the first such candidate on ties)."""
+    w = np.asarray(weights, dtype=float)
+    _, inverse = np.unique(np.asarray(labels), return_inverse=True)
+    if len(w) == 0:
+        return w.copy()
+    order = np.lexsort((np.arange(len(w)), -w, inverse))  # by label, heaviest first
+    first = order[np.r_[True, np.diff(inverse[order]) != 0]]
+    out = w * (1.0 - share)
+    out[first] += share * np.bincount(inverse, weights=w)[inverse[first]]
+    return out
+
+
+def pair_features(survivors: int) -> int:
+    """How many features expected-depth pairs with this many survivors (fewer in big pools,
+    where each extra question costs the lookahead a pass over every candidate)."""
+    return PAIR_FEATURES if survivors <= PAIR_FULL_UP_TO else PAIR_FEATURES // 2
+
+
 def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
                      counted: np.ndarray | None = None, beam: int = LOOKAHEAD_BEAM,
                      penalties: np.ndarray | None = None, depth: int = LOOKAHEAD_DEPTH,
-                     inner_beam: int = INNER_BEAM) -> tuple[np.ndarray, np.ndarray]:
+                     inner_beam: int = INNER_BEAM,
+                     modal: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Expected questions left after each variable, and which were scored ``depth`` questions
     ahead (searching the ``inner_beam`` best variables inside each answer).
 
     Those are the ``beam`` best by the one-question bound; the others keep that bound (they
     rank after the beam). Only ``counted``
     candidates (valid ones) need telling apart. ``penalties`` are extra cost per variable
-    (a question charged more than one, wherever it is asked).
+    (a question charged more than one, wherever it is asked). ``modal`` (default
+    :data:`MODAL_SPELLING`) is the share of each class's weight scored on its most frequent
+    spelling (:func:`modal_weights`).
     """
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
     w = np.asarray(weights, dtype=float)
     if counted is not None:
         w = np.where(counted, w, 0.0)
     pen = np.zeros(masks.shape[0]) if penalties is None else np.asarray(penalties, dtype=float)
+    modal = MODAL_SPELLING if modal is None else modal
+    if modal > 0:
+        w = modal_weights(w, labels, modal)
     one, _, _ = split_bounds(masks, w, labels)
     one = one + pen
     total = float(w.sum())
