@@ -4,9 +4,17 @@ split one output's spellings, so they cannot answer a repaired gold away by its 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from core.engine.answers import HYBRID_AFTER, asked_vocabulary, is_answer
+from core.engine import session_views
+from core.engine.answers import (
+    HYBRID_AFTER,
+    HYBRID_FALLBACK,
+    HYBRID_GUESS,
+    asked_vocabulary,
+    is_answer,
+)
 from core.engine.session import RepairSession
 from core.evaluation.evaluate import simulate
 from tests.conftest_core import dev_pool, dev_tasks, film_pools
@@ -65,3 +73,62 @@ def test_hybrid_keeps_a_repaired_gold_that_clause_questions_answer_away():
         assert runs["hybrid"].success, gold
         assert runs["hybrid"].rejections >= 1
         assert runs["hybrid"].turns <= 15
+
+
+
+def _after_two_answers(pool) -> RepairSession:
+    """A hybrid session that rejected its first output, then said Yes to two questions about
+    the answer (each of them one)."""
+    session = RepairSession(pool, strategy="expected-depth", questions="hybrid")
+    session.reject_output(session.predicted_output_key())
+    for _ in range(2):
+        assert session.asking == HYBRID_AFTER
+        variable = session.next_variable()
+        assert variable is not None and all(is_answer(k) for k in variable.keys)
+        session.answer(variable.keys, True)
+    return session
+
+
+def _output_masses(session: RepairSession) -> list[float]:
+    pool = session.pool
+    valid = session.survivors[pool.valid[session.survivors]]
+    masses = np.bincount(pool.class_index[valid], weights=pool.counts[valid])
+    return sorted(masses[masses > 0].tolist())
+
+
+def _outputs_only(session: RepairSession) -> RepairSession:
+    """The same decisions in a session asking only about the answer."""
+    twin = RepairSession.from_dict(session.to_dict(), session.base_pool)
+    twin.questions = HYBRID_AFTER
+    return twin
+
+
+def test_hybrid_asks_a_clause_where_no_answer_question_splits_unlikely_outputs(monkeypatch):
+    """After a rejection, three outputs that every question about the answer describes alike
+    (a scope task's readings): with none holding HYBRID_GUESS of their weight (the share set
+    just above the heaviest's, 0.4), showing the heaviest would likely cost a rejection and a
+    repair round, so hybrid asks a clause question that splits them; Back over the answer
+    asks about the answer again."""
+    session = _after_two_answers(dev_pool(19))
+    masses = _output_masses(session)
+    assert len(masses) == 3
+    assert session.asking == HYBRID_AFTER  # 0.4 >= the shipped share: the heaviest is shown
+    monkeypatch.setattr(session_views, "HYBRID_GUESS", masses[-1] / sum(masses) + 0.01)
+    session = _after_two_answers(dev_pool(19))
+    assert _outputs_only(session).next_variable() is None  # nothing about the answer splits
+    assert session.asking == HYBRID_FALLBACK == "mixed"
+    variable = session.next_variable()
+    assert variable is not None and not all(is_answer(k) for k in variable.keys)
+    assert variable.yes_count > 0 and variable.no_count > 0
+    session.undo()
+    assert session.asking == HYBRID_AFTER
+
+
+def test_hybrid_shows_an_output_that_holds_half_the_weight():
+    """Two outputs no answer question splits, the heavier holding half their weight or more:
+    shown, it is accepted at least as often as not, so hybrid asks nothing more (as before)."""
+    session = _after_two_answers(dev_pool(7))
+    masses = _output_masses(session)
+    assert len(masses) == 2 and masses[-1] >= HYBRID_GUESS * sum(masses)
+    assert session.asking == HYBRID_AFTER
+    assert session.next_variable() is None

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.engine.answers import (
+    HYBRID_AFTER,
+    HYBRID_FALLBACK,
+    HYBRID_GUESS,
     askable,
     asked_vocabulary,
     is_answer,
@@ -124,8 +127,30 @@ class SessionViews:
     @property
     def asking(self) -> str:
         """The vocabulary asked from at this step (``hybrid``: clauses until an output was
-        rejected, then :data:`core.engine.answers.HYBRID_AFTER`)."""
-        return asked_vocabulary(self.questions, any(d.kind == "reject" for d in self.history))
+        rejected, then :data:`core.engine.answers.HYBRID_AFTER`, or
+        :data:`~core.engine.answers.HYBRID_FALLBACK` where only a clause can tell the likely
+        outputs apart: :meth:`_shows_an_output`)."""
+        asking = asked_vocabulary(self.questions, any(d.kind == "reject" for d in self.history))
+        if (self.questions == "hybrid" and asking == HYBRID_AFTER and HYBRID_FALLBACK
+                and not self._memo("shows an output", self._shows_an_output)):
+            return HYBRID_FALLBACK
+        return asking
+
+    def _shows_an_output(self) -> bool:
+        """Whether the outputs-only step may end here by showing an output: at most one valid
+        output survives, one holds :data:`~core.engine.answers.HYBRID_GUESS` of their weight
+        (shown, it is likely enough accepted), or a question about the answer splits them.
+        Otherwise a clause question is cheaper than a likely rejection and repair round."""
+        idx = self.survivors[self.pool.valid[self.survivors]]
+        classes = self.pool.class_index[idx]
+        if len(np.unique(classes)) < 2:
+            return True
+        mass = np.bincount(classes, weights=self.pool.counts[idx])
+        if mass.max() >= HYBRID_GUESS * mass.sum():
+            return True
+        cols = np.flatnonzero(askable(self.pool.vocabulary, HYBRID_AFTER))
+        x = self.pool.x[np.ix_(idx, cols)]
+        return bool((x.any(axis=0) & ~x.all(axis=0)).any())
 
     def askable(self) -> np.ndarray:
         """Which features of the current pool the session's questions may be about."""
