@@ -14,7 +14,8 @@ Each condition is a known interface variant with its own settings (all optional)
   ``questions: clauses | outputs | mixed | hybrid`` chooses what the Decision Space asks
   about: SQL clauses (the paper), the answer itself (its columns, one row per what, a single
   number, …; core/engine/answers.py), both, or clauses until the participant rejects an
-  output and only questions about the answer from then on; unset, the workspace default.
+  output and questions about the answer from then on (a clause question only where no likely
+  output stands out and only a clause tells them apart); unset, the workspace default.
   ``values: true`` adds questions about specific values ("Should *Heat* be in the answer?"),
   which assume the participant recognises the right rows (default false).
 * ``atomic-only`` — the paper's internal baseline: no grouped Decision Space.

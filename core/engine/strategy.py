@@ -98,7 +98,10 @@ PAIR_FULL_UP_TO = 100
 # clauses 0.888 (6.55 turns), expected-depth mixed and mixed+values 0.852 (5.67, 5.56),
 # outputs+values 0.840, outputs 0.822 (5.22), planned mixed+values 0.876
 # (5.53), planned clauses 0.864 (7.04), planned mixed 0.852 (5.84), planned outputs+values
-# 0.840 (5.25), planned outputs 0.822 (5.27).
+# 0.840 (5.25), planned outputs 0.822 (5.27). With PAIR_FEATURES, MODAL_SPELLING and the
+# hybrid clause fallback (core.engine.answers.HYBRID_FALLBACK) on merged main (session 11):
+# dev 0.929 in 5.95 turns, val 0.846 in 5.55, film prior ÷ Huffman floor 1.101
+# (docs/evaluation.md, "Session 11").
 WORKSPACE_DEFAULT: dict[str, object] = {"strategy": "expected-depth", "questions": "hybrid",
                                         "values": False}
 
