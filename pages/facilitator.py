@@ -13,6 +13,7 @@ from study.assignment import Override, condition_sequences, task_sequences
 from study.runner import pending_override, set_override
 from ui import study_cache as data
 from ui.access import require_researcher
+from ui.chips import counted
 from ui.router import ensure_router
 from ui.withdraw import flag_form, researcher_withdraw
 
@@ -41,7 +42,7 @@ session_id = st.session_state["fac_session"]
 def live() -> None:
     """The session list, refreshed every few seconds."""
     rows = F.overview(store, spec, now=int(time.time() * 1000))
-    st.caption(f"{len(rows)} participant(s) · refreshed {time.strftime('%H:%M:%S')}")
+    st.caption(f"{counted(len(rows), 'participant')} · refreshed {time.strftime('%H:%M:%S')}")
     if rows:
         frame = pd.DataFrame(rows)
         frame["participant"] = "P" + frame["number"].astype(str)

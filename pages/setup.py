@@ -21,7 +21,7 @@ from ui.router import ensure_router
 
 def _problems(problems: list[SpecProblem] | tuple[SpecProblem, ...], what: str) -> None:
     """Every problem as one ``file:line: field: reason. Fix: …`` line."""
-    st.error(f"{len(problems)} problem(s) {what}:")
+    st.error(f"{counted(len(problems), 'problem')} {what}:")
     st.markdown("\n".join(f"- `{p.file}:{p.line or '?'}` **{p.where}**: {p.message}."
                           + (f" *Fix:* {p.fix}" if p.fix else "") for p in problems))
 
@@ -93,7 +93,7 @@ rows = []
 for e in studies.values():
     closed = data.blocking(e)
     rows.append({"id": e.id, "title": e.title, "file": e.relative(),
-                 "status": f"closed: {len(closed)} problem(s)" if closed else "open",
+                 "status": f"closed: {counted(len(closed), 'problem')}" if closed else "open",
                  "participant link": _link(e.id) if not closed else ""})
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="setup_studies",
              column_config={"participant link": st.column_config.LinkColumn(width="large"),
@@ -127,10 +127,10 @@ st.dataframe(pd.DataFrame([{"task": s.task, "role": s.role, "in bank": s.in_bank
 missing = [s.task for s in status if s.in_bank and not s.prepared]
 if missing:
     warmup.layout()  # preparing lays pools out with UMAP: compile it while the researcher reads
-if missing and st.button(f"Prepare {len(missing)} missing pool(s)", type="primary",
+if missing and st.button(f"Prepare {counted(len(missing), 'missing pool')}", type="primary",
                          key="setup_prepare"):
     done = setup_views.prepare_pools(spec)
-    st.toast(f"Prepared {len(done)} pool(s).")
+    st.toast(f"Prepared {counted(len(done), 'pool')}.")
     st.rerun()
 elif not missing:
     st.caption("Every pool is prepared.")

@@ -53,14 +53,14 @@ def test_prepare_pools_reports_each_task_and_writes_every_pool(spec_path) -> Non
     pools = spec_path.parent / "pools"
     assert sorted(p.name for p in pools.glob("*.json")) == [f"{PRACTICE}.json", f"{TASK}.json"]
     (status,) = at.status
-    assert status.label == "Prepared 2 pool(s)" and status.icon == ":material/check:"
+    assert status.label == "Prepared 2 pools" and status.icon == ":material/check:"
     lines = [m.value for m in at.markdown if m.value.startswith("Prepared **")]
     assert [line.split("**")[1] for line in lines] == [PRACTICE, TASK]
     assert all(line.endswith(" s)") for line in lines)  # each with its time
     (bar,) = at.get("progress")
-    assert bar.proto.value == 100 and bar.proto.text == "2 pool(s) prepared"
+    assert bar.proto.value == 100 and bar.proto.text == "2 pools prepared"
     again = AppTest.from_function(_prepare, args=(str(spec_path),), default_timeout=60).run()
-    assert again.status[0].label == "Prepared 0 pool(s)"  # nothing left to prepare
+    assert again.status[0].label == "Prepared 0 pools"  # nothing left to prepare
 
 
 def test_readiness_checks_again_only_the_task_whose_pool_changed(spec_path) -> None:

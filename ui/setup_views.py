@@ -25,6 +25,7 @@ from study.readiness import TaskReadiness, add_candidates, readiness_tasks, task
 from study.setup_pools import generate_candidates, prepare_missing, study_tasks
 from study.spec import StudySpec
 from ui import study_cache as data
+from ui.chips import counted
 from ui.generation import api_key
 
 GENERATED = "setup_generated"  # session state: (study, task, GeneratedPool, bank line)
@@ -133,11 +134,11 @@ def prepare_pools(spec: StudySpec) -> list[str]:
                         if cold and i == 0 else "")
                 bar.progress(i / n, text=f"Preparing {task} ({i + 1} of {n}){note}…")
             else:
-                bar.progress(1.0, text=f"{n} pool(s) prepared")
+                bar.progress(1.0, text=f"{counted(n, 'pool')} prepared")
 
         done_ids: list[str] = []
         done = prepare_missing(spec, progress)
-        status.update(label=f"Prepared {len(done)} pool(s)", state="complete", expanded=False)
+        status.update(label=f"Prepared {counted(len(done), 'pool')}", state="complete", expanded=False)
     return done
 
 
