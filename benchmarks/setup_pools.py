@@ -4,7 +4,7 @@
 50 distinct candidates pooled from the built-in film tasks (a different slice per task), starts
 ``streamlit run app.py`` from ``--root`` (default this checkout, so an older one can be measured
 with the same bench), unlocks Setup and prints median and p95 (ms), in the page, from the
-click on "Prepare 5 missing pool(s)" to: the first progress drawn, and everything done (every
+click on "Prepare 5 missing pools" to: the first progress drawn, and everything done (every
 pool prepared, the readiness check drawn, nothing running); and the latter per task. The first
 press on a fresh server (its UMAP warm-up possibly still running) is its own row; then the
 pools are deleted and prepared again ``reps`` times. Figures, not assertions (STYLE.md).
@@ -76,7 +76,7 @@ def write_study(folder: Path) -> Path:
 
 def press(page: Any) -> tuple[float, float]:
     """Click Prepare; ms to the first progress drawn and to everything done."""
-    button = page.get_by_role("button", name=f"Prepare {TASKS} missing pool(s)")
+    button = page.get_by_role("button", name=f"Prepare {TASKS} missing pools")
     button.wait_for()
     page.wait_for_function(f"() => {IDLE}", timeout=TIMEOUT_MS)  # the check of the old pools
     page.evaluate(ARM, PROGRESS)
