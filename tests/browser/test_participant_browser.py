@@ -102,12 +102,27 @@ def _consent_and_demographics(page, base: str, store, study: str = "mini") -> st
     _click(page, "Continue")
     _wait(page, "This question is required.")
     _shot(page, "2-demographics-required")
-    page.get_by_text("intermediate", exact=True).click()
-    page.get_by_text("weekly", exact=True).click()
+    for item, choice in (("sql_expertise", "intermediate"), ("llm_code", "weekly")):
+        _choose(page, store, pid, f"demographics/{item}", choice)
     _idle(page)  # the radios' reruns are done: Continue is pressed on the page they drew
     _click(page, "Continue")
     _wait_step(store, pid, "onboarding")
     return pid
+
+
+def _choose(page, store, pid: str, item: str, choice: str) -> None:
+    """Pick a questionnaire radio and wait until the store has it (each radio saves on change):
+    a click that lands while the previous radio's rerun redraws the page is retried, as a
+    person would click again, so Continue never runs on an answer that was not recorded."""
+    for _attempt in range(3):
+        _idle(page)
+        page.get_by_text(choice, exact=True).click()
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if store.answers(pid).get(item) == choice:
+                return
+            time.sleep(0.1)
+    raise AssertionError(f"{item} = {choice} was not saved after 3 clicks")
 
 
 def test_whole_participant_flow_with_reload(browser, study) -> None:
