@@ -119,8 +119,8 @@ def static_dir() -> Path:
 def shell(index: str, segment: str, preload: Sequence[tuple[str, str, str]] = ()) -> str:
     """``index`` (Streamlit's index.html) for the page at ``segment``, with the base-address
     script at the end of its head (it runs before Streamlit's module, which is deferred) and,
-    with ``preload`` (:func:`hints`), a script adding those hints at low priority once the
-    document is parsed (after Streamlit's own bundle is requested, so they do not delay it)."""
+    with ``preload`` (:func:`hints`), a script adding those hints once the page's WebSocket has
+    opened (after the health probe and the connection, so they do not delay either)."""
     at = index.find("</head>")
     script = BASE_SCRIPT.format(segment=json.dumps(f"/{segment}"))
     if preload:

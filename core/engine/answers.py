@@ -63,8 +63,9 @@ HYBRID_AFTER = "outputs"  # what ``hybrid`` asks once an output was rejected (as
 # a clause question costs one turn (and may answer a repaired output away by its spelling);
 # showing the heaviest output costs nothing if it is theirs and otherwise a rejection, a repair
 # round and the questions after it. Where one output is that likely it is shown, as before.
-# Measured on AMBROSIA dev (gold-features, all pairs; README "Evaluation"): never falling back
-# 0.905 in 6.02 turns, always 0.899 in 6.26, below half 0.911 in 6.07, below 0.3 0.917 in 6.01.
+# Measured alone on AMBROSIA dev (gold-features, all pairs; docs/evaluation.md, "Session 11"):
+# never falling back 0.905 in 6.02 turns, always 0.899 in 6.26, below half 0.911 in 6.07,
+# below 0.3 0.917 in 6.01 (with pairs and MODAL_SPELLING, the default: 0.929 in 5.95).
 # None: never fall back.
 HYBRID_FALLBACK: str | None = "mixed"
 HYBRID_GUESS = 0.3
