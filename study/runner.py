@@ -74,6 +74,9 @@ def join(store: Store, spec: StudySpec, *, stage: str | None = None,
         runner = Runner(store, spec, a.participant, clock=clock)
         runner.log("session.start", {"resumed": False}, task="", subtask="")
         runner.log("consent", {"given": True}, task="", subtask="")
+        if override is not None:  # the trace says whose assignment was not balancing's alone
+            runner.log("override", {**override.__dict__, "cell": a.cell, "by": "facilitator"},
+                       task="", subtask="")
         first = runner.steps[1]
         store.set_progress(a.participant, {"step": first.id, "index": 1, "workspace": {},
                                            "submitted": {}}, now)
@@ -282,7 +285,9 @@ class Runner:
             self.answer(flow.task_step_id(task, subtask), {"candidate": candidate, "sql": sql})
 
     def advance(self, expected: str, *, by: str = "participant") -> flow.Step | None:
-        """Move from step ``expected`` to the next one; None if the participant had moved on."""
+        """Move from step ``expected`` to the next one; None if the participant had moved on,
+        or (``by`` the participant) while the facilitator has paused the step: a page drawn
+        before the pause still shows Continue enabled. The facilitator's advance moves on."""
         prev = self.steps[flow.index_of(self.steps, expected)]
         new = flow.next_step(self.steps, expected)
         if new is None:
@@ -295,6 +300,9 @@ class Runner:
             return True
 
         with self.store.write():
+            self._forget()  # the pause is read inside this transaction, not from a page run
+            if by != "facilitator" and self.paused():
+                return None
             if not self._update(change):
                 return None
             for ev in flow.transition_events(self.participant, prev, new, by=by):

@@ -57,6 +57,8 @@ EVENT_TYPES: dict[str, str] = {
     # facilitator and flow
     "marker": "a one-click facilitator marker; {label}",
     "note": "a free facilitator note; {text}",
+    "override": "the facilitator's override chose (part of) this participant's assignment at "
+                "join; {task_sequence, condition, condition_sequence, cell, by}",
     "flag": "a researcher flagged (excluded) or unflagged the participant; {flagged, reason}",
     "step": "the participant moved to a flow step; {step}",
     "consent": "consent given or declined; {given: bool}",
