@@ -131,7 +131,7 @@ def layout_cold_ms(n: int) -> float:
 
 
 def bench_size(n: int, repeat: int, cold: bool, strategy: str | None = None,
-               questions: tuple[str, ...] = ()) -> dict[str, float]:
+               questions: tuple[str, ...] = (), values: bool = False) -> dict[str, float]:
     """Timings (ms) of every stage for a pool of ``n`` candidates; with ``questions``, also the
     mining and the decision step of ``strategy`` (default: the workspace's) over each of those
     vocabularies (:func:`vocabulary_rows`)."""
@@ -220,8 +220,9 @@ def bench_size(n: int, repeat: int, cold: bool, strategy: str | None = None,
            # done), and the round stored with the prepared pool applied instead
            "repair_round_ms": t_round, "repair_round_stored_ms": t_stored}
     for q in questions:
-        row.update(vocabulary_rows(pool, with_answers(pool, values=False, profile=profile),
-                                   labels, strategy or str(default["strategy"]), q, repeat))
+        row.update(vocabulary_rows(pool, with_answers(pool, values=values, profile=profile),
+                                   labels, strategy or str(default["strategy"]), q, repeat,
+                                   values))
     if cold:
         row["layout_cold_ms"] = layout_cold_ms(n)
     db.close()
@@ -229,10 +230,11 @@ def bench_size(n: int, repeat: int, cold: bool, strategy: str | None = None,
 
 
 def vocabulary_rows(pool: PreparedPool, answered: PreparedPool, labels: np.ndarray,
-                    strategy: str, questions: str, repeat: int) -> dict[str, float]:
+                    strategy: str, questions: str, repeat: int,
+                    values: bool = False) -> dict[str, float]:
     """Mining (ms, over what ``questions`` asks at the first state, ``answered``: the pool with
     its answer features) and one decision step of ``strategy`` with ``questions`` (value
-    questions off, as the workspace). ``hybrid`` asks clauses until an output is rejected and
+    questions off, as the workspace, unless ``values``). ``hybrid`` asks clauses until an output is rejected and
     then about the answer, so it gets both phases: its ``_after`` rows start from the first
     state with the predicted output rejected (the step the workspace takes after a No)."""
     def mine(phase: str) -> float:
@@ -244,7 +246,7 @@ def vocabulary_rows(pool: PreparedPool, answered: PreparedPool, labels: np.ndarr
 
     def step(rejected: bool) -> float:
         """One Yes on the top question and the views a rerun draws after it (ms)."""
-        session = RepairSession(pool, strategy=strategy, questions=questions)
+        session = RepairSession(pool, strategy=strategy, questions=questions, values=values)
         if rejected:
             key = session.predicted_output_key()
             assert key is not None, "the benchmark pool predicts no output"
@@ -323,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", nargs="+", choices=QUESTIONS, default=[], metavar="Q",
                         help="also mining and a decision step per question vocabulary ("
                              f"{', '.join(QUESTIONS)}; hybrid: before and after a rejection)")
+    parser.add_argument("--values", action="store_true",
+                        help="the --questions rows with value questions on (\"should X be in "
+                             "the answer?\"; off by default, as in the workspace)")
     parser.add_argument("--cpu", action="store_true",
                         help="time with the process's CPU time instead of wall time (a shared "
                              "machine: other processes' load then inflates the figures less)")
@@ -332,8 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--sizes: a pool needs at least 2 candidates, got {min(args.sizes)}")
     os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(tempfile.gettempdir(), "numba-cache"))
     _warm_layout()
-    rows = [bench_size(n, args.repeat, not args.no_cold, args.strategy, tuple(args.questions))
-            for n in args.sizes]
+    rows = [bench_size(n, args.repeat, not args.no_cold, args.strategy, tuple(args.questions),
+                       args.values) for n in args.sizes]
     cols = [c for c in rows[0] if c != "n"]
     print(f"{'stage':<24}" + "".join(f"{'N=' + str(r['n']):>12}" for r in rows))
     for c in cols:

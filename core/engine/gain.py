@@ -31,10 +31,13 @@ def entropy(weights: np.ndarray, labels: np.ndarray) -> float:
 def _rows_entropy(mass: np.ndarray) -> np.ndarray:
     """Entropy of each row of a (variables × labels) mass matrix, in bits."""
     totals = mass.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(totals > 0, mass / totals, 0.0)
-        logs = np.where(p > 0, np.log2(np.where(p > 0, p, 1.0)), 0.0)
-    return -(p * logs).sum(axis=1)
+    # the same figures as p = mass / totals (0 in an empty row), log2 p where p > 0 (else 0),
+    # in fewer passes over the matrix: it is scored ~100 times in one decision step
+    p = mass / np.where(totals > 0, totals, 1.0)
+    logs = np.zeros_like(p)
+    np.log2(p, out=logs, where=p > 0)
+    p *= logs
+    return -p.sum(axis=1)
 
 
 def label_masses(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -137,25 +140,51 @@ def depth_bounds(mass: np.ndarray) -> np.ndarray:
     return huffman_costs(mass) if mass.shape[1] <= HUFFMAN_LABELS else _rows_entropy(mass)
 
 
+def _masses_within(masks: np.ndarray, w: np.ndarray, labels: np.ndarray,
+                   within: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`label_masses` of ``masks`` and of every candidate, inside ``within`` only.
+
+    The same sums as restricting to ``within`` and then calling :func:`label_masses` with a
+    row of ones appended, with one gather of the masks instead of three copies (the
+    lookahead calls this ~100 times per decision step)."""
+    cols = np.arange(masks.shape[1]) if within is None else np.flatnonzero(within)
+    _, inverse = np.unique(labels[cols], return_inverse=True)
+    if len(inverse) == 0:
+        return np.zeros((masks.shape[0], 0)), np.zeros(0)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+    idx = cols[order]
+    wo = w[idx]
+    yes = np.add.reduceat(np.where(masks[:, idx], wo, 0.0), starts, axis=1)
+    return yes, np.add.reduceat(wo[None, :], starts, axis=1)[0]
+
+
 def split_bounds(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
-                 within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 within: np.ndarray | None = None,
+                 splitting_only: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(bound, Yes weight, No weight) of each variable asked inside ``within`` (default: all).
 
     The bound is 1 + Σ_answer P(answer) · :func:`depth_bounds` (the answer's label masses).
+    ``splitting_only``: the bound of a variable with an empty side is left at inf (the
+    lookahead reads only the others', and the bounds are most of a decision step's time).
     """
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
-    w = np.asarray(weights, dtype=float)
-    if within is not None:  # only the candidates (and labels) inside matter
-        masks, w, labels = masks[:, within], w[within], np.asarray(labels)[within]
-    both = label_masses(np.vstack([masks, np.ones((1, masks.shape[1]), dtype=bool)]), w, labels)
-    yes, inside = both[:-1], both[-1]
+    yes, inside = _masses_within(masks, np.asarray(weights, dtype=float), np.asarray(labels),
+                                 within)
     no = inside[None, :] - yes
     no[no < 1e-12] = 0.0
-    h = depth_bounds(np.concatenate([yes, no]))
     v = masks.shape[0]
     wy, wn = yes.sum(axis=1), no.sum(axis=1)
     total = float(inside.sum())
-    bound = 1.0 + (wy * h[:v] + wn * h[v:]) / total if total > 0 else np.ones(v)
+    if total <= 0:
+        return np.ones(v), wy, wn
+    if not splitting_only:
+        h = depth_bounds(np.concatenate([yes, no]))
+        return 1.0 + (wy * h[:v] + wn * h[v:]) / total, wy, wn
+    rows = np.flatnonzero((wy > 0) & (wn > 0))
+    bound = np.full(v, np.inf)
+    h = depth_bounds(np.concatenate([yes[rows], no[rows]]))
+    bound[rows] = 1.0 + (wy[rows] * h[:len(rows)] + wn[rows] * h[len(rows):]) / total
     return bound, wy, wn
 
 

@@ -157,42 +157,59 @@ def lookahead_scores(masks: np.ndarray, weights: np.ndarray, labels: np.ndarray,
         return one, deep
     scores = one.copy()
     deep[np.argsort(one, kind="stable")[:beam]] = True
+    leaves: dict[bytes, float | None] = {}  # the last level's value per answer set
+    ids = np.arange(masks.shape[1])
     for i in np.flatnonzero(deep):
         scores[i] = _question_value(masks, w, labels, pen, masks[i], pen[i], total,
-                                    depth - 1, max(1, inner_beam))
+                                    depth - 1, max(1, inner_beam), ids, leaves)
     return scores, deep
 
 
 def _question_value(masks: np.ndarray, w: np.ndarray, labels: np.ndarray, pen: np.ndarray,
                     mask: np.ndarray, cost: float, total: float, depth: int,
-                    inner_beam: int) -> float:
+                    inner_beam: int, ids: np.ndarray | None = None,
+                    leaves: dict[bytes, float | None] | None = None) -> float:
     """1 + cost + Σ_answer P(answer) · (best value of a question inside that answer), looking
     ``depth`` more questions ahead (the last by its one-question bound).
 
     Each deeper level gets only its answer's candidates and the variables that split them, so
     the search narrows as it goes down (the figures are those of the unnarrowed search).
+    ``ids`` are the columns' candidates in the whole search and ``leaves`` remembers the last
+    level's best bound per answer set: the variables splitting a set, and so that value, do
+    not depend on the questions that led to it (A then B and B then A reach one set).
     """
     value = 1.0 + cost
+    ids = np.arange(masks.shape[1]) if ids is None else ids
+    leaves = {} if leaves is None else leaves
     sides = np.vstack([mask, ~mask])
     for keep, mass in zip(sides, label_masses(sides, w, labels), strict=True):
         share = float(mass.sum()) / total
         if share <= 0 or np.count_nonzero(mass > 0) <= 1:
             continue  # one output left there: nothing more to ask
-        bound, wy, wn = split_bounds(masks, w, labels, keep)
+        key = ids[keep].tobytes() if depth <= 1 else b""
+        if depth <= 1 and key in leaves:
+            leaf = leaves[key]
+            value += share * (guess_cost(mass) if leaf is None else leaf)
+            continue
+        bound, wy, wn = split_bounds(masks, w, labels, keep, splitting_only=True)
         bound = bound + pen
         splits = (wy > 0) & (wn > 0)
         if not splits.any():
+            if depth <= 1:
+                leaves[key] = None
             value += share * guess_cost(mass)
             continue
         if depth <= 1:
-            value += share * float(bound[splits].min())
+            leaves[key] = float(bound[splits].min())
+            value += share * leaves[key]
             continue
         rows = np.flatnonzero(splits)
-        sub_masks, sub_pen = masks[rows][:, keep], pen[rows]
-        sub_w, sub_labels = w[keep], np.asarray(labels)[keep]
+        sub_masks, sub_pen = masks[np.ix_(rows, keep)], pen[rows]
+        sub_w, sub_labels, sub_ids = w[keep], np.asarray(labels)[keep], ids[keep]
         order = np.argsort(bound[rows], kind="stable")[:inner_beam]
         best = min(_question_value(sub_masks, sub_w, sub_labels, sub_pen, sub_masks[j],
-                                   float(sub_pen[j]), float(mass.sum()), depth - 1, inner_beam)
+                                   float(sub_pen[j]), float(mass.sum()), depth - 1, inner_beam,
+                                   sub_ids, leaves)
                    for j in order)
         value += share * best
     return value
