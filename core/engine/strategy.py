@@ -200,8 +200,9 @@ def _question_value(masks: np.ndarray, w: np.ndarray, labels: np.ndarray, pen: n
             value += share * guess_cost(mass)
             continue
         if depth <= 1:
-            leaves[key] = float(bound[splits].min())
-            value += share * leaves[key]
+            least = float(bound[splits].min())
+            leaves[key] = least
+            value += share * least
             continue
         rows = np.flatnonzero(splits)
         sub_masks, sub_pen = masks[np.ix_(rows, keep)], pen[rows]
