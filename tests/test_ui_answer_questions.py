@@ -56,6 +56,21 @@ def test_a_clause_question_shows_its_example_query_without_answer_features():
     assert "SELECT" in example and "ANSWER" not in example
 
 
+def test_the_chip_key_goes_with_a_clause_question_and_not_with_one_about_the_answer():
+    """The key to the chips' colours stood under the Decision Space whatever it asked; under a
+    question about the answer (words and a table, no chip) it explained nothing on screen."""
+    pool = _pool()
+    about_answer = workspace_state(pool, store={}, factory=lambda p: RepairSession(
+        p, questions="outputs", values=True))
+    assert "pq-legend" not in decision_html(about_answer)
+    clause = workspace_state(pool, store={}, factory=lambda p: RepairSession(
+        p, strategy="expected-depth", questions="hybrid"))
+    html = decision_html(clause)
+    assert html.count('class="pq-legend') == 1
+    # under the chips it explains (the example query), above the Yes/No buttons
+    assert html.index("in full:") < html.index("pq-legend") < html.index("pq-answers")
+
+
 def test_questions_in_words():
     assert answer_question((Feature("ANSWER COLUMN", "people.name"),
                             Feature("ANSWER COLUMNS", "1"))) == (

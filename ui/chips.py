@@ -129,8 +129,8 @@ def question_line(features: Iterable[Feature], names: Mapping[str, str] | None =
 
 
 def legend(labels: str = "sql") -> str:
-    """A one-line key to the chip colours, shown once under the Decision Space (in words when
-    clauses read as plain-language questions)."""
+    """A one-line key to the chip colours, shown in the Decision Space under a clause question's
+    chips (in words when clauses read as plain-language questions)."""
     if labels == "plain":
         def item(text: str, role: str) -> str:
             return f'<span class="pq-chip {role} words"><span class="val">{text}</span></span>'

@@ -25,7 +25,7 @@ from study import limits
 from ui import actions
 from ui.action_space import names_of
 from ui.actions import Log, OnSubmit
-from ui.chips import chip_row, counted, legend, sql_block
+from ui.chips import chip_row, counted, sql_block
 from ui.components import clause_panel, trigger, view_panel
 from ui.result import notice as show_notice
 from ui.state import WorkspaceOptions, WorkspaceState
@@ -131,7 +131,6 @@ def decision_space(ws: WorkspaceState, log: Log,
                help="Show the next question (skips this one)")
     if options is not None and options.pool_accounting:
         open_decisions(ws, log, options)
-    st.html(legend(labels_of(ws)))
 
 
 def callback(fn: Callable[_P, object], *args: _P.args, **kwargs: _P.kwargs

@@ -19,7 +19,15 @@ from core.engine.features import Feature
 from core.engine.session import Decision, RankedVariable, RepairSession
 from core.planpool.questions import render_question
 from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
-from ui.chips import chip, chip_row, output_table, plain_text, question_line, shape_text
+from ui.chips import (
+    chip,
+    chip_row,
+    legend,
+    output_table,
+    plain_text,
+    question_line,
+    shape_text,
+)
 from ui.state import WorkspaceState, current_variable
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
@@ -181,8 +189,11 @@ def decision_html(ws: WorkspaceState) -> str:
         share = (f"Yes for {variable.yes_count} of the {n} remaining queries." if plain else
                  f"Contained in {variable.yes_count} of {n} remaining queries. Should your query "
                  "contain it?")
+        # the key to the chips' colours goes with the chips (a question about the answer, or
+        # one in words only, shows none, and a key under it would explain nothing on screen)
         body = (position_html(ws, variable, len(session.variables())) + shown
-                + f'<p class="pq-caption">{share}</p>' + example)
+                + f'<p class="pq-caption">{share}</p>' + example
+                + ("" if plain else legend(labels)))
     keys = button_key(ws, variable.keys) if variable is not None else None
     about_answer = variable is not None and all(is_answer(f) for f in variable.features)
     if about_answer:
