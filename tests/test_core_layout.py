@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from core.engine.layout import compute_layout, voronoi_cells
+from core.engine.layout import SPREAD_SHARE, compute_layout, spread_classes, voronoi_cells
 from tests.conftest_core import make_pool
 
 
@@ -117,3 +117,37 @@ def test_prepared_pool_carries_positions():
     assert (pool.positions >= 0).all() and (pool.positions <= 1).all()
     assert not np.array_equal(pool.positions[0], pool.positions[1])  # same class, apart
     assert make_pool([], layout=True).positions.shape == (0, 2)
+
+
+def _nearest(points: np.ndarray) -> np.ndarray:
+    d = cdist(points, points)
+    np.fill_diagonal(d, np.inf)
+    return d.min(axis=1)
+
+
+def test_a_big_class_spreads_for_its_glyphs_and_stays_around_its_point():
+    """The practice task's 18 queries of one output sat in a knot of glyphs (the layout's
+    spiral has one radius whatever a class's size); drawn, they spread as far as their
+    neighbours allow, each class around the point the layout gave it."""
+    sizes = [18, 8, 3, 1, 1]
+    class_index = np.repeat(np.arange(len(sizes)), sizes)
+    d = _distances(len(sizes), seed=3)
+    pos = compute_layout(class_index, d, random_state=0)
+    drawn = spread_classes(pos, class_index)
+    assert np.array_equal(drawn, spread_classes(pos, class_index))  # determined by the input
+    assert np.array_equal(drawn, spread_classes(drawn, class_index))  # a drawn layout stays
+    first = [int(np.flatnonzero(class_index == c)[0]) for c in range(len(sizes))]
+    assert np.array_equal(drawn[first], pos[first])  # the classes' points do not move
+    big = class_index == 0
+    assert _nearest(drawn[big]).min() > 1.5 * _nearest(pos[big]).min()
+    radius = [float(np.linalg.norm(drawn[class_index == c] - drawn[f], axis=1).max())
+              for c, f in enumerate(first)]
+    for a in range(len(sizes)):
+        # never tighter than the layout's spiral, and no two spirals reach into each other
+        old = float(np.linalg.norm(pos[class_index == a] - pos[first[a]], axis=1).max())
+        assert radius[a] >= old - 1e-12
+        for b in range(a + 1, len(sizes)):
+            gap = float(np.linalg.norm(pos[first[a]] - pos[first[b]]))
+            assert radius[a] + radius[b] <= max(SPREAD_SHARE * gap, old) + 1e-9
+    assert len({tuple(p) for p in np.round(drawn, 9)}) == len(class_index)
+    _check_cells(drawn, voronoi_cells(drawn))

@@ -22,7 +22,7 @@ import numpy as np
 from core.engine.answers import is_answer
 from core.engine.display import spellings, sql_value
 from core.engine.execute import ExecutionResult
-from core.engine.layout import voronoi_cells
+from core.engine.layout import spread_classes, voronoi_cells
 from core.engine.session import RankedVariable, RepairSession
 from study import limits
 from ui.chips import column_header, plain_text, shape_text
@@ -224,8 +224,12 @@ def space_spec(session: RepairSession, variable: RankedVariable | None = None, *
     """
     pool = session.pool
     positions = pool.positions  # read once: a provisional layout may be swapped meanwhile
-    pos = positions if positions is not None else np.full((pool.n, 2), 0.5)
-    pos = np.round(pos, 6)
+    # each output's glyphs spread so every one can be hovered and clicked (same for the whole
+    # pool, so nothing moves while the user filters)
+    pos = (np.full((pool.n, 2), 0.5) if positions is None else _cached(
+        pool, ("spread", id(positions)),
+        lambda: np.round(spread_classes(positions, pool.class_index), 6),
+        cap=FIGURES_PER_POOL))
     alive = session.alive
     survivors = session.survivors.tolist()
     infos = clusters(session)

@@ -214,6 +214,50 @@ def _spread(class_index: np.ndarray, class_distance: np.ndarray, random_state: i
     return np.clip(points, 0.01, 0.99)
 
 
+SPREAD_SPACING = 0.035  # a class's spiral radius per sqrt(member): its glyphs ~15-30 px apart
+SPREAD_SHARE = 0.9  # of the gap between two class points that their two spirals may take
+
+
+def spread_classes(positions: np.ndarray, class_index: np.ndarray,
+                   spacing: float = SPREAD_SPACING, share: float = SPREAD_SHARE) -> np.ndarray:
+    """Positions to draw: each class's candidates on a spiral wide enough to hover each glyph.
+
+    A layout puts a class's candidates on a small spiral around the class's point (its first
+    candidate's position) whatever the class's size, so 18 queries of one output sit in a
+    knot. Here the spiral of a class of n grows to ``spacing`` · √n, as far as its neighbours
+    allow (two classes' spirals together take at most ``share`` of the gap between their
+    points, split in proportion to what each wants), never tighter than the layout's own.
+    Class points stay where the layout put them, so the picture means what it meant; the
+    result depends on the positions and classes alone (a stored layout draws the same way
+    every time).
+    """
+    pos = np.asarray(positions, dtype=float)
+    labels = np.asarray(class_index)
+    if len(pos) == 0:
+        return pos.copy()
+    present, first, sizes = np.unique(labels, return_index=True, return_counts=True)
+    centres = pos[first]
+    want = np.where(sizes > 1, spacing * np.sqrt(sizes), 0.0)
+    room = np.full(len(present), np.inf)
+    if len(present) > 1:
+        gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+        np.fill_diagonal(gaps, np.inf)
+        claim = np.maximum(want, spacing)  # a single glyph keeps room around it too
+        room = (share * gaps * claim[:, None] / (claim[:, None] + claim[None, :])).min(axis=1)
+    out = pos.copy()
+    for c, (label, size) in enumerate(zip(present, sizes, strict=True)):
+        if size < 2:
+            continue
+        members = np.flatnonzero(labels == label)
+        now = float(np.linalg.norm(pos[members] - centres[c], axis=1).max())
+        radius = max(now, min(float(want[c]), float(room[c])))
+        k = np.arange(size)
+        r = radius * np.sqrt(k / size)
+        out[members] = centres[c] + np.column_stack([r * np.cos(k * _GOLDEN),
+                                                     r * np.sin(k * _GOLDEN)])
+    return np.clip(out, 0.01, 0.99)
+
+
 def _clip_polygon(poly: list[tuple[float, float]], bbox=BBOX) -> list[tuple[float, float]]:
     """Sutherland–Hodgman clipping of a convex polygon to the bounding box."""
     x0, y0, x1, y1 = bbox
