@@ -19,7 +19,7 @@ from core.engine.features import Feature
 from core.engine.session import Decision, RankedVariable, RepairSession
 from core.planpool.questions import render_question
 from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
-from ui.chips import chip, chip_row, output_table, plain_text, question_line, shape_text
+from ui.chips import chip, chip_row, counted, output_table, plain_text, question_line, shape_text
 from ui.state import WorkspaceState, current_variable
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
@@ -123,21 +123,24 @@ def space_data(ws: WorkspaceState, colour_by_variable: bool, hover: bool) -> dic
 def space_footer(ws: WorkspaceState, colour_by_variable: bool) -> dict[str, Any]:
     """Caption and Keep-cluster buttons under the chart."""
     infos = clusters(ws.session)
-    if labels_of(ws) == "plain":
-        caption = ("Hover a glyph to see what its query does and what it returns. Drag a lasso "
-                   "(or click a glyph) to keep only those queries." + (
-                       " Red, hatched, outlined glyphs: Yes to the question in the Decision "
-                       "Space; blue, plain: No." if colour_by_variable else ""))
-    else:
-        caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) "
-                   "to keep only those queries." + (
-                       " Red, hatched, outlined glyphs: contain the red clause(s) of the "
-                       "Decision Space; blue, plain: do not." if colour_by_variable else ""))
+    plain = labels_of(ws) == "plain"
+    variable = current_variable(ws) if colour_by_variable else None
+    caption = ("Hover a glyph to see what its query does and what it returns." if plain else
+               "Hover a glyph to see its clauses and output.")
+    caption += " Drag a lasso (or click a glyph) to keep only those queries."
+    if variable is not None and (plain or all(is_answer(f) for f in variable.features)):
+        # a question about the answer marks no clause in red: say what red means for it
+        caption += (" Red, hatched, outlined glyphs: Yes to the question in the Decision "
+                    "Space; blue, plain: No.")
+    elif variable is not None:
+        caption += (" Red, hatched, outlined glyphs: contain the red clause(s) of the "
+                    "Decision Space; blue, plain: do not.")
     html = f'<p class="pq-caption">{caption}</p>'
     if len(infos) > 1:
         html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(
             button(f"Cluster {c.number} ({len(c.members)})", "cluster",
-                   f"Keep only the {len(c.members)} queries of cluster {c.number}",
+                   f"Keep only the {counted(len(c.members), 'query', 'queries')} of cluster "
+                   f"{c.number}",
                    key=str(c.number), extra=" pq-secondary") for c in infos) + "</div>")
     elif infos:
         html += (f"<p><small style='color:{shade(1, False)}'>All remaining queries form one "
@@ -211,15 +214,18 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
     cols = excerpt_columns(result, variable.features, context.profile if context else None)
     rows = [tuple(r[j] for j in cols) for r in result.rows[:EXCERPT_ROWS]]
     more = len(result.rows) - len(rows)
-    question = (render_question(variable.features, names=names_of(session.pool))
-                if labels_of(ws) == "plain" else answer_question(variable.features))
+    # in words unless the reader asked for SQL only: there are no chips here to carry the SQL
+    # names, so under ``both`` "a column of films.release_year values" read as SQL-only
+    question = (answer_question(variable.features) if labels_of(ws) == "sql"
+                else render_question(variable.features, names=names_of(session.pool)))
     return (position_html(ws, variable, len(session.variables()))
             + f'<p class="pq-answer-question"><b>{escape(question)}</b>'
             "</p>"
             f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
             "remaining queries' answers. For example, this answer has it:</p>"
             + output_table([result.columns[j] for j in cols], rows, labels=labels_of(ws))
-            + (f'<p class="pq-caption">… and {more} more rows</p>' if more > 0 else ""))
+            + (f'<p class="pq-caption">… and {counted(more, "more row")}</p>' if more > 0
+               else ""))
 
 
 def state_token(ws: WorkspaceState) -> str:
