@@ -330,7 +330,8 @@ def practice(runner: Runner, step: flow.Step) -> None:
     from ui.condition_views import practice_interfaces
 
     st.header("Practice task")
-    practice_interfaces(runner, step, _clear_errors)
+    # the introduction presents the database box: the practice is where to try it too
+    practice_interfaces(runner, step, _clear_errors, above=partial(database, runner, step))
     _next_button(runner, step, "I feel comfortable: start the tasks")
 
 
