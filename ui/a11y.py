@@ -5,7 +5,9 @@
 * Navigation: Streamlit's sidebar navigation puts section ``<div>`` s directly in its ``<ul>``
   (axe ``list``/``listitem``, serious). The router hides it and :func:`sidebar_nav` draws the
   same sections with ``st.page_link`` (real links, the current page marked).
-* Focus: every focusable control shows a 2 px outline when reached by keyboard.
+* Focus: every focusable control shows a 2 px outline when reached by keyboard. Not the main
+  region: a click on the page's background focuses it, and the next Y/N/B press framed the
+  whole page in blue.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ CSS = """<style>
   opacity: 1 !important;
 }
 :is(button, a, input, textarea, select, [role="radio"], [role="checkbox"], [role="tab"],
-    [role="option"], [role="combobox"], [tabindex="0"]):focus-visible {
+    [role="option"], [role="combobox"], [tabindex="0"]:not([data-testid="stMain"])):focus-visible {
   outline: 2px solid #1a5fb4 !important;
   outline-offset: 2px;
 }
