@@ -7,7 +7,7 @@
   same sections with ``st.page_link`` (real links, the current page marked).
 * Focus: every focusable control shows a 2 px outline when reached by keyboard. Not the main
   region: a click on the page's background focuses it, and the next Y/N/B press framed the
-  whole page in blue.
+  whole page (Streamlit draws that frame as an inset shadow on its ``::before``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ CSS = """<style>
   outline: 2px solid #1a5fb4 !important;
   outline-offset: 2px;
 }
+[data-testid="stMain"]:focus-visible::before { box-shadow: none !important; }
 .pq-nav-head { font-size: 0.8rem; font-weight: 600; color: rgba(49, 51, 63, 0.8);
   margin: 0.75rem 0 0.1rem 0.5rem; }
 </style>"""
