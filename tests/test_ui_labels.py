@@ -74,7 +74,8 @@ def test_labels_is_a_checked_condition_setting(tmp_path: Path) -> None:
 
 def test_a_one_line_intro_gets_the_panel_guide_and_the_film_intro_does_not(tmp_path) -> None:
     guide = panel_guide(_spec(tmp_path, MINI))
-    for panel in ("Action Space", "Decision Space", "Predicted Query", "Predicted Output"):
+    for panel in ("Action Space", "Decision Space", "Predicted Query", "Predicted Output",
+                  "The task's database"):  # the box every task part shows (and the practice)
         assert f"**{panel}**" in guide
     film = (ROOT / "studies" / "film" / "study.yaml")
     assert panel_guide(parse_study(film.read_text(), film)) == ""

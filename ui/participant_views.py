@@ -269,6 +269,8 @@ DECISION_TOPICS = {  # what the Decision Space asks about, by the condition's ``
     "hybrid": "about part of the query (marked in red) and, once you have ruled out an "
               "output, about the answer you expect (its columns, its rows)",
 }
+DATABASE_GUIDE = ("**The task's database** (a box above the workspace): the first rows of every "
+                  "table, open on the first part of each task.")
 CONDITION_PANELS = {"pleasqlarify": tuple(PANEL_GUIDE),
                     "atomic-only": ("Action Space", "Predicted Query", "Predicted Output")}
 OTHER_GUIDES = {
@@ -306,6 +308,8 @@ def panel_guide(spec: StudySpec) -> str:
             line = f"**{name}**: {PANEL_GUIDE[name]}".format(topic=topic)
             if name.lower() not in intro and line not in lines:
                 lines.append(line)
+    if lines and "database" not in intro:  # every task part shows it, in every condition
+        lines.append(DATABASE_GUIDE)
     return "\n".join(f"* {line}" for line in lines)
 
 
