@@ -5,9 +5,7 @@
 * Navigation: Streamlit's sidebar navigation puts section ``<div>`` s directly in its ``<ul>``
   (axe ``list``/``listitem``, serious). The router hides it and :func:`sidebar_nav` draws the
   same sections with ``st.page_link`` (real links, the current page marked).
-* Focus: every focusable control shows a 2 px outline when reached by keyboard. Not the main
-  region: a click on the page's background focuses it, and the next Y/N/B press framed the
-  whole page (Streamlit draws that frame as an inset shadow on its ``::before``).
+* Focus: every focusable control shows a 2 px outline when reached by keyboard.
 """
 
 from __future__ import annotations
@@ -22,11 +20,10 @@ CSS = """<style>
   opacity: 1 !important;
 }
 :is(button, a, input, textarea, select, [role="radio"], [role="checkbox"], [role="tab"],
-    [role="option"], [role="combobox"], [tabindex="0"]:not([data-testid="stMain"])):focus-visible {
+    [role="option"], [role="combobox"], [tabindex="0"]):focus-visible {
   outline: 2px solid #1a5fb4 !important;
   outline-offset: 2px;
 }
-[data-testid="stMain"]:focus-visible::before { box-shadow: none !important; }
 .pq-nav-head { font-size: 0.8rem; font-weight: 600; color: rgba(49, 51, 63, 0.8);
   margin: 0.75rem 0 0.1rem 0.5rem; }
 </style>"""
