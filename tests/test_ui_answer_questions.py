@@ -116,3 +116,24 @@ def test_the_chart_caption_says_what_red_means_for_a_question_about_the_answer()
     clause_ws = workspace_state(_pool(), store={}, factory=lambda p: RepairSession(
         p, questions="clauses"))
     assert "red clause" in space_footer(clause_ws, True)["html"]
+
+
+def test_a_decision_on_the_answer_is_listed_in_words_not_engine_keywords():
+    """After a Yes to a question about the answer, the Decisions list under the Predicted
+    Query showed chips "ANSWER COLUMN films.title", "ANSWER COLUMNS 1", "ANSWER SHAPE several
+    rows": the engine's feature keywords, which no participant wrote or was asked in."""
+    from ui.views import query_data
+
+    ws, variable = _answer_first("both", index=0)
+    assert actions.answer_variable(ws, True, no_log)
+    decisions = query_data(ws)["html"].split("<b>Decisions</b>", 1)[1]
+    assert "ANSWER" not in decisions
+    by_key = {f.key: f for f in ws.session.pool.vocabulary}
+    words = render_question([by_key[k] for k in ws.session.history[-1].features],
+                            names=names_of(ws.session.pool))
+    from html import escape
+
+    assert escape(words) in decisions and "Yes to" in decisions
+    sql_ws, _ = _answer_first("sql", index=0)
+    assert actions.answer_variable(sql_ws, True, no_log)
+    assert "ANSWER COLUMN" in query_data(sql_ws)["html"].split("<b>Decisions</b>", 1)[1]

@@ -282,10 +282,16 @@ def decisions_html(session: RepairSession, labels: str = "sql", participant: boo
     lines = []
     names = names_of(session.pool)
     for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
-        chips = "" if d.kind in ("restrict", "reject", "repair") else chip_row(
-            [_feature(session, k) for k in d.features], inline=True,
-            confirmed=d.features if d.answer else (), names=names,
-            labels="plain" if labels == "plain" else "sql")
+        feats = [] if d.kind in ("restrict", "reject", "repair") else [
+            _feature(session, k) for k in d.features]
+        if feats and labels != "sql" and all(is_answer(f) for f in feats):
+            # a question about the answer in words, as it was asked: its features' keywords
+            # (ANSWER COLUMN, ANSWER SHAPE …) are the engine's, not SQL anyone wrote
+            chips = f"<small>“{escape(render_question(feats, names=names))}”</small> "
+        else:
+            chips = "" if not feats else chip_row(
+                feats, inline=True, confirmed=d.features if d.answer else (), names=names,
+                labels="plain" if labels == "plain" else "sql")
         lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d, participant))}</small> {chips}'
                      f'<small>→ <b>{n}</b> left</small></div>')
     return f'<p><b>Decisions</b></p><div>{"".join(lines)}</div>'
