@@ -90,8 +90,10 @@ SYSTEM_UTILITY = (
     Item("control", _VS_LLM + "feel in control of the generated output."),
 )
 
-_AS, _DS, _PQ = ("Action Space", "Decision Space (grouped decision variables)",
-                 "Predicted Query (atomic decision variables)")
+# the panels as participants met them: the interface and its introduction speak of questions
+# and clauses, never of the paper's "grouped / atomic decision variables"
+_AS, _DS, _PQ = ("Action Space", "Decision Space (one yes/no question at a time)",
+                 "Predicted Query (the list of clauses)")
 
 
 def _panel_items(prefix: str, panel: str, parts: str, group: str) -> tuple[Item, ...]:
@@ -114,7 +116,7 @@ COMPONENT_UTILITY = (
          group="action_space"),
     Item("as_outputs", f"The {_AS} helped me understand the outputs and their clusters.",
          group="action_space"),
-    *_panel_items("ds", _DS, "decision variables", "decision_space"),
+    *_panel_items("ds", _DS, "questions", "decision_space"),
     *_panel_items("pq", _PQ, "clauses", "predicted_query"),
 )
 

@@ -68,9 +68,25 @@ def _pool(task: Task, pool_dir: Path | None) -> tuple[PreparedPool, dict[str, li
         db.close()
 
 
-def task_readiness(task: Task, role: str = "task", pool_dir: Path | None = None
-                   ) -> TaskReadiness:
-    """Pool figures, the honest evaluation over every gold of ``task``, and what to fix."""
+Vocabulary = tuple[str, bool]  # (questions, values): what the Decision Space may ask
+DEFAULT_VOCABULARY: Vocabulary = (str(WORKSPACE_DEFAULT["questions"]),
+                                  bool(WORKSPACE_DEFAULT["values"]))
+
+
+def study_vocabulary(spec: StudySpec) -> Vocabulary:
+    """What the study's full-workspace condition asks (its ``questions`` and ``values``; unset
+    questions are the workspace default), so the check runs the questions participants get;
+    the workspace default for a study without one."""
+    for cond in spec.conditions:
+        if cond.id == "pleasqlarify":
+            return (cond.questions or DEFAULT_VOCABULARY[0], cond.values)
+    return DEFAULT_VOCABULARY
+
+
+def task_readiness(task: Task, role: str = "task", pool_dir: Path | None = None,
+                   vocabulary: Vocabulary | None = None) -> TaskReadiness:
+    """Pool figures, the honest evaluation over every gold of ``task`` with ``vocabulary``
+    (default: the workspace's), and what to fix."""
     pool, schema = _pool(task, pool_dir)
     golds = len(pool.gold_results)
     produced = [g for g in range(golds) if pool.gold_class(g) is not None]
@@ -81,8 +97,7 @@ def task_readiness(task: Task, role: str = "task", pool_dir: Path | None = None
         runs, _ = evaluate([(pool, task.ambiguity)], (str(WORKSPACE_DEFAULT["strategy"]),),
                            users=(DEFAULT_USER,), populations=("all",), repair=DEFAULT_REPAIR,
                            schemas=[schema], databases=[task.database],
-                           vocabularies=((str(WORKSPACE_DEFAULT["questions"]),
-                                          bool(WORKSPACE_DEFAULT["values"])),))
+                           vocabularies=(vocabulary or DEFAULT_VOCABULARY,))
         figures = summarise(runs)
         success, turns = figures["success"], figures["mean_turns"]
         silent = figures["silent_failure"]
@@ -121,11 +136,12 @@ def study_readiness(spec: StudySpec, on_progress: Progress | None = None
                     ) -> list[TaskReadiness]:
     """:func:`task_readiness` of every task of the study in the bank (practice first)."""
     todo = readiness_tasks(spec)
+    vocabulary = study_vocabulary(spec)
     out = []
     for i, (task, role, path) in enumerate(todo):
         if on_progress:
             on_progress(i, len(todo), task.id)
-        out.append(task_readiness(task, role, path.parent if path else None))
+        out.append(task_readiness(task, role, path.parent if path else None, vocabulary))
     if on_progress:
         on_progress(len(todo), len(todo), "done")
     return out

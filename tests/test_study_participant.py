@@ -257,3 +257,17 @@ def test_pool_init_is_committed_after_the_workspace_is_drawn(env, monkeypatch) -
     events = [e for e in read_events(env, participant=pid) if e.type == "pool.init"]
     assert [(e.task, e.payload["key"]) for e in events] == [(PRACTICE, PRACTICE), (TASK, TASK)]
     assert all(e.payload["n_candidates"] > 0 and e.payload["strategy"] for e in events)
+
+
+def test_the_practice_shows_the_task_database_the_introduction_presents(env) -> None:
+    """The introduction lists "The task's database (an expander above the workspace)" among
+    the things to try on the practice task, but the practice had no such box: a participant
+    met it first in task 1. Found walking the participant flow in Chromium."""
+    at = _open()
+    pid = _agree(at)
+    _demographics(at, pid)
+    _next(at, "onboarding")
+    assert _step(env, pid) == "practice"
+    boxes = [e for e in at.expander if "task's database" in e.label]
+    assert len(boxes) == 1
+    assert not at.dataframe  # closed on the practice (as on parts after 1): nothing drawn

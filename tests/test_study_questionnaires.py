@@ -95,3 +95,19 @@ def test_builtins_cover_the_papers_questionnaires():
     assert ids == ["discover", "efficient", "understandable", "control"]
     with pytest.raises(KeyError, match="no built-in questionnaire 'sus3'"):
         builtin_questionnaire("sus3")
+
+
+def test_builtin_items_use_the_words_participants_met_in_the_interface():
+    """The component-utility items asked about the "Decision Space (grouped decision
+    variables)" and "Predicted Query (atomic decision variables)": the paper's terms, which
+    no participant reads anywhere in the interface (it speaks of questions and clauses).
+    Item ids and groups stay, so answers stored before compare with answers after."""
+    texts = [it.text for q in BUILTINS.values() for it in q.items]
+    assert not [t for t in texts if "variable" in t.lower()]
+    comp = BUILTINS["component-utility"]
+    assert [it.id for it in comp.items] == [
+        "as_explore", "as_outputs", "ds_explore", "ds_understand", "ds_transparent",
+        "ds_effort", "pq_explore", "pq_understand", "pq_transparent", "pq_effort"]
+    understand = {it.id: it.text for it in comp.items}
+    assert "The questions in the Decision Space" in understand["ds_understand"]
+    assert "The clauses in the Predicted Query" in understand["pq_understand"]

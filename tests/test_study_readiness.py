@@ -50,3 +50,23 @@ def test_readiness_names_what_each_task_lacks_and_variants_fix_it(study) -> None
     assert not any("produced by no candidate" in w for w in after.warnings)
     with pytest.raises(KeyError, match="no task 'nope'"):
         add_candidates(bank, "nope", variant_pool(task, 5))
+
+
+def test_the_check_asks_the_questions_of_the_studys_condition(study, tmp_path: Path) -> None:
+    """Setup's "What the study can do" ran the honest user with the workspace default
+    (hybrid) whatever the study's condition asked: a study with 'questions: outputs' showed
+    the same success and turns as one with clause questions. Found on Setup in Chromium."""
+    from study.readiness import DEFAULT_VOCABULARY, study_vocabulary
+
+    assert study_vocabulary(study) == DEFAULT_VOCABULARY  # the fixture leaves it unset
+    text = (tmp_path / "study.yaml").read_text()
+    assert "  - id: pleasqlarify\n" in text
+    figures = {}
+    for questions in ("clauses", "outputs"):
+        path = tmp_path / f"study-{questions}.yaml"
+        path.write_text(text.replace("  - id: pleasqlarify\n", "  - id: pleasqlarify\n"
+                                     f"    questions: {questions}\n", 1))
+        spec = load_study(path)
+        assert study_vocabulary(spec) == (questions, False)
+        figures[questions] = [(r.success, r.mean_turns) for r in study_readiness(spec)]
+    assert figures["clauses"] != figures["outputs"]

@@ -74,7 +74,8 @@ def test_labels_is_a_checked_condition_setting(tmp_path: Path) -> None:
 
 def test_a_one_line_intro_gets_the_panel_guide_and_the_film_intro_does_not(tmp_path) -> None:
     guide = panel_guide(_spec(tmp_path, MINI))
-    for panel in ("Action Space", "Decision Space", "Predicted Query", "Predicted Output"):
+    for panel in ("Action Space", "Decision Space", "Predicted Query", "Predicted Output",
+                  "The task's database"):  # the box every task part shows (and the practice)
         assert f"**{panel}**" in guide
     film = (ROOT / "studies" / "film" / "study.yaml")
     assert panel_guide(parse_study(film.read_text(), film)) == ""
@@ -345,3 +346,36 @@ def test_the_decisions_list_names_none_of_these_as_pressed(film_pools) -> None:
              for ws in _states(film_pools[0], "both", participant=True)]
     assert re.search(r"\d\. None of these \(\d+ outputs\)", texts[2]), texts[2][-400:]
     assert not any(re.search(r"No to \d+ outputs", t) for t in texts)
+
+
+@pytest.mark.parametrize("questions, says, never", [
+    ("clauses", "about part of the query (marked in red)", "the answer you expect"),
+    ("outputs", "about the answer you expect", "marked in red"),
+    ("mixed", "or about the answer you expect", "once you have ruled out"),
+    ("hybrid", "once you have ruled out an output", "xx-nothing"),
+])
+def test_the_panel_guide_says_what_the_decision_space_asks_about(
+        tmp_path: Path, questions: str, says: str, never: str) -> None:
+    """A study with ``questions: outputs`` told participants the Decision Space asks "about
+    part of the query (marked in red)", while every question was about the answer and nothing
+    was red. Found on Setup's uploaded study in Chromium."""
+    spec = _spec(tmp_path, MINI.replace("conditions: [pleasqlarify]", "conditions:\n  - {id: "
+                                        f"pleasqlarify, questions: {questions}}}"))
+    line = next(x for x in panel_guide(spec).splitlines() if "**Decision Space**" in x)
+    assert says in line and never not in line
+    assert "keys Y and N" in line
+    unset = next(x for x in panel_guide(_spec(tmp_path, MINI)).splitlines()
+                 if "**Decision Space**" in x)  # the workspace default: hybrid
+    assert "once you have ruled out an output" in unset
+
+
+def test_shipped_study_texts_speak_of_parts_as_the_participant_page_does() -> None:
+    """The film study's navigation prompt said "your interpretation from subtask 1" under a
+    page that numbers "part 1 of 4" … "part 4 of 4": participants never see "subtask"."""
+    from study.spec import load_study
+
+    for path in sorted((ROOT / "studies" / "film").glob("study*.yaml")):
+        spec = load_study(path)
+        shown = [prompt for task in spec.tasks for _, prompt in task.subtasks]
+        shown += [spec.onboarding.intro or "", spec.consent or ""]
+        assert not [t for t in shown if "subtask" in t.lower()], path.name

@@ -211,10 +211,10 @@ def shape_text(rows: int, cols: int) -> str:
     return f"{counted(rows, 'row')} × {counted(cols, 'column')}"
 
 
-def counted(n: int, noun: str) -> str:
-    """``n`` and ``noun``, plural unless one ("1 decision", "2 decisions"): participants read
-    these, so no "decision(s)"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``n`` and ``noun``, plural unless one ("1 decision", "2 decisions"; ``plural`` for an
+    irregular one: "queries"): participants read these, so no "decision(s)"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 @lru_cache(maxsize=4096)

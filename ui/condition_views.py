@@ -237,8 +237,10 @@ def render_condition(runner: Runner, step: flow.Step, namespace: str, done: Done
     VIEWS[cond.id](runner, step, namespace, cond, done)
 
 
-def practice_interfaces(runner: Runner, step: flow.Step, done: Done) -> None:
-    """The practice task in each of the participant's conditions (a switch when several)."""
+def practice_interfaces(runner: Runner, step: flow.Step, done: Done,
+                        above: Callable[[], object] | None = None) -> None:
+    """The practice task in each of the participant's conditions (a switch when several);
+    ``above`` draws what goes between the hint and the interface (the task's database)."""
     order = list(dict.fromkeys(runner.assignment.condition_order)) or [condition_of(runner,
                                                                                      step).id]
     chosen = order[0]
@@ -250,6 +252,8 @@ def practice_interfaces(runner: Runner, step: flow.Step, done: Done) -> None:
     hint = practice_hint(chosen, runner.spec.condition(chosen).labels)
     st.info(f"Try every part of the interface on this practice question: {hint} Nothing here "
             "is evaluated. Continue when you feel comfortable.", icon=":material/school:")
+    if above is not None:
+        above()
     render_condition(runner, step, f"practice-{chosen}", done, condition=chosen)
 
 

@@ -250,17 +250,27 @@ PANEL_GUIDE = {  # what each panel is for, shown when the study's intro does not
                     "colours are clusters of queries with similar outputs. Hover a glyph to see "
                     "its clauses and output; click a glyph or drag a lasso to keep only those "
                     "queries, or keep one cluster with the **Cluster** buttons under the chart.",
-    "Decision Space": "one yes/no question at a time about part of the query (marked in red), "
-                      "the most informative first. **Yes** and **No** remove the queries that "
-                      "disagree; **Previous** and **Next** show other questions; **Back** takes "
+    "Decision Space": "one yes/no question at a time {topic}, the most informative first. "
+                      "**Yes** and **No** (keys Y and N) remove the queries that disagree; "
+                      "**Previous** and **Next** show other questions; **Back** (key B) takes "
                       "back your last decision.",
     "Predicted Query": "the parts (clauses) of the remaining queries with how likely each is; "
                        "answer **Yes** or **No** to any single part.",
-    "Predicted Output": "the output of the most likely remaining query. **Is this the output "
-                        "you want?** **No**, or **None of these** when no remaining query is "
-                        "what you mean, looks for other readings (marked with a star). "
-                        "**Submit this query** records it as your answer.",
+    "Predicted Output": "the output of the most likely remaining query, and **Is this the "
+                        "output you want?** Answer **No** to rule it out, or **None of these** "
+                        "(key X) when no remaining query is what you mean: both look for other "
+                        "readings, marked with a star. **Submit this query** records it as your "
+                        "answer.",
 }
+DECISION_TOPICS = {  # what the Decision Space asks about, by the condition's ``questions``
+    "clauses": "about part of the query (marked in red)",
+    "outputs": "about the answer you expect (its columns, its rows)",
+    "mixed": "about part of the query (marked in red) or about the answer you expect",
+    "hybrid": "about part of the query (marked in red) and, once you have ruled out an "
+              "output, about the answer you expect (its columns, its rows)",
+}
+DATABASE_GUIDE = ("**The task's database** (a box above the workspace): the first rows of every "
+                  "table, open on the first part of each task.")
 CONDITION_PANELS = {"pleasqlarify": tuple(PANEL_GUIDE),
                     "atomic-only": ("Action Space", "Predicted Query", "Predicted Output")}
 OTHER_GUIDES = {
@@ -270,6 +280,13 @@ OTHER_GUIDES = {
     "single-shot": "**Proposed query**: the single most likely query and its output; accept "
                    "it, or say it is not what you meant.",
 }
+
+
+def _default_questions() -> str:
+    """The vocabulary a condition that leaves ``questions`` unset asks (the workspace's)."""
+    from core.engine.strategy import WORKSPACE_DEFAULT  # the engine only when a guide is drawn
+
+    return str(WORKSPACE_DEFAULT["questions"])
 
 
 def panel_guide(spec: StudySpec) -> str:
@@ -286,10 +303,13 @@ def panel_guide(spec: StudySpec) -> str:
             continue
         if cond.id == "atomic-only" and not cond.show_action_space:
             names = tuple(n for n in names if n != "Action Space")
+        topic = DECISION_TOPICS.get(cond.questions or _default_questions(), "")
         for name in names:
-            line = f"**{name}**: {PANEL_GUIDE[name]}"
+            line = f"**{name}**: {PANEL_GUIDE[name]}".format(topic=topic)
             if name.lower() not in intro and line not in lines:
                 lines.append(line)
+    if lines and "database" not in intro:  # every task part shows it, in every condition
+        lines.append(DATABASE_GUIDE)
     return "\n".join(f"* {line}" for line in lines)
 
 
@@ -314,7 +334,8 @@ def practice(runner: Runner, step: flow.Step) -> None:
     from ui.condition_views import practice_interfaces
 
     st.header("Practice task")
-    practice_interfaces(runner, step, _clear_errors)
+    # the introduction presents the database box: the practice is where to try it too
+    practice_interfaces(runner, step, _clear_errors, above=partial(database, runner, step))
     _next_button(runner, step, "I feel comfortable: start the tasks")
 
 

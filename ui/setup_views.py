@@ -21,7 +21,15 @@ import streamlit as st
 from core.engine.errors import StudioError
 from core.engine.taskbank import Task
 from core.generation.keys import NO_KEY_MESSAGE, has_api_key
-from study.readiness import TaskReadiness, add_candidates, readiness_tasks, task_readiness
+from study.readiness import (
+    DEFAULT_VOCABULARY,
+    TaskReadiness,
+    Vocabulary,
+    add_candidates,
+    readiness_tasks,
+    study_vocabulary,
+    task_readiness,
+)
 from study.setup_pools import generate_candidates, prepare_missing, study_tasks
 from study.spec import StudySpec
 from ui import study_cache as data
@@ -46,27 +54,33 @@ _CHECKED_MAX = 256
 _checked_lock = threading.Lock()
 
 
-def _key(task: Task, role: str, pool: Path | None) -> tuple:
-    """What one task's check depends on: its bank line, its role and its pool file."""
-    return json.dumps(task.to_json(), sort_keys=True), role, str(pool), _pool_stamp(pool)
+def _key(task: Task, role: str, pool: Path | None, vocabulary: Vocabulary | None = None
+         ) -> tuple:
+    """What one task's check depends on: its bank line, its role, its pool file and the
+    questions the study asks."""
+    return (json.dumps(task.to_json(), sort_keys=True), role, str(pool), _pool_stamp(pool),
+            vocabulary or DEFAULT_VOCABULARY)
 
 
-def is_checked(task: Task, role: str, pool: Path | None) -> bool:
+def is_checked(task: Task, role: str, pool: Path | None,
+               vocabulary: Vocabulary | None = None) -> bool:
     """Whether :func:`task_check` has this task's result already (nothing to wait for)."""
     with _checked_lock:
-        return _key(task, role, pool) in _checked()
+        return _key(task, role, pool, vocabulary) in _checked()
 
 
-def task_check(task: Task, role: str, pool: Path | None) -> TaskReadiness:
-    """:func:`task_readiness` of one task, computed once per bank line and pool file (so
-    preparing or changing one pool checks that task again, not the whole study)."""
-    key = _key(task, role, pool)
+def task_check(task: Task, role: str, pool: Path | None,
+               vocabulary: Vocabulary | None = None) -> TaskReadiness:
+    """:func:`task_readiness` of one task with the study's questions, computed once per bank
+    line, pool file and vocabulary (so preparing or changing one pool checks that task
+    again, not the whole study)."""
+    key = _key(task, role, pool, vocabulary)
     cache = _checked()
     with _checked_lock:
         if key in cache:
             cache.move_to_end(key)
             return cache[key]
-    result = task_readiness(task, role, pool.parent if pool is not None else None)
+    result = task_readiness(task, role, pool.parent if pool is not None else None, vocabulary)
     with _checked_lock:
         cache[key] = result
         while len(cache) > _CHECKED_MAX:
@@ -82,7 +96,8 @@ def readiness(spec: StudySpec) -> None:
     if not todo:
         st.info("The study's task bank is missing or empty.")
         return
-    pending = [t for t in todo if not is_checked(*t)]
+    vocabulary = study_vocabulary(spec)
+    pending = [t for t in todo if not is_checked(*t, vocabulary)]
     bar = st.progress(0.0) if pending else None
     rows = []
     for task, role, pool in todo:
@@ -90,14 +105,14 @@ def readiness(spec: StudySpec) -> None:
             i = pending.index((task, role, pool))
             bar.progress(i / len(pending), text="Running the honest simulated user on "
                          f"{task.id} ({i + 1} of {len(pending)})…")
-        rows.append(task_check(task, role, pool))
+        rows.append(task_check(task, role, pool, vocabulary))
     if bar is not None:
         bar.empty()
     st.caption("Per task: its candidates, their distinct outputs, the golds (intended readings) "
                "some candidate produces, and how often the honest simulated user "
                "(gold-features: it knows only the gold's own clauses) reaches each gold with "
-               "the workspace's questions and repair — the figures of `python -m "
-               "core.evaluate`, task by task.")
+               f"the study's questions ({vocabulary[0]}{', with values' if vocabulary[1] else ''}"
+               ") and repair — the figures of `python -m core.evaluate`, task by task.")
     st.dataframe(pd.DataFrame([{
         "task": r.task, "role": r.role, "candidates": r.candidates,
         "distinct outputs": r.outputs,

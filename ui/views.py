@@ -22,6 +22,7 @@ from ui.action_space import ClusterInfo, cached_space, clusters, names_of, shade
 from ui.chips import (
     chip,
     chip_row,
+    counted,
     legend,
     output_table,
     plain_text,
@@ -131,21 +132,24 @@ def space_data(ws: WorkspaceState, colour_by_variable: bool, hover: bool) -> dic
 def space_footer(ws: WorkspaceState, colour_by_variable: bool) -> dict[str, Any]:
     """Caption and Keep-cluster buttons under the chart."""
     infos = clusters(ws.session)
-    if labels_of(ws) == "plain":
-        caption = ("Hover a glyph to see what its query does and what it returns. Drag a lasso "
-                   "(or click a glyph) to keep only those queries." + (
-                       " Red, hatched, outlined glyphs: Yes to the question in the Decision "
-                       "Space; blue, plain: No." if colour_by_variable else ""))
-    else:
-        caption = ("Hover a glyph to see its clauses and output. Drag a lasso (or click a glyph) "
-                   "to keep only those queries." + (
-                       " Red, hatched, outlined glyphs: contain the red clause(s) of the "
-                       "Decision Space; blue, plain: do not." if colour_by_variable else ""))
+    plain = labels_of(ws) == "plain"
+    variable = current_variable(ws) if colour_by_variable else None
+    caption = ("Hover a glyph to see what its query does and what it returns." if plain else
+               "Hover a glyph to see its clauses and output.")
+    caption += " Drag a lasso (or click a glyph) to keep only those queries."
+    if variable is not None and (plain or all(is_answer(f) for f in variable.features)):
+        # a question about the answer marks no clause in red: say what red means for it
+        caption += (" Red, hatched, outlined glyphs: Yes to the question in the Decision "
+                    "Space; blue, plain: No.")
+    elif variable is not None:
+        caption += (" Red, hatched, outlined glyphs: contain the red clause(s) of the "
+                    "Decision Space; blue, plain: do not.")
     html = f'<p class="pq-caption">{caption}</p>'
     if len(infos) > 1:
         html += ('<div class="pq-row"><small>Keep cluster:</small>' + "".join(
             button(f"Cluster {c.number} ({len(c.members)})", "cluster",
-                   f"Keep only the {len(c.members)} queries of cluster {c.number}",
+                   f"Keep only the {counted(len(c.members), 'query', 'queries')} of cluster "
+                   f"{c.number}",
                    key=str(c.number), extra=" pq-secondary") for c in infos) + "</div>")
     elif infos:
         html += (f"<p><small style='color:{shade(1, False)}'>All remaining queries form one "
@@ -222,15 +226,18 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
     cols = excerpt_columns(result, variable.features, context.profile if context else None)
     rows = [tuple(r[j] for j in cols) for r in result.rows[:EXCERPT_ROWS]]
     more = len(result.rows) - len(rows)
-    question = (render_question(variable.features, names=names_of(session.pool))
-                if labels_of(ws) == "plain" else answer_question(variable.features))
+    # in words unless the reader asked for SQL only: there are no chips here to carry the SQL
+    # names, so under ``both`` "a column of films.release_year values" read as SQL-only
+    question = (answer_question(variable.features) if labels_of(ws) == "sql"
+                else render_question(variable.features, names=names_of(session.pool)))
     return (position_html(ws, variable, len(session.variables()))
             + f'<p class="pq-answer-question"><b>{escape(question)}</b>'
             "</p>"
             f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
             "remaining queries' answers. For example, this answer has it:</p>"
             + output_table([result.columns[j] for j in cols], rows, labels=labels_of(ws))
-            + (f'<p class="pq-caption">… and {more} more rows</p>' if more > 0 else ""))
+            + (f'<p class="pq-caption">… and {counted(more, "more row")}</p>' if more > 0
+               else ""))
 
 
 def state_token(ws: WorkspaceState) -> str:
@@ -287,10 +294,16 @@ def decisions_html(session: RepairSession, labels: str = "sql", participant: boo
     lines = []
     names = names_of(session.pool)
     for i, (d, n) in enumerate(zip(session.history, counts, strict=True), 1):
-        chips = "" if d.kind in ("restrict", "reject", "repair") else chip_row(
-            [_feature(session, k) for k in d.features], inline=True,
-            confirmed=d.features if d.answer else (), names=names,
-            labels="plain" if labels == "plain" else "sql")
+        feats = [] if d.kind in ("restrict", "reject", "repair") else [
+            _feature(session, k) for k in d.features]
+        if feats and labels != "sql" and all(is_answer(f) for f in feats):
+            # a question about the answer in words, as it was asked: its features' keywords
+            # (ANSWER COLUMN, ANSWER SHAPE …) are the engine's, not SQL anyone wrote
+            chips = f"<small>“{escape(render_question(feats, names=names))}”</small> "
+        else:
+            chips = "" if not feats else chip_row(
+                feats, inline=True, confirmed=d.features if d.answer else (), names=names,
+                labels="plain" if labels == "plain" else "sql")
         lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d, participant))}</small> {chips}'
                      f'<small>→ <b>{n}</b> left</small></div>')
     return f'<p><b>Decisions</b></p><div>{"".join(lines)}</div>'
