@@ -2,36 +2,87 @@
 
 :func:`start` runs once per process (app.py calls it at the end of every run, so the first
 visitor's page is drawn before it competes for the interpreter; later calls return at once):
-a daemon thread imports the modules the pages use (sklearn, scipy, anthropic, pandas
-through the workspace and participant views). UMAP's numba code (10-90 s of CPU in a fresh
-process: much of it is not cached on disk) is warmed by :func:`layout`, which the
-free-exploration page calls: only a typed question needs a new layout, so a study server's
-participants never share the CPU with that compilation.
+a daemon thread imports the modules the pages use (numpy, SciPy, pandas, scikit-learn through
+the workspace and participant views, then anthropic for the chat conditions), one step at a
+time, and **yields**: before each step it waits while a page's script runs
+(:func:`scripts_running`), so a visitor's page that needs none of these modules never shares
+the interpreter (the GIL) with them, and one that does imports what it needs itself (an
+import in progress in the warm-up thread is finished first, then the page finds it). After a
+restart under load the first consent, practice and Setup pages waited 18-60 s; see
+docs/performance.md ("First visitors of a restarted server") for what they waited for.
+
+UMAP's numba code (10-90 s of CPU in a fresh process: much of it is not cached on disk) is
+warmed by :func:`layout`, which the free-exploration page and Setup call: only a typed question
+or preparing a pool needs a new layout, so a study server's participants never share the CPU
+with that compilation. It too waits until no script runs before it starts.
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
+import time
 
-PRELOAD = ("ui.workspace", "ui.panels", "ui.participant_views", "ui.condition_views",
-           "core.engine.clustering", "scipy.spatial", "pandas")
+# in the order the pages need them; each step small enough that a page starting meanwhile
+# waits for little of it (scikit-learn and pandas are ~1-2 s each on a quiet machine)
+PRELOAD = ("numpy", "scipy.sparse", "scipy.spatial", "scipy.cluster.hierarchy", "pandas",
+           "sklearn.metrics", "core.engine.session", "ui.workspace", "ui.panels",
+           "ui.participant_views", "ui.condition_views", "core.engine.clustering",
+           "scipy.stats", "plotly.graph_objects", "anthropic")
+SCRIPT_THREAD = "ScriptRunner.scriptThread"  # Streamlit's thread for one run of a page script
+POLL_S = 0.05
+QUIET_S = 0.3  # a page's follow-up run (a widget's callback, st.rerun) often starts this soon
+MAX_WAIT_S = 20.0  # a busy server (a crowd study) warms up anyway, between runs if it can
 _started = threading.Event()
+_layout_started = threading.Event()
+
+
+def scripts_running() -> bool:
+    """Whether a page's script (or fragment) is running in this process now."""
+    return any(t.name == SCRIPT_THREAD and t.is_alive() for t in threading.enumerate())
+
+
+def wait_for_quiet(poll_s: float = POLL_S, quiet_s: float = QUIET_S,
+                   max_wait_s: float = MAX_WAIT_S) -> bool:
+    """Wait until no page script has run for ``quiet_s`` seconds (polled every ``poll_s``);
+    False when ``max_wait_s`` passed first (the caller goes on regardless)."""
+    start = calm_since = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if scripts_running():
+            calm_since = now
+        elif now - calm_since >= quiet_s:
+            return True
+        if now - start >= max_wait_s:
+            return False
+        time.sleep(poll_s)
 
 
 def _run() -> None:
+    """The warm-up thread: each module of :data:`PRELOAD` in turn, each after the pages' scripts."""
     for name in PRELOAD:
+        wait_for_quiet()
         try:
             importlib.import_module(name)
         except Exception:  # the page importing it will show the real error
             continue
 
 
-def layout() -> None:
-    """Warm UMAP in the background once per process (a free question's layout needs it)."""
+def _layout() -> None:
+    """The UMAP warm-up, started once the pages' scripts are quiet."""
+    wait_for_quiet()
     from core.engine.layout import start_warm_up
 
     start_warm_up()
+
+
+def layout() -> None:
+    """Warm UMAP in the background once per process (a free question's layout needs it), after
+    the page calling this has finished (its script no longer competes with the compilation)."""
+    if _layout_started.is_set():
+        return
+    _layout_started.set()
+    threading.Thread(target=_layout, name="pleasqlarify-layout-warm-up", daemon=True).start()
 
 
 def start() -> None:
