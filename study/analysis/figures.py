@@ -67,7 +67,7 @@ def completion_grid(table: pd.DataFrame, column: str = "final"
     return codes, texts
 
 
-def part_headers(parts: list[str], width: int = 16) -> list[tuple[str, str]]:
+def part_headers(parts: list[str], width: int = 24) -> list[tuple[str, str]]:
     """(short header, tooltip) of each 'task · subtask' column: the tasks' shared id prefix
     (e.g. 'film-') dropped and a longer id cut to ``width`` characters with '…'; the tooltip
     names the task and subtask in full."""
@@ -154,6 +154,12 @@ def _cell(value: Any) -> str:
     return "" if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
+# the grid's headers wrap (at a hyphen or space) into a narrow column: a column is as wide as
+# its cells' short texts, not its task's id
+GRID_CSS = (".pq-grid thead th { white-space: normal; overflow-wrap: normal; max-width: 6.5rem; "
+            "vertical-align: bottom; }")
+
+
 def completion_html(codes: pd.DataFrame, texts: pd.DataFrame, max_height: int = 740) -> str:
     """The completion grid (:func:`completion_grid`) as an HTML table: a row per participant
     (its column pinned while the grid scrolls sideways), each cell's short text on its code's
@@ -170,7 +176,7 @@ def completion_html(codes: pd.DataFrame, texts: pd.DataFrame, max_height: int = 
                          for text, code in zip(texts.loc[name], codes.loc[name], strict=True)])
             for name in texts.index]
     heads = part_headers([str(c) for c in texts.columns])
-    return (f"{TABLE_CSS}<style>{css}</style>"
+    return (f"{TABLE_CSS}<style>{css}{GRID_CSS}</style>"
             + _table(["participant", *(h for h, _ in heads)], rows,
                      "Task completion per participant", max_height, "pq-grid",
                      ["", *(t for _, t in heads)]))
