@@ -3,13 +3,16 @@
 ``python -m benchmarks.restart [--rounds 3] [--compare CHECKOUT] [--numba cold warm]
 [--settle SECONDS]`` starts a new server per checkout, NUMBA cache mode and round (``streamlit
 run app.py`` on the steps bench study of :mod:`benchmarks.steps`), then, at once, walks the
-first participant from the consent page to the practice workspace (chart drawn) and a
-researcher's first Setup page after it, and prints median and p95 (ms) of:
+first participant from the consent page to the practice workspace (chart drawn), a
+researcher's first Setup page after it, the free-exploration workspace (which starts UMAP's
+numba warm-up) and three new participants' consent pages one after the other meanwhile, and
+prints median and p95 (ms) of:
 
 - since the server process was started: consent painted, the practice workspace painted
   (the participant's clicks and answers included) and Setup painted after Unlock;
 - the in-page waits of the same steps (from the click or navigation to the first frame that
-  shows the next part, as :mod:`benchmarks.steps` times them).
+  shows the next part, as :mod:`benchmarks.steps` times them), and of the free workspace and
+  the consent pages after it.
 
 ``--numba cold`` gives each server an empty ``NUMBA_CACHE_DIR`` (a new machine, or a cleared
 cache: UMAP's numba code compiles from scratch), ``warm`` the shared ``/tmp/numba-cache``.
@@ -30,12 +33,14 @@ from typing import Any
 from benchmarks.common import ROOT, print_table
 from benchmarks.paint import TIMEOUT_MS, VIEWPORT
 from benchmarks.steps import (
+    CHART,
     STUDY,
     WATCH,
     _button,
     _idle,
     has_text,
     input_to_drawn,
+    load_to_drawn,
     workspace_drawn,
 )
 from tests.harness import CHROMIUM, CHROMIUM_ARGS, start
@@ -81,6 +86,16 @@ def first_visitors(browser: Any, url: str, t0: float) -> dict[str, float]:
         page, has_text("Tasks and pools"), _button(page, "Unlock").click, TIMEOUT_MS)
     out["Setup since start"] = since()
     context.close()
+    # the free-exploration page starts UMAP's warm-up (numba); the next visitors meanwhile
+    context = browser.new_context(viewport=VIEWPORT)
+    out["free workspace: navigation → chart drawn"] = load_to_drawn(
+        context, f"{url}/workspace", CHART)
+    context.close()
+    for i in (1, 2, 3):
+        context = browser.new_context(viewport=VIEWPORT)
+        out[f"then new participant {i}: consent painted (UMAP warming up)"] = load_to_drawn(
+            context, f"{url}/participant?study=steps", has_text("I agree"))
+        context.close()
     return out
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from ui import warmup
 
 
@@ -49,3 +51,17 @@ def test_warm_up_modules_exist() -> None:
 
     missing = [m for m in warmup.PRELOAD if importlib.util.find_spec(m) is None]
     assert missing == []
+
+
+@pytest.mark.slow
+def test_a_cold_numba_cache_is_filled_by_a_child_process(tmp_path, monkeypatch) -> None:
+    """On an empty NUMBA_CACHE_DIR the child process compiles UMAP's cacheable code into it,
+    and this process has not imported umap (nothing of it held this server's GIL)."""
+    import sys
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    had_umap = "umap" in sys.modules
+    assert not warmup.numba_cache_filled(tmp_path / "numba")
+    assert warmup.fill_numba_cache() is True
+    assert warmup.numba_cache_filled(tmp_path / "numba")
+    assert ("umap" in sys.modules) == had_umap
