@@ -1,6 +1,7 @@
 """Researcher-only analysis: completion (Table 1), questionnaires, timings, workflows, timeline
-and replay, export. Thin: the page behind the gate is ui.analysis_page (imported only once
-unlocked, so a fresh server's password form imports none of it), every computation lives in
+and replay, export. Thin: the page behind the gate is ui.analysis_page (imported in the
+background once the password form is drawn, so a fresh server's form waits for none of it
+and Unlock finds it loaded), every computation lives in
 study.analysis and study.export, the tabs (each drawn only while open, each a fragment) in
 ui.analysis_tabs."""
 
@@ -8,8 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import warmup
 from ui.access import require_researcher
 from ui.router import ensure_router
+
+BODY = "ui.analysis_page"
 
 
 def _draw() -> None:
@@ -21,5 +25,6 @@ def _draw() -> None:
 
 ensure_router()
 st.title("Analysis")
+warmup.preload(BODY)  # in the background once the password form is drawn (no-op once loaded)
 require_researcher("analysis")
 _draw()

@@ -22,6 +22,7 @@ no script runs before it starts.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import subprocess
@@ -42,8 +43,11 @@ SCRIPT_THREAD = "ScriptRunner.scriptThread"  # Streamlit's thread for one run of
 POLL_S = 0.05
 QUIET_S = 0.3  # a page's follow-up run (a widget's callback, st.rerun) often starts this soon
 MAX_WAIT_S = 20.0  # a busy server (a crowd study) warms up anyway, between runs if it can
+PRELOAD_THREAD = "pleasqlarify-preload"
 _started = threading.Event()
 _layout_started = threading.Event()
+_preloading: set[str] = set()
+_preload_lock = threading.Lock()
 
 
 def scripts_running() -> bool:
@@ -122,6 +126,26 @@ def layout() -> None:
         return
     _layout_started.set()
     threading.Thread(target=_layout, name="pleasqlarify-layout-warm-up", daemon=True).start()
+
+
+def _preload(name: str) -> None:
+    """Import ``name`` once the page that asked for it has finished running."""
+    wait_for_quiet(quiet_s=0.05)
+    with contextlib.suppress(Exception):  # the page importing it will show the real error
+        importlib.import_module(name)
+
+
+def preload(name: str) -> None:
+    """Import module ``name`` in the background once this page's script has finished (once per
+    process): a gated page's body (the Analysis page's pandas, SciPy, Plotly and export tables)
+    loads while its password form is read, not before the form shows nor after Unlock."""
+    if name in sys.modules:
+        return
+    with _preload_lock:
+        if name in _preloading:
+            return
+        _preloading.add(name)
+    threading.Thread(target=_preload, args=(name,), name=PRELOAD_THREAD, daemon=True).start()
 
 
 def start() -> None:
