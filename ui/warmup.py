@@ -81,7 +81,19 @@ def _run() -> None:
             continue
 
 
-FILL_CACHE = "import os; os.nice(19); from core.engine.layout import warm_up; warm_up()"
+# the child: lowest CPU priority, gone when the server is (a stopped server leaves no compiler)
+FILL_CACHE = """
+import os, threading, time
+os.nice(19)
+parent = os.getppid()
+def orphaned():
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(0)
+threading.Thread(target=orphaned, daemon=True).start()
+from core.engine.layout import warm_up
+warm_up()
+"""
 FILL_TIMEOUT_S = 600.0
 
 
