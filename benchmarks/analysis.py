@@ -17,7 +17,9 @@ and film-two-conditions, ``--participants`` each) into a temporary SQLite databa
   other), each with a row of its difference to the trivial app of the same round, so a loaded
   machine slows all alike; the other rows follow per checkout. ``--fresh ROUNDS`` repeats the
   fresh server's Unlock (a new server per checkout and round, in a rotating order, beside the
-  trivial app's cold first paint of the round) and times a study switch right after it.
+  trivial app's cold first paint of the round) and times a study switch right after it, and
+  navigation → the password form drawn; ``--typing SECONDS`` types the password that long after
+  the form shows (a person; the default 0 is a password manager).
 
 For the browser the participants are stored as real ones (the ``simulated`` flag cleared in the
 benchmark's copy), so the page shows them on its first load as it does a live study's. Figures,
@@ -80,7 +82,8 @@ def rerun_times(url: str, reps: int) -> tuple[list[float], list[float]]:
 
 
 def browser_times(url: str, reps: int, roots: list[Path], tmp: Path, fresh: int = 0,
-                  fresh_only: bool = False) -> list[tuple[str, list[float]]]:
+                  fresh_only: bool = False, typing_s: float = 0.0
+                  ) -> list[tuple[str, list[float]]]:
     """The Chromium rows (benchmarks.analysis_browser) for each checkout in ``roots``; with
     ``fresh``, first that many rounds of fresh servers (:func:`fresh_rows`), alone with
     ``fresh_only``."""
@@ -102,7 +105,7 @@ def browser_times(url: str, reps: int, roots: list[Path], tmp: Path, fresh: int 
     with contextlib.ExitStack() as servers:  # every checkout's server up at once: interleaved
         trivial = servers.enter_context(running(tmp / "trivial.py", env=env, log=tmp))
         if fresh:
-            rows = fresh_rows(labels, env, tmp, trivial.url, fresh)
+            rows = fresh_rows(labels, env, tmp, trivial.url, fresh, typing_s)
             if fresh_only:
                 return rows
         urls = {label: servers.enter_context(running("app.py", env=env, log=tmp, cwd=root)).url
@@ -112,7 +115,7 @@ def browser_times(url: str, reps: int, roots: list[Path], tmp: Path, fresh: int 
 
 
 def fresh_rows(labels: dict[str, Path], env: dict[str, str], tmp: Path, trivial_url: str,
-               reps: int) -> list[tuple[str, list[float]]]:
+               reps: int, typing_s: float = 0.0) -> list[tuple[str, list[float]]]:
     """A new server per checkout and round (benchmarks.analysis_browser.fresh_unlocks): the
     researcher's Unlock on a server that has computed nothing yet, and the study switch after
     it, beside the trivial app's cold first paint of the same rounds."""
@@ -126,12 +129,15 @@ def fresh_rows(labels: dict[str, Path], env: dict[str, str], tmp: Path, trivial_
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
-        times = fresh_unlocks(browser, start, trivial_url, list(labels), STUDIES, reps)
+        times = fresh_unlocks(browser, start, trivial_url, list(labels), STUDIES, reps, typing_s)
         browser.close()
     rows = [("trivial app: new session → drawn (cold HTTP cache), rounds of the fresh servers",
              times["trivial"])]
     for label in labels:
-        rows += [(f"{label}Analysis, fresh server: Unlock → Completion painted", times[label]),
+        rows += [(f"{label}Analysis, fresh server: navigation → password form drawn",
+                  times[f"{label} form"]),
+                 (f"{label}Analysis, fresh server: Unlock → Completion painted (password typed "
+                  f"{typing_s:g} s after the form)", times[label]),
                  (f"{label}  the same minus the trivial app of its round", times[f"{label} gap"]),
                  (f"{label}  then another study → its Completion tab painted",
                   times[f"{label} switch"])]
@@ -154,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
                              "server that has computed nothing, then a study switch (--browser)")
     parser.add_argument("--fresh-only", action="store_true",
                         help="with --fresh, only those rows")
+    parser.add_argument("--typing", type=float, default=0.0, metavar="SECONDS",
+                        help="with --fresh, type the password this long after the form shows "
+                             "(a person; 0: a password manager)")
     args = parser.parse_args(argv)
     os.environ.setdefault("NUMBA_CACHE_DIR", "/tmp/numba-cache")
     load_before = os.getloadavg()
@@ -178,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                      (f"AppTest: rerun after a tab's widget ({who})", reruns)]
         if args.browser:
             rows += browser_times(url, args.reps, [ROOT, *(r.resolve() for r in args.compare)],
-                                  tmp, args.fresh, args.fresh_only)
+                                  tmp, args.fresh, args.fresh_only, args.typing)
     print_table(rows, load_before, head=f"Analysis page, {who} per study\n\n")
     return 0
 

@@ -81,11 +81,22 @@ def _ready(marker: str) -> Callable[[Any], None]:
     return lambda page: page.wait_for_function(READY_JS, arg=marker, timeout=TIMEOUT_MS)
 
 
-def unlock(browser: Any, url: str) -> tuple[Any, float]:
-    """A researcher's first visit: the password, then Unlock → the Completion tab painted (ms);
-    returns the page (its context holds the researcher cookie)."""
+# ms since navigation when read (Playwright's wait polls: up to ~100 ms late at these times)
+FORM_JS = """() => document.querySelector('input[type="password"]') ? performance.now() : null"""
+
+
+def unlock(browser: Any, url: str, typing_s: float = 0.0, form: list[float] | None = None
+           ) -> tuple[Any, float]:
+    """A researcher's first visit: the password (typed ``typing_s`` seconds after the form is
+    shown: a person reading and typing, where 0 is a password manager), then Unlock → the
+    Completion tab painted (ms); returns the page (its context holds the researcher cookie).
+    ``form``, if given, receives ms from navigation to the password form drawn."""
     page = new_page(browser)
     page.goto(f"{url}/analysis")
+    page.get_by_label("Researcher password").wait_for(timeout=TIMEOUT_MS)
+    if form is not None:
+        form.append(float(page.evaluate(FORM_JS) or 0.0))
+    page.wait_for_timeout(typing_s * 1000)
     page.get_by_label("Researcher password").fill(PASSWORD)
     ms = _timed(page, TABS["Completion"],
                 lambda: page.get_by_role("button", name="Unlock").click(), False)
@@ -145,18 +156,21 @@ def study_switches(page: Any, studies: list[str], reps: int) -> list[float]:
 
 
 def fresh_unlocks(browser: Any, start: Callable[[str], Any], trivial_url: str, labels: list[str],
-                  studies: list[str], reps: int) -> dict[str, list[float]]:
+                  studies: list[str], reps: int, typing_s: float = 0.0
+                  ) -> dict[str, list[float]]:
     """A fresh server per checkout and round: Unlock → Completion painted, then (after the page
     is idle) another study → painted, ``reps`` rounds, each round the trivial app's cold first
     paint first and the checkouts in a rotating order. ``start(label)`` is a context manager
     serving that checkout on a new server (its URL as ``.url``). Keys: each label's unlock, its
-    difference to the trivial app of its round (``" gap"``) and its switch (``" switch"``)."""
+    difference to the trivial app of its round (``" gap"``), its switch (``" switch"``) and
+    navigation → the password form drawn (``" form"``; the password typed ``typing_s`` later)."""
     out: dict[str, list[float]] = {"trivial": []}
     for i in range(reps):
         out["trivial"] += first_paint(browser, trivial_url, _trivial_ready, 1)
         for label in labels[i % len(labels):] + labels[:i % len(labels)]:
             with start(label) as server:
-                page, ms = unlock(browser, server.url)
+                page, ms = unlock(browser, server.url, typing_s,
+                                  out.setdefault(f"{label} form", []))
                 out.setdefault(label, []).append(ms)
                 out.setdefault(f"{label} gap", []).append(ms - out["trivial"][-1])
                 out.setdefault(f"{label} switch", []).extend(study_switches(page, studies, 1))

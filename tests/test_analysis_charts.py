@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from study.analysis import figures as F
-from study.analysis.completion import CODE_LABELS, CODES
+from study.analysis.completion import CODES
 from study.analysis.questionnaires_agg import likert_distribution, sus_summary
 from tests.html_tables import read_tables
 
@@ -40,7 +40,9 @@ def test_completion_grid_keeps_every_participant_and_part(n: int) -> None:
              "suggested": str(rng.choice(CODES)) if s == "3" else None}
             for lab in _labels(n) for t in TASKS[: 1 if n == 1 else 2] for s in SUBS]
     codes, texts = F.completion_grid(pd.DataFrame(rows))
-    parts = list(dict.fromkeys(f"{r['task']} · {r['subtask']}" for r in rows))
+    parts = list(dict.fromkeys(
+        [p for p in (f"{r['task']} · {r['subtask']}" for r in rows) if p.endswith(" · 3")]
+        + [f"{r['task']} · {r['subtask']}" for r in rows]))  # the outcome (subtask 3) first
     assert list(codes.index) == list(texts.index) == _labels(n)  # a row per participant
     assert list(codes.columns) == list(texts.columns) == parts  # a column per task · subtask
     for r in rows:  # each cell says the suggested code in words, or 'uncoded'
@@ -48,9 +50,11 @@ def test_completion_grid_keeps_every_participant_and_part(n: int) -> None:
         want = r["suggested"] or "uncoded"
         assert codes.loc[r["label"], part] == want
         assert texts.loc[r["label"], part] == (
-            "uncoded" if want == "uncoded" else f"{CODE_LABELS[want]} (suggested)")
+            "uncoded" if want == "uncoded" else F.GRID_LABELS[want] + F.SUGGESTED_MARK)
     shown, classes = read_tables(F.completion_html(codes, texts))[0]
-    assert list(shown.index) == _labels(n) and list(shown.columns) == parts
+    assert list(shown.index) == _labels(n)
+    assert list(shown.columns) == [h for h, _ in F.part_headers(parts)]
+    shown.columns = classes.columns = parts
     assert shown.to_dict("index") == texts.to_dict("index")  # every cell's whole text
     assert classes.to_dict("index") == ("pq-c-" + codes).to_dict("index")  # and colour
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from study.analysis.completion import CODE_LABELS
 from study.analysis.data import filter_data, load_study_data
+from study.analysis.figures import GRID_LABELS, SUGGESTED_MARK, part_headers
 from study.analysis.workflows import workflow_table
 from study.export import CODEBOOK
 from study.export import main as export_main
@@ -102,7 +102,7 @@ def test_analysis_page(demo_db, monkeypatch):
     assert [(c["code"], c["coder"], c["subtask"]) for c in codes] == [
         ("completion:partial-better", "ab", "3")]
     _completion_grid_matches_the_table(at)  # the stored code, no longer '(suggested)'
-    assert (_completion_tables(at)[0] == "partial (found better query)").to_numpy().sum() >= 1
+    assert (_completion_tables(at)[0] == GRID_LABELS["partial-better"]).to_numpy().sum() >= 1
     # the per-cell table as the sortable grid component, on request: the same rows
     shown = _completion_tables(at)[1]
     at.toggle(key="an_comp_sort").set_value(True).run()
@@ -135,11 +135,16 @@ def _completion_grid_matches_the_table(at: AppTest) -> None:
     grid, table = _completion_tables(at)
     assert len(grid) == table["label"].nunique() > 0
     assert {"reason", "coder", "coded_at", "confirmed"} <= set(table.columns)
+    parts = list(dict.fromkeys(f"{t} · {s}" for t, s in zip(table["task"], table["subtask"],
+                                                             strict=True)))
+    header = {p: h for p, (h, _) in zip(parts, part_headers(parts), strict=True)}
+    assert list(grid.columns) == [header[p] for p in sorted(parts, key=lambda p: not
+                                                            p.endswith(" · 3"))]
     for row in table.itertuples():
         code = row.final or row.suggested
-        want = ("uncoded" if not code else CODE_LABELS[code]
-                + ("" if row.final else " (suggested)"))
-        assert grid.loc[row.label, f"{row.task} · {row.subtask}"] == want
+        want = ("uncoded" if not code else GRID_LABELS[code]
+                + ("" if row.final else SUGGESTED_MARK))
+        assert grid.loc[row.label, header[f"{row.task} · {row.subtask}"]] == want
 
 
 def _completion_tables(at: AppTest) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -180,21 +180,25 @@ def test_completion_grid_shows_codes_suggestions_and_uncoded_cells_as_text_and_c
          "final": "partial-better"},
     ])
     codes, texts = completion_grid(table)
-    # rows P1, P2, P3; columns t · 2a, t · 3; the researcher's code wins over the suggestion;
-    # P3 has no 2a row at all: uncoded
+    # rows P1, P2, P3; columns t · 3 (the outcome first), t · 2a; the researcher's code wins
+    # over the suggestion; P3 has no 2a row at all: uncoded
     assert codes.to_dict("index") == {
         "P1": {"t · 2a": "uncoded", "t · 3": "solved"},
         "P2": {"t · 2a": "solved", "t · 3": "not-solved"},
         "P3": {"t · 2a": "uncoded", "t · 3": "partial-better"}}
     assert texts.to_dict("index") == {
-        "P1": {"t · 2a": "uncoded", "t · 3": "solved (suggested)"},
+        "P1": {"t · 2a": "uncoded", "t · 3": "solved *"},
         "P2": {"t · 2a": "solved", "t · 3": "not solved"},
-        "P3": {"t · 2a": "uncoded", "t · 3": "partial (found better query)"}}
+        "P3": {"t · 2a": "uncoded", "t · 3": "partial: better"}}
+    assert list(codes.columns) == list(texts.columns) == ["t · 3", "t · 2a"]
     # the same grid over the suggestions only
     assert completion_grid(table, "suggested")[0].loc["P2", "t · 3"] == "solved"
     page = completion_html(codes, texts)
     shown, classes = read_tables(page)[0]
     assert shown.to_dict("index") == texts.to_dict("index")  # the whole text of each cell
+    # each cell's tooltip gives the code's full wording, a suggestion's says so
+    assert 'title="solved: the tool&#x27;s suggestion">solved *</td>' in page
+    assert 'title="partial (found better query)">partial: better</td>' in page
     assert classes.loc["P2", "t · 3"] == "pq-c-not-solved" and classes.loc["P1", "t · 2a"] == (
         "pq-c-uncoded")
     for code, bg in {**CODE_COLOURS, "uncoded": UNCODED_COLOUR}.items():  # readable text

@@ -162,3 +162,45 @@ def test_the_participant_ui_never_imports_evaluation_code(module):
                  if m.startswith(("core.evaluation", "core.planpool.simulated",
                                   "core.planpool.evaluate", "study.simulate_demo")))
     assert bad == [], f"{module} pulls in {bad}"
+
+
+FRESH_ANALYSIS = """
+import json, sys, threading
+from streamlit.testing.v1 import AppTest
+from ui import warmup
+warmup._started.set()  # the warm-up thread imports the workspace (and scikit-learn) on purpose
+at = AppTest.from_file("app.py", default_timeout=300)
+at.switch_page("pages/analysis.py").run()
+heavy = ("sklearn", "umap", "numba", "core.engine.session")
+drawn = sorted(m for m in heavy if m in sys.modules)
+for t in threading.enumerate():  # the unlocked page's modules, loading in the background
+    if t.name == warmup.PRELOAD_THREAD:
+        t.join()
+print(json.dumps({"form": [t.label for t in at.text_input], "exception": bool(at.exception),
+                  "heavy": drawn, "after": sorted(m for m in heavy if m in sys.modules),
+                  "preloaded": "ui.analysis_page" in sys.modules}))
+"""
+
+
+@pytest.mark.slow
+def test_a_fresh_servers_analysis_password_form_imports_no_machine_learning(tmp_path):
+    """The Analysis page's first run in a fresh process shows the password form without
+    importing scikit-learn, UMAP or numba, and the unlocked page it loads in the background
+    meanwhile imports none either: they cost the first request seconds on a loaded machine and
+    only a replay or a workspace needs them."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PLEASQLARIFY_DB_URL=f"sqlite:///{tmp_path / 's.sqlite'}",
+               PLEASQLARIFY_STUDIES_DIR=str(tmp_path / "studies"),
+               PLEASQLARIFY_AUDIO_DIR=str(tmp_path / "audio"),
+               PLEASQLARIFY_RESEARCHER_PASSWORD="s3cret")
+    out = subprocess.run([sys.executable, "-c", FRESH_ANALYSIS], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True, timeout=600).stdout
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["form"] == ["Researcher password"] and not seen["exception"], seen
+    assert seen["heavy"] == [], f"the password form imported {seen['heavy']}"
+    # the unlocked page loads in the background meanwhile, without them too
+    assert seen["preloaded"] and seen["after"] == [], seen

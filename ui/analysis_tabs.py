@@ -109,7 +109,9 @@ def _completion_html(comp: pd.DataFrame) -> str:
         ("Completion rate (tool's suggestions)", _percent(C.completion_rate(comp, "suggested")),
          "The same over the suggested codes of subtask 3; confirm them below.")])
         + F.note_html("Task completion per participant: the researcher's code, else the "
-                      "tool's suggestion (marked '(suggested)'), else 'uncoded'.")
+                      "tool's suggestion (marked *), else 'uncoded'. The outcome (subtask 3) "
+                      "of every task comes first, then the verbal subtasks 2a and 2b; point "
+                      "at a cell or a header for its full wording.")
         + F.completion_html(*F.completion_grid(comp)))
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import streamlit as st
 
 from core.settings import demo_db_url as demo_url
-from study.simulate_demo import simulate_participants
 from study.store import default_url, open_store
 
 SOURCE, SIMULATED = "an_source", "an_sim_demo"  # the Analysis page's Data and filter widgets
@@ -38,6 +37,8 @@ def demo_button(study: str, *, key: str, participants: int = 12) -> None:
                           "varied SUS) in the demo database, flagged as simulated; the same as "
                           f"`python -m study.simulate_demo --study {study}`"):
         return
+    from study.simulate_demo import simulate_participants  # the engine: only when pressed
+
     bar = st.progress(0.0, text="Simulating participants…")
     simulate_participants(open_store(demo_url()), participants, study=study,
                           on_progress=lambda i, n: bar.progress(i / n, text=f"Simulated {i} "

@@ -23,14 +23,13 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from core.engine.errors import GenerationError, StudioError
 from core.engine.execute import open_database
 from core.engine.pool import PreparedPool
 from core.engine.prepare import load_prepared
 from core.engine.taskbank import Task, load_task_bank
-from core.generation.batch import BatchRun, TaskOutcome, default_state_path
 from core.generation.poolcache import GeneratedPool, PoolCache, Sample, open_pool_cache
 from core.generation.sampler import (
     DEFAULT_MODEL,
@@ -43,6 +42,9 @@ from core.generation.sampler import (
     generate_pool,
 )
 from core.generation.variants import generate_variants, schema_info
+
+if TYPE_CHECKING:  # the Batches API (anthropic, ~1-10 s to import) only for --batch
+    from core.generation.batch import TaskOutcome
 
 OFFLINE_MODEL = "offline-variants"
 VARIANTS_VERSION = "variants-v1"
@@ -252,6 +254,8 @@ def _run_batch(args: argparse.Namespace, tasks: list[Task], sampler: AnthropicSa
     if args.budget_usd is not None or args.budget_tokens is not None:
         raise GenerationError("--budget-usd/--budget-tokens cannot stop a batch once it is "
                               "submitted; bound it with --n and --tasks instead")
+    from core.generation.batch import BatchRun, default_state_path
+
     state = args.batch_state or default_state_path(args.out)
     return BatchRun(sampler, cache, state, poll_s=args.poll_s, stream=stderr).run(tasks)
 

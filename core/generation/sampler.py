@@ -23,9 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from core.engine.errors import DatabaseError, GenerationError
 from core.engine.execute import TaskDatabase, open_database
@@ -34,6 +32,9 @@ from core.generation.extract import extract_sql
 from core.generation.keys import NO_KEY_MESSAGE, has_api_key, resolve_api_key
 from core.generation.poolcache import GeneratedPool, PoolCache, Sample, estimate_cost
 from core.generation.variants import read_ddl
+
+if TYPE_CHECKING:  # imported where a request is made: ~1 s (pydantic models) on a cold start,
+    import anthropic  # ~10 s under load, which every page importing DEFAULT_MODEL paid
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +204,8 @@ class AnthropicSampler:
         return text.replace(self._api_key, "<hidden>") if self._api_key else text
 
     def _client(self) -> anthropic.Anthropic:
+        import anthropic
+
         return anthropic.Anthropic(api_key=self._api_key, base_url=self.base_url,
                                    max_retries=0, timeout=self.config.timeout_s)
 
@@ -301,6 +304,8 @@ class AnthropicSampler:
     def _one(self, client: anthropic.Anthropic, run: _Run, index: int, system: str,
              user: str) -> Sample:
         """One sample with retries; failures come back as a Sample with ``error``."""
+        import anthropic
+
         c = self.config
         attempt = 0
         while True:

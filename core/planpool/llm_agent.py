@@ -19,9 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from core.engine.errors import GenerationError
 from core.engine.execute import TaskDatabase
@@ -30,11 +28,12 @@ from core.planpool.agents import NOT_SPECIFIED
 from core.planpool.llm_tools import DATASOURCE, POOL_OPS, SYSTEM, block_dict, datasource, tools_for
 from core.planpool.pool import Clock, PoolError, PoolNotEmptyError, QuestionPool, epoch_ms
 
+if TYPE_CHECKING:  # imported where the API is called (see core.generation.sampler)
+    import anthropic
+
 NEW, ASKING, SUBMITTED, BUDGET = "new", "asking", "submitted", "turn budget"
 UNSPECIFIED_REASON = "not specified by the user"
 NUDGE = "Continue with the tools; finish by calling submit(sql)."
-_TRANSIENT = (anthropic.RateLimitError, anthropic.InternalServerError,
-              anthropic.APIConnectionError)  # what the SDK retries before it raises
 State = dict[str, Any]
 
 
@@ -86,9 +85,13 @@ class LLMAgent:
 
     def _create(self, client: anthropic.Anthropic, **kwargs: Any) -> Any:
         """One Messages call (the SDK retries transient failures); failures as GenerationError."""
+        import anthropic
+
+        transient = (anthropic.RateLimitError, anthropic.InternalServerError,
+                     anthropic.APIConnectionError)  # what the SDK retries before it raises
         try:
             return client.messages.create(**kwargs)
-        except _TRANSIENT as exc:
+        except transient as exc:
             raise GenerationError(f"the Anthropic API kept failing ({type(exc).__name__}) after "
                                   f"{self.max_retries + 1} attempts") from None
         except anthropic.APIStatusError as exc:
@@ -136,6 +139,8 @@ class LLMAgent:
                     state["status"] = BUDGET
                     break
                 if client is None:
+                    import anthropic
+
                     client = anthropic.Anthropic(api_key=self._api_key, base_url=self.base_url,
                                                  max_retries=self.max_retries,
                                                  timeout=self.timeout_s)

@@ -21,15 +21,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from core.engine.pool import PreparedPool
-from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from study.analysis.data import StudyData, condition_of, latest_codes
 from study.store import Store
+
+if TYPE_CHECKING:  # the engine's session pulls in scikit-learn: only a repaired submit needs it
+    from core.engine.pool import PreparedPool
 
 CODES = ("solved", "partial-better", "partial-not-original", "not-solved")
 CODE_LABELS = {"solved": "solved", "partial-better": "partial (found better query)",
@@ -174,6 +175,8 @@ def _repaired_output(pool: PreparedPool, payload: dict[str, Any]) -> str | None:
     """Output key of a submitted candidate that repair added (not in the prepared pool): the
     submit's recorded decisions are replayed, which re-runs the repaired queries; None if that
     fails or the replayed candidate is not the submitted SQL."""
+    from core.engine.session import RepairSession  # here: scikit-learn, for this case only
+
     try:
         session = RepairSession.from_dict({"history": payload.get("history") or []}, pool)
     except Exception:

@@ -9,6 +9,7 @@ escaped, in a scroll box with a sticky header.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -26,14 +27,24 @@ UNCODED = "uncoded"
 UNCODED_COLOUR = "#e6e6e6"
 
 
+GRID_LABELS = {"solved": "solved", "partial-better": "partial: better",
+               "partial-not-original": "partial: other", "not-solved": "not solved"}
+SUGGESTED_MARK = " *"  # after a suggested code's text in the grid (the caption says what it is)
+FIRST_SUBTASK = "3"  # the subtask the tool suggests codes for: its columns come first
+
+
 def completion_grid(table: pd.DataFrame, column: str = "final"
                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 1 as two aligned grids, a row per participant (label) and a column per
-    'task · subtask' (both in table order): the state each cell shows, and its text.
+    'task · subtask': the state each cell shows, and its short text. The subtask-3 columns
+    (the outcome, with the tool's suggestions) come first, then the others, each in table
+    order, so at 1600 px the outcome of every task shows without scrolling sideways.
 
     A cell shows the researcher's code (``column``), else the tool's suggestion (its text then
-    ends in '(suggested)'), else 'uncoded' (the verbal subtasks 2a/2b have no suggestion until
-    someone codes them); a pair missing from ``table`` is 'uncoded' too.
+    ends in :data:`SUGGESTED_MARK`), else 'uncoded' (the verbal subtasks 2a/2b have no
+    suggestion until someone codes them); a pair missing from ``table`` is 'uncoded' too.
+    Texts are the short :data:`GRID_LABELS`; :func:`completion_html` gives each cell the full
+    :data:`CODE_LABELS` wording as its tooltip.
     """
     if table.empty:
         empty = pd.DataFrame(index=pd.Index([], name="participant"))
@@ -41,17 +52,41 @@ def completion_grid(table: pd.DataFrame, column: str = "final"
     final = table[column].where(table[column].map(lambda c: isinstance(c, str)))
     suggested = table["suggested"].where(table["suggested"].map(lambda c: isinstance(c, str)))
     code = final.fillna(suggested).fillna(UNCODED)
-    label = code.map(lambda c: CODE_LABELS.get(c, c))
-    text = label.where(final.notna() | (code == UNCODED), label + " (suggested)")
+    label = code.map(lambda c: GRID_LABELS.get(c, c))
+    text = label.where(final.notna() | (code == UNCODED), label + SUGGESTED_MARK)
     cells = pd.DataFrame({"participant": table["label"],
                           "part": table["task"] + " · " + table["subtask"],
                           "code": code, "text": text})
-    rows, cols = list(dict.fromkeys(cells["participant"])), list(dict.fromkeys(cells["part"]))
+    rows = list(dict.fromkeys(cells["participant"]))
+    parts = list(dict.fromkeys(zip(table["task"], table["subtask"], strict=True)))
+    cols = [f"{t} · {s}" for t, s in sorted(parts, key=lambda p: p[1] != FIRST_SUBTASK)]
     codes, texts = (cells.pivot_table(index="participant", columns="part", values=value,
                                       aggfunc="last").reindex(index=rows, columns=cols)
                     .fillna(UNCODED).rename_axis(index="participant", columns=None)
                     for value in ("code", "text"))
     return codes, texts
+
+
+def part_headers(parts: list[str], width: int = 24) -> list[tuple[str, str]]:
+    """(short header, tooltip) of each 'task · subtask' column: the tasks' shared id prefix
+    (e.g. 'film-') dropped and a longer id cut to ``width`` characters with '…'; the tooltip
+    names the task and subtask in full."""
+    tasks = [p.rpartition(" · ")[0] for p in parts]
+    prefix = ""
+    if len(set(tasks)) > 1:
+        common = tasks[0]
+        for t in tasks[1:]:
+            while not t.startswith(common):
+                common = common[:-1]
+        prefix = common[:common.rfind("-") + 1]  # a whole word of the id, never a part of one
+    out = []
+    for part, task in zip(parts, tasks, strict=True):
+        sub = part.rpartition(" · ")[2]
+        name = task[len(prefix):] or task
+        name = name if len(name) <= width else name[:width - 1] + "…"
+        what = "the outcome (the tool suggests a code)" if sub == FIRST_SUBTASK else "verbal"
+        out.append((f"{name} · {sub}", f"Task {task}, subtask {sub}: {what}"))
+    return out
 
 
 def _luminance(colour: str) -> float:
@@ -91,19 +126,24 @@ TABLE_CSS = """<style>
 </style>"""
 
 
-def _table(head: list[str], rows: list[tuple[str, list[tuple[str, str]]]], label: str,
-           max_height: int, classes: str = "") -> str:
-    """An HTML table in a scroll box: ``head`` the column titles, each row a header cell and
-    (text, CSS class) cells; every text escaped. The box is a labelled, focusable region, so
-    it scrolls by keyboard too."""
+def _table(head: list[str], rows: Sequence[tuple[str, Sequence[tuple[str, ...]]]], label: str,
+           max_height: int, classes: str = "", titles: list[str] | None = None) -> str:
+    """An HTML table in a scroll box: ``head`` the column titles (``titles``: their tooltips),
+    each row a header cell and (text, CSS class[, tooltip]) cells; every text escaped. The box
+    is a labelled, focusable region, so it scrolls by keyboard too."""
     esc = html.escape
+
+    def attrs(cls: str = "", title: str = "") -> str:
+        return (f' class="{esc(cls)}"' if cls else "") + (f' title="{esc(title)}"' if title
+                                                            else "")
+    tips = titles or [""] * len(head)
     out = [f'<div class="pq-tbl {classes}" role="region" aria-label="{esc(label)}" '
            f'tabindex="0" style="max-height: {max_height}px"><table><thead><tr>',
-           *(f'<th scope="col">{esc(h)}</th>' for h in head), "</tr></thead><tbody>"]
+           *(f'<th scope="col"{attrs("", tip)}>{esc(h)}</th>'
+             for h, tip in zip(head, tips, strict=True)), "</tr></thead><tbody>"]
     for name, cells in rows:
         out.append(f'<tr><th scope="row">{esc(name)}</th>')
-        out.extend(f'<td class="{cls}">{esc(text)}</td>' if cls else f"<td>{esc(text)}</td>"
-                   for text, cls in cells)
+        out.extend(f"<td{attrs(*cell[1:])}>{esc(cell[0])}</td>" for cell in cells)
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
@@ -114,18 +154,32 @@ def _cell(value: Any) -> str:
     return "" if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
+# the grid's headers wrap (at a hyphen or space) into a narrow column: a column is as wide as
+# its cells' short texts, not its task's id
+GRID_CSS = (".pq-grid thead th { white-space: normal; overflow-wrap: normal; max-width: 6.5rem; "
+            "vertical-align: bottom; }")
+
+
 def completion_html(codes: pd.DataFrame, texts: pd.DataFrame, max_height: int = 740) -> str:
-    """The completion grid (:func:`completion_grid`) as an HTML table: a row per participant,
-    each cell's whole text on its code's colour (black or white text, :func:`code_style`)."""
+    """The completion grid (:func:`completion_grid`) as an HTML table: a row per participant
+    (its column pinned while the grid scrolls sideways), each cell's short text on its code's
+    colour (black or white text, :func:`code_style`) with the code's full wording as its
+    tooltip, the headers short (:func:`part_headers`) with the task's full id as theirs."""
     known = [*CODE_COLOURS, UNCODED]
     css = "".join(f".pq-grid td.pq-c-{code} {{ {code_style(code)} }}\n" for code in known)
     cls = {code: f"pq-c-{code}" for code in known}
-    rows = [(str(name), [(text, cls.get(code, cls[UNCODED]))
+
+    def tip(text: str, code: str) -> str:
+        full = CODE_LABELS.get(code, code)
+        return f"{full}: the tool's suggestion" if text.endswith(SUGGESTED_MARK) else full
+    rows = [(str(name), [(text, cls.get(code, cls[UNCODED]), tip(text, code))
                          for text, code in zip(texts.loc[name], codes.loc[name], strict=True)])
             for name in texts.index]
-    return (f"{TABLE_CSS}<style>{css}</style>"
-            + _table(["participant", *map(str, texts.columns)], rows,
-                     "Task completion per participant", max_height, "pq-grid"))
+    heads = part_headers([str(c) for c in texts.columns])
+    return (f"{TABLE_CSS}<style>{css}{GRID_CSS}</style>"
+            + _table(["participant", *(h for h, _ in heads)], rows,
+                     "Task completion per participant", max_height, "pq-grid",
+                     ["", *(t for _, t in heads)]))
 
 
 # labelled figures laid out as Streamlit's st.metric draws them (its label, value and help),

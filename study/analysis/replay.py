@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.engine.errors import SessionError
-from core.engine.pool import PreparedPool
-from core.engine.session import Decision, RepairSession
+if TYPE_CHECKING:  # the engine's session pulls in scikit-learn: imported where replay runs
+    from core.engine.pool import PreparedPool
+    from core.engine.session import Decision, RepairSession
 
 RESTRICT_TYPES = ("space.lasso", "space.box", "space.click", "space.cluster")
 DECISION_TYPES = ("dv.accept", "dv.reject", "clause.accept", "clause.reject", "undo",
@@ -52,6 +52,7 @@ class ReplayStep:
 
 def decision_of(event_type: str, payload: dict[str, Any]) -> Decision | None:
     """The core Decision an event stands for (None for undo, pool.init and inspections)."""
+    from core.engine.session import Decision  # scikit-learn: not with the Analysis page's import
     if event_type in ("dv.accept", "dv.reject", "clause.accept", "clause.reject"):
         feats = payload.get("features") or ([payload["feature"]] if "feature" in payload else [])
         kind = "variable" if event_type.startswith("dv.") else "feature"
@@ -100,6 +101,9 @@ def replay(events: Iterable[Any], pool: PreparedPool, **session_kwargs: Any) -> 
     fails (a recorded repair whose database is gone, an engine fault) ends the replay with a
     last step whose ``failure`` names the event and the reason — never an exception.
     """
+    from core.engine.errors import SessionError
+    from core.engine.session import RepairSession  # scikit-learn: when a replay is asked for
+
     events = list(events)
     first = next((ev for ev in events if ev.type in DECISION_TYPES), None)
     if first is not None and first.type == "pool.init":  # the start as the participant saw it
