@@ -89,7 +89,8 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
 CHART_DRAWN_JS = """new MutationObserver((changes, observer) => {
   if (changes.some((c) => c.target.classList && c.target.classList.contains("pq-space"))) {
     window.__pqChartDrawn = performance.now();
-    window.__pqMessagesDrawn = [window.__pqMessages ?? 0, window.__pqMessageBytes ?? 0];
+    window.__pqMessagesDrawn = [window.__pqMessages ?? 0, window.__pqMessageBytes ?? 0,
+                                window.__pqLastMessage ?? null];
     observer.disconnect();
   }
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-revision"] });"""
@@ -102,7 +103,8 @@ PHASES_JS = """() => {
   const probe = performance.getEntriesByType("resource")
     .find((r) => r.name.includes("_stcore/health"));
   return { dcl: nav ? nav.domContentLoadedEventEnd : null, probe: probe ? probe.startTime : null,
-           message: window.__pqFirstMessage ?? null };
+           message: window.__pqFirstMessage ?? null,
+           last: (window.__pqMessagesDrawn ?? [0, 0, window.__pqLastMessage ?? null])[2] };
 }"""
 FIRST_MESSAGE_JS = """(() => {
   const Socket = window.WebSocket;
@@ -111,6 +113,7 @@ FIRST_MESSAGE_JS = """(() => {
     ws.addEventListener("message", (e) => {
       window.__pqFirstMessage ??= performance.now();
       window.__pqMessages = (window.__pqMessages ?? 0) + 1;
+      window.__pqLastMessage = performance.now();
       window.__pqMessageBytes = (window.__pqMessageBytes ?? 0)
         + (e.data.byteLength ?? e.data.size ?? e.data.length ?? 0);
     });
@@ -299,7 +302,8 @@ def _summary(label: str, times: list[float], probes: list[Any], out: Any,
     row("chart first drawn (since navigation)",
         [p["drawn"] for p in found if p.get("drawn") is not None])
     for key, what in (("dcl", "DOMContentLoaded"), ("probe", "first health probe sent"),
-                      ("message", "first WebSocket message")):
+                      ("message", "first WebSocket message"),
+                      ("last", "last WebSocket message before the chart drew")):
         row(f"{what} (since navigation)", [p[key] for p in found if p.get(key) is not None])
     for key, what in WORK_ROWS:
         row(what, [p[key] for p in found if p.get(key) is not None])
