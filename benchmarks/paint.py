@@ -67,6 +67,7 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
         if probe is not None:
             context.add_init_script(CHART_DRAWN_JS)
             context.add_init_script(FIRST_MESSAGE_JS)
+            context.add_init_script(LONG_TASKS_JS)
         if warm:
             primer = new_page(browser, context)
             _load(primer, address, ready)
@@ -74,9 +75,10 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
                 settle(primer)
             primer.close()
         page = new_page(browser, context)
+        cdp = renderer_metrics(page) if probe is not None else None
         times.append(_load(page, address, ready))
         if probe is not None and probed is not None:
-            probed.append(probe(page))
+            probed.append({**(probe(page) or {}), **(work(page, cdp) if cdp else {})})
         if settle is not None:
             settle(page)
         context.close()
@@ -87,6 +89,8 @@ def first_paint(browser: Any, address: str, ready: Callable[[Any], None], reps: 
 CHART_DRAWN_JS = """new MutationObserver((changes, observer) => {
   if (changes.some((c) => c.target.classList && c.target.classList.contains("pq-space"))) {
     window.__pqChartDrawn = performance.now();
+    window.__pqMessagesDrawn = [window.__pqMessages ?? 0, window.__pqMessageBytes ?? 0,
+                                window.__pqLastMessage ?? null];
     observer.disconnect();
   }
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-revision"] });"""
@@ -99,19 +103,71 @@ PHASES_JS = """() => {
   const probe = performance.getEntriesByType("resource")
     .find((r) => r.name.includes("_stcore/health"));
   return { dcl: nav ? nav.domContentLoadedEventEnd : null, probe: probe ? probe.startTime : null,
-           message: window.__pqFirstMessage ?? null };
+           message: window.__pqFirstMessage ?? null,
+           last: (window.__pqMessagesDrawn ?? [0, 0, window.__pqLastMessage ?? null])[2] };
 }"""
 FIRST_MESSAGE_JS = """(() => {
   const Socket = window.WebSocket;
   window.WebSocket = function (...args) {
     const ws = new Socket(...args);
-    ws.addEventListener("message", () => {
-      window.__pqFirstMessage ??= performance.now(); }, { once: true });
+    ws.addEventListener("message", (e) => {
+      window.__pqFirstMessage ??= performance.now();
+      window.__pqMessages = (window.__pqMessages ?? 0) + 1;
+      window.__pqLastMessage = performance.now();
+      window.__pqMessageBytes = (window.__pqMessageBytes ?? 0)
+        + (e.data.byteLength ?? e.data.size ?? e.data.length ?? 0);
+    });
     return ws;
   };
   window.WebSocket.prototype = Socket.prototype;
   Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
 })();"""
+
+
+# the main thread's long tasks (> 50 ms) since navigation: how many, and their total ms
+LONG_TASKS_JS = """(() => {
+  window.__pqLong = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__pqLong.push(e.duration);
+  }).observe({ type: "longtask", buffered: true });
+})();"""
+# what the page holds and fetched when it is ready: Streamlit elements by kind, requests, bytes
+WORK_JS = """() => {
+  const kinds = {};
+  for (const c of document.querySelectorAll('[data-testid="stElementContainer"]')) {
+    const inner = c.querySelector("[data-testid]");
+    const kind = inner ? inner.dataset.testid : "?";
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+  }
+  const res = performance.getEntriesByType("resource");
+  const long = window.__pqLong ?? [];
+  return { elements: Object.values(kinds).reduce((a, b) => a + b, 0), kinds,
+           requests: res.length,
+           kb: res.reduce((a, r) => a + (r.transferSize || 0), 0) / 1024,
+           long_tasks: long.length, long_ms: long.reduce((a, b) => a + b, 0),
+           messages: (window.__pqMessagesDrawn ?? [window.__pqMessages ?? 0])[0],
+           message_kb: (window.__pqMessagesDrawn ?? [0, window.__pqMessageBytes ?? 0])[1] / 1024,
+           nodes: document.getElementsByTagName("*").length };
+}"""
+CPU_METRICS = ("ThreadTime", "ProcessTime", "ScriptDuration", "LayoutDuration",
+               "RecalcStyleDuration", "TaskDuration")
+
+
+def renderer_metrics(page: Any) -> Any:
+    """A CDP session on ``page`` with the Performance domain on (for :func:`work`)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Performance.enable")
+    return cdp
+
+
+def work(page: Any, cdp: Any) -> dict[str, Any]:
+    """What the renderer did for ``page`` until now, less distorted by a loaded machine than
+    wall times: its main thread's CPU (CDP ThreadTime; ProcessTime all its threads), script,
+    layout and style time (ms), long tasks, and what the page holds and fetched (:data:`WORK_JS`).
+    The page is a new tab whose renderer started with this navigation, so totals are its load."""
+    metrics = {m["name"]: m["value"] * 1000 for m in cdp.send("Performance.getMetrics")["metrics"]}
+    cdp.detach()
+    return {**{name: metrics.get(name) for name in CPU_METRICS}, **page.evaluate(WORK_JS)}
 
 
 def phases(page: Any) -> dict[str, Any]:
@@ -168,6 +224,40 @@ def timeline(browser: Any, address: str, ready: Callable[[Any], None], label: st
     context.close()
 
 
+def profile(browser: Any, address: str, ready: Callable[[Any], None], label: str,
+            top: int = 25, out: Any = sys.stderr) -> None:
+    """Print where the renderer's main thread spent a cold load of ``address`` (V8's sampling
+    profiler, from navigation until ``ready``): self time by script file, then by function."""
+    from collections import Counter
+
+    page = new_page(browser)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Profiler.enable")
+    cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+    cdp.send("Profiler.start")
+    total = _load(page, address, ready)
+    prof = cdp.send("Profiler.stop")["profile"]
+    page.context.close()
+    nodes = {n["id"]: n for n in prof["nodes"]}
+    self_ms: Counter[int] = Counter()
+    for node, delta in zip(prof["samples"], prof["timeDeltas"], strict=True):
+        self_ms[node] += delta / 1000
+    by_file: Counter[str] = Counter()
+    by_fn: Counter[str] = Counter()
+    for node, ms in self_ms.items():
+        frame = nodes[node]["callFrame"]
+        url = frame.get("url", "").rsplit("/", 1)[-1] or frame.get("functionName") or "?"
+        by_file[url] += ms
+        by_fn[f"{frame.get('functionName') or '(anonymous)'} {url}:{frame.get('lineNumber', 0)}"] += ms
+    busy = sum(ms for f, ms in by_file.items() if f not in ("(idle)", "(program)"))
+    print(f"\n{label}, cold: ready after {total:.0f} ms; {busy:.0f} ms in scripts and GC, "
+          f"(program) {by_file['(program)']:.0f}, (idle) {by_file['(idle)']:.0f}", file=out)
+    for what, counter in (("file", by_file), ("function", by_fn)):
+        print(f"  self ms by {what}:", file=out)
+        for name, ms in counter.most_common(top):
+            print(f"  {ms:7.1f}  {name}", file=out)
+
+
 def workspace_ready(page: Any) -> None:
     """The workspace is drawn with its chart (the readiness benchmarks.rerun's first paint uses)."""
     page.get_by_text("queries remain").wait_for()
@@ -187,6 +277,17 @@ def trivial_ready(page: Any) -> None:
     page.get_by_text("0 of 1").wait_for()
 
 
+# the rows of :func:`work` (not ms where the name says so)
+WORK_ROWS = (("ThreadTime", "renderer main-thread CPU"), ("ProcessTime", "renderer process CPU"),
+             ("ScriptDuration", "renderer script"),
+             ("LayoutDuration", "renderer layout"), ("RecalcStyleDuration", "renderer style"),
+             ("long_tasks", "long tasks (count)"), ("long_ms", "long tasks (total)"),
+             ("elements", "Streamlit elements (count)"), ("nodes", "DOM nodes (count)"),
+             ("requests", "requests (count)"), ("kb", "KB fetched"),
+             ("messages", "WebSocket messages (count; the workspace's until its chart drew)"),
+             ("message_kb", "WebSocket KB (the same)"))
+
+
 def _summary(label: str, times: list[float], probes: list[Any], out: Any,
              what: str | None = None) -> None:
     from benchmarks.common import stats
@@ -201,8 +302,15 @@ def _summary(label: str, times: list[float], probes: list[Any], out: Any,
     row("chart first drawn (since navigation)",
         [p["drawn"] for p in found if p.get("drawn") is not None])
     for key, what in (("dcl", "DOMContentLoaded"), ("probe", "first health probe sent"),
-                      ("message", "first WebSocket message")):
+                      ("message", "first WebSocket message"),
+                      ("last", "last WebSocket message before the chart drew")):
         row(f"{what} (since navigation)", [p[key] for p in found if p.get(key) is not None])
+    for key, what in WORK_ROWS:
+        row(what, [p[key] for p in found if p.get(key) is not None])
+    kinds = [p["kinds"] for p in found if p.get("kinds")]
+    if kinds:
+        print(f"<!-- {label}: elements when ready, first visit: "
+              f"{', '.join(f'{k} {n}' for k, n in sorted(kinds[0].items()))} -->", file=out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="prepare the bench bank in DIR and reuse it on later runs")
     parser.add_argument("--network", action="store_true",
                         help="also print every request of one cold and one warm load of each")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where the renderer spent one cold load of each")
     parser.add_argument("--screenshots", type=Path, metavar="DIR",
                         help="save the drawn chart of each checkout as DIR/<name>.png")
     args = parser.parse_args(argv)
@@ -260,11 +370,15 @@ def main(argv: list[str] | None = None) -> int:
             page.context.close()
             if args.network:
                 timeline(browser, f"{srv.url}/workspace", workspace_ready, label)
+            if args.profile:
+                profile(browser, f"{srv.url}/workspace", workspace_ready, label)
         for label, srv in servers.items():  # the free page's UMAP warm-up is ~30-60 s of CPU
             waited = wait_quiet(srv.proc.pid)
             print(f"(waited {waited:.0f} s for {label.split(' ')[0]}'s warm-up)", file=sys.stderr)
         triv = stack.enter_context(running(tmp / "trivial.py", env=dict(os.environ), log=tmp))
         _load(new_page(browser), triv.url, trivial_ready)  # its first load compiles, untimed
+        if args.profile:
+            profile(browser, triv.url, trivial_ready, "trivial app")
         targets: dict[str, tuple[str, Callable[[Any], None], Callable[[Any], Any],
                                  Callable[[Any], None] | None]] = {
             "trivial app": (triv.url, trivial_ready, phases, None)}

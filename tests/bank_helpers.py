@@ -76,6 +76,17 @@ def fire(at: Any, key: str, event: str, value: Any) -> Any:
     return at._run(states)
 
 
+def painted(at: Any) -> Any:
+    """Rerun ``at`` as the browser does once a workspace's first render is painted: its hidden
+    carrier sends "painted" (ui.optimistic), whose rerun brings the next states and the
+    controls the first render leaves to it (ui.panels.deferred). No workspace: nothing."""
+    carriers = [el.key for el in at.get("bidi_component")
+                if str(getattr(el, "key", "")).endswith("next_views")]
+    if carriers and "defer" in component_data(at, carriers[0]):
+        fire(at, carriers[0], "painted", {"seq": 1})
+    return at
+
+
 def component_data(at: Any, key: str) -> dict[str, Any]:
     """The data the component ``key`` got in the last run."""
     return json.loads(_component(at, key).proto.json)

@@ -106,6 +106,41 @@ def test_the_first_render_defers_the_next_states_until_the_browser_has_painted(
         early, f"{prefix}dv.chips")["state"]
 
 
+def _keyed_paths(at: AppTest) -> dict[str, tuple[int, ...]]:
+    """Where each keyed element of the last run is in the page (its path of block indices)."""
+    out: dict[str, tuple[int, ...]] = {}
+
+    def walk(node: object, path: tuple[int, ...]) -> None:
+        key = getattr(node, "key", None)
+        if isinstance(key, str) and key:
+            out[key] = path
+        for index, child in (getattr(node, "children", None) or {}).items():
+            walk(child, (*path, index))
+
+    walk(at._tree, ())
+    return out
+
+
+def test_the_first_render_leaves_the_secondary_controls_to_the_painted_rerun(
+        bank: Path) -> None:
+    """Issue 24: the first paint renders fewer elements. Back/Previous/Next, the output's Yes,
+    No and None of these and the SQL expander come with the "painted" rerun, in containers the
+    first render already drew, so every element of the first render keeps its place."""
+    at, prefix = _start(bank, 1, painted=False)
+    controls = [f"{prefix}{name}" for name in ("dv.back", "dv.up", "dv.down", "po.yes",
+                                               "po.no", "po.none")]
+    first = _keyed_paths(at)
+    assert f"{prefix}next_views" in first and f"{prefix}answer_ack" in first
+    assert not any(key in first for key in controls)
+    assert not at.expander and f"{prefix}sql" not in first
+    fire(at, f"{prefix}next_views", "painted", {"seq": 1})
+    assert not at.exception, at.exception
+    after = _keyed_paths(at)
+    assert all(key in after for key in controls)
+    assert [e.label for e in at.expander] == ["SQL of the predicted query"]
+    assert {key: after.get(key) for key in first} == first  # nothing moved
+
+
 def test_an_answer_for_a_variable_that_is_no_longer_open_changes_nothing(bank: Path) -> None:
     at, prefix = _start(bank, 1)
     ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]

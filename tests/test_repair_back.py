@@ -19,6 +19,7 @@ from study.analysis.data import StudyData
 from study.analysis.replay import failure, mismatches, replay
 from study.store import REPO_ROOT
 from study.trace import Event
+from tests.bank_helpers import painted
 from ui import actions, panels, speculate
 from ui.action_space import space_spec
 from ui.state import WorkspaceState
@@ -195,7 +196,7 @@ def test_none_of_these_paints_the_search_then_the_repaired_state(pools, monkeypa
     task = "film-departed-makers"
     pool = pools[task]
     at = AppTest.from_function(_repair_app, args=(str(BANK), task), default_timeout=180)
-    at.run()
+    painted(at.run())
     key = f"pleasqlarify.{task}"
     wkey = f"pleasqlarify.workspace.free.{task}"
     runs = at.session_state["runs"]
@@ -250,7 +251,7 @@ def test_a_speculated_repair_is_drawn_in_the_press_s_own_run(pools) -> None:
     task = "film-dicaprio-rating"
     pool = pools[task]
     at = AppTest.from_function(_repair_app, args=(str(BANK), task), default_timeout=180)
-    at.run()
+    painted(at.run())
     key, wkey = f"pleasqlarify.{task}", f"pleasqlarify.workspace.free.{task}"
     ws = at.session_state[wkey]
     ahead = ws.extra.get(actions.SPEC)

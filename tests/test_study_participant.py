@@ -11,7 +11,7 @@ from study import flow
 from study.store import open_store
 from study.timing import compute_timers
 from study.trace import read_events
-from tests.bank_helpers import answer, shown_sql
+from tests.bank_helpers import answer, painted, shown_sql
 from tests.study_flow_fixtures import (
     PRACTICE,
     TASK,
@@ -172,6 +172,7 @@ def test_refresh_after_none_of_these_and_after_back_restores_what_was_shown(env)
     _next(at, flow.task_step_id(TASK, "1"))
     key = f"pleasqlarify.workspace.study-{pid}.{TASK}"
     n0 = at.session_state[key].session.pool.n
+    painted(at)  # the first render leaves None of these to the browser's "painted" rerun
     at.button(key=f"pleasqlarify.{TASK}.po.none").click().run()
     assert not at.exception, at.exception
     if searching(at.session_state[key]) is not None:
@@ -197,6 +198,7 @@ def test_refresh_after_none_of_these_and_after_back_restores_what_was_shown(env)
     assert restored.pool.sqls == repaired.pool.sqls
     assert restored.survivors.tolist() == repaired.survivors.tolist()
     assert restored.pool.origins[n0:] == repaired.pool.origins[n0:]  # the starred glyphs
+    painted(again)
     again.button(key=f"pleasqlarify.{TASK}.dv.back").click().run()
     assert not again.exception, again.exception
 

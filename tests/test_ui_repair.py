@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.bank_helpers import answer, component_html, make_bank, task_ids
+from tests.bank_helpers import answer, component_html, make_bank, painted, task_ids
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def _app(bank: str, task_id: str, repair: str, mode: str = "free") -> None:
 def _start(bank: Path, repair: str = "recompose", mode: str = "free") -> tuple[AppTest, str]:
     task = task_ids(bank)[0]
     at = AppTest.from_function(_app, args=(str(bank), task, repair, mode), default_timeout=120)
-    at.run()
+    painted(at.run())
     assert not at.exception, at.exception
     return at, task
 
@@ -244,7 +244,7 @@ def test_a_failed_repair_reads_plainly_and_its_error_goes_to_the_trace(
         at = AppTest.from_function(_fragile_app, args=(
             str(bank), task, "resample" if failure == "model" else "recompose", labels, str(db),
             mode), default_timeout=120)
-        at.run()
+        painted(at.run())
         assert not at.exception, at.exception
         if failure == "database":
             db.unlink()  # e.g. the study's database file was moved while a participant worked
@@ -341,7 +341,7 @@ def test_the_repair_poll_targets_the_live_panels_fragment_after_a_rerun(
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         at = AppTest.from_function(_shifting_app, args=(str(bank), task), default_timeout=120)
         try:
-            at.run()
+            painted(at.run())
             at.button(key=_key(task, "po.no")).click().run()
             assert not at.exception, at.exception
             assert searching(_ws(at, task)) is not None  # held: the page shows the watch

@@ -16,6 +16,7 @@ from tests.bank_helpers import (
     component_html,
     fire,
     make_bank,
+    painted,
     select_points,
     selection_value,
     survivors,
@@ -45,7 +46,7 @@ def _app(bank: str, task_id: str, mode: str) -> None:
 def _start(bank: Path, index: int = 2, mode: str = "free") -> tuple[AppTest, str]:
     task = task_ids(bank)[index]
     at = AppTest.from_function(_app, args=(str(bank), task, mode), default_timeout=60)
-    at.run()
+    painted(at.run())
     assert not at.exception, at.exception
     return at, task
 

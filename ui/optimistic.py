@@ -15,6 +15,7 @@ A workspace's first render sends no next states: its carrier asks the browser to
 page is painted (the trigger ``painted``, sent once the chart has drawn), and that rerun of the
 panels brings them. So a new session's first paint never waits for the speculation (half the
 server's first run, ~94 KB of the first page's data), and Yes/No are speculated from then on.
+The same rerun draws the controls the first render leaves out (:func:`ui.panels.deferred`).
 """
 
 from __future__ import annotations
@@ -24,14 +25,13 @@ from dataclasses import replace
 from typing import Any
 
 from ui.components import clause_panel
-from ui.panels import ACK
+from ui.panels import ACK, DRAWN
 from ui.speculate import KEY, speculate
 from ui.state import WorkspaceOptions, WorkspaceState
 from ui.views import ALL_CLAUSES, button_key, current_variable, panel_views, state_token
 
 CARRIER = "next_views"  # widget-key suffixes of the hidden elements (CSS hides them by these)
 ACKNOWLEDGE = "answer_ack"
-DRAWN = "drawn"  # ws.extra: the workspace was rendered once (its next states are then sent)
 PAINTED_WHEN = ".pq-space[data-revision]"  # what the browser waits for before "painted"
 CSS = ('<style>div[class*="-next_views"], div[class*="-answer_ack"] {display: none;}</style>')
 LOG = logging.getLogger(__name__)

@@ -16,6 +16,7 @@ from html import escape
 from typing import ParamSpec
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.engine.answers import answer_question, is_answer
 from core.engine.session import RankedVariable
@@ -47,12 +48,22 @@ from ui.views import (
 _P = ParamSpec("_P")
 
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
+DRAWN = "drawn"  # ws.extra: the workspace was rendered once (its next states are then sent)
 PANELS = "pleasqlarify-panels"  # fragment key of the workspace's panels (ui.workspace)
 SEARCH_WAIT_S = 0.08  # a repair done this soon (e.g. speculated, or cached) is drawn at once
 POLL_MS = 30  # while repair runs, the browser asks this long after each answer, and
 POLL_WAIT_S = 0.25  # the poll's rerun waits this long for the round before drawing it again
 # (a poll reruns the panels: a rerun every ~0.3 s does not slow the search it waits for, and
 # the round is drawn as soon as it lands rather than at the next poll)
+
+
+def deferred(ws: WorkspaceState, options: WorkspaceOptions | None) -> bool:
+    """True on a workspace's first render when the browser will say it has painted (the
+    Decision Space's hidden carrier asks it, :mod:`ui.optimistic`): the secondary controls
+    (Back / Previous / Next, the output's Yes / No / None of these, the SQL expander) are then
+    left to that "painted" rerun, in containers already in place, so the first paint renders
+    ~10 elements and their chunks fewer and the chart is drawn sooner."""
+    return options is not None and options.show_decision_space and not ws.extra.get(DRAWN)
 
 
 def dismiss_key(keys: tuple[str, ...]) -> str:
@@ -108,9 +119,7 @@ def decision_space(ws: WorkspaceState, log: Log,
                    options: WorkspaceOptions | None = None) -> None:
     """One grouped decision variable at a time (gain, example query, Yes/No), then Back and
     Previous/Next; Yes and No are in the mounted panel (:mod:`ui.optimistic`)."""
-    session = ws.session
-    key = ws.widget_key
-    ranked = session.variables()
+    ranked = ws.session.variables()
     variable = current_variable(ws)
     st.subheader("Decision Space", anchor=False)
     busy = actions.searching(ws) is not None  # repair runs: no question to answer yet
@@ -118,6 +127,16 @@ def decision_space(ws: WorkspaceState, log: Log,
     view_panel(data, on={"answer": partial(on_answer, ws, log, data["panel"])})
     has_var = variable is not None and not busy
     row = st.container(horizontal=True, gap="small")
+    if not deferred(ws, options):
+        _browse_buttons(ws, log, row, has_var, len(ranked))
+    if options is not None and options.pool_accounting:
+        open_decisions(ws, log, options)
+
+
+def _browse_buttons(ws: WorkspaceState, log: Log, row: DeltaGenerator, has_var: bool,
+                    count: int) -> None:
+    """Back, Previous and Next under the Decision Space's question, in ``row``."""
+    session, key = ws.session, ws.widget_key
     row.button("Back", key=key("dv.back"), shortcut="B", icon=":material/undo:",
                disabled=session.step == 0, on_click=callback(actions.undo, ws, log),
                help="Take back the last decision")
@@ -126,11 +145,9 @@ def decision_space(ws: WorkspaceState, log: Log,
                on_click=callback(actions.browse, ws, -1, log),
                help="Show the previous question (skips this one)")
     row.button("Next", key=key("dv.down"), shortcut="Down",
-               disabled=not has_var or ws.browse >= len(ranked) - 1,
+               disabled=not has_var or ws.browse >= count - 1,
                on_click=callback(actions.browse, ws, +1, log),
                help="Show the next question (skips this one)")
-    if options is not None and options.pool_accounting:
-        open_decisions(ws, log, options)
 
 
 def callback(fn: Callable[_P, object], *args: _P.args, **kwargs: _P.kwargs
@@ -152,13 +169,15 @@ def predicted_query(ws: WorkspaceState, log: Log) -> None:
 
 
 def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str,
-                     busy: bool = False, mode: str = "free") -> None:
+                     busy: bool = False, mode: str = "free", defer: bool = False) -> None:
     """Yes / No on the predicted output, and "None of these" (available unless repair runs).
     Outside a study the researcher reads why resampling is off; a participant reads nothing
     about keys (their repair runs, by recomposition; the Setup and Facilitator pages say why)."""
     key = ws.widget_key
     accepted = ws.extra.get("accepted")
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+    if defer:  # the first render: drawn by the "painted" rerun (see deferred)
+        return
     row.markdown("**Is this the output you want?**")
     row.button("Yes", key=key("po.yes"), disabled=not has_output, icon=":material/check:",
                on_click=callback(actions.accept_output, ws, log),
@@ -262,8 +281,9 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
         st.warning("No clause separates the remaining queries: pick the queries you mean in "
                    "the Action Space.")
     view_panel(searching_views(ws)["output"] if busy else output_data(ws), on={})
+    defer = deferred(ws, options)
     _output_question(ws, log, result is not None and not busy,
-                     options.repair if options is not None else "recompose", busy, mode)
+                     options.repair if options is not None else "recompose", busy, mode, defer)
     chosen = session.best_candidate()
     if mode == "study" and (options is None or options.submit):
         if ws.submitted is not None:
@@ -284,7 +304,10 @@ def predicted_output(ws: WorkspaceState, log: Log, mode: str,
                        f"{'is' if len(still_open) == 1 else 'are'} open: "
                        f"{names}{more}. Answer or dismiss each in the Decision Space.")
     elif chosen is not None and labels_of(ws) != "plain":  # plain: no SQL for the reader
-        with st.expander("SQL of the predicted query"):
+        slot = st.container()  # in place on the first render, filled by the "painted" rerun
+        if defer:
+            return
+        with slot.expander("SQL of the predicted query"):
             clause_panel(sql_block(session.pool.sqls[chosen]), key=ws.widget_key("sql"),
                          testid="pq-sql", on={})
 
