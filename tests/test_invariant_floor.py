@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from itertools import combinations
 
 import numpy as np
 import pytest
 
-from core.evaluation.floors import format_floors, task_floors
+from core.evaluation.floors import format_floors, main, task_floors
 from core.evaluation.optimal import tree_floor
 from core.evaluation.populations import (
     class_weights,
@@ -16,7 +17,7 @@ from core.evaluation.populations import (
     invariant_floor,
     vocabulary_answers,
 )
-from tests.conftest_core import make_pool
+from tests.conftest_core import FILM_DUMP, make_pool, write_bank
 
 # one output spelled two ways (with and without DISTINCT), two other outputs
 SPELLED_TWICE = [("SELECT title FROM film WHERE genre = 'action'", 3),
@@ -85,3 +86,16 @@ def test_the_floors_table_lists_every_floor_and_its_mean():
     assert row["values"] <= row["invariant"] + 1e-9 or row["values"] >= row["huffman"] - 1e-9
     text = format_floors({"t": row, "u": row})
     assert "(mean over tasks)" in text and "inv÷H" in text
+
+
+def test_the_floors_command_prints_every_task_and_the_mean(tmp_path, capsys):
+    task = {"id": "spelled-twice", "question": "q?", "database": {"dump": FILM_DUMP},
+            "gold": [SPELLED_TWICE[0][0]],
+            "candidates": [{"sql": s, "count": c} for s, c in SPELLED_TWICE]}
+    bank = write_bank(tmp_path / "bank.jsonl", [task])
+    out = tmp_path / "floors.json"
+    assert main([str(bank), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "spelled-twice" in text and "(mean over tasks)" in text
+    row = json.loads(out.read_text())["spelled-twice"]
+    assert row["classes"] == 3 and row["invariant"] == pytest.approx(row["huffman"])
