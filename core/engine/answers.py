@@ -69,6 +69,10 @@ HYBRID_AFTER = "outputs"  # what ``hybrid`` asks once an output was rejected (as
 # None: never fall back.
 HYBRID_FALLBACK: str | None = "mixed"
 HYBRID_GUESS = 0.3
+# What ``hybrid`` asks *before* a rejection at a step where every clause question that splits
+# the surviving outputs also splits one of them (so it is about spelling and can answer a gold
+# spelled otherwise away): None keeps the clauses (SessionViews.asking).
+HYBRID_SPELLING: str | None = "outputs"
 
 
 def asked_vocabulary(questions: str, rejected: bool) -> str:
