@@ -147,7 +147,7 @@ class SessionViews:
     def _only_spelling(self) -> bool:
         """Whether the clause question this step would ask splits one of the surviving outputs
         (a question about spelling: a gold spelled otherwise is answered away by it)."""
-        self._asking_override = "clauses"
+        self._asking_override: str | None = "clauses"
         try:
             ranked = self.variables()
         finally:
@@ -159,8 +159,8 @@ class SessionViews:
         cols = [where[f] for f in ranked[0].features if f in where]
         if not cols:
             return False
-        mask = self.pool.x[np.ix_(idx, cols)].all(axis=1)
-        return bool(splits_an_output(mask[None, :], self.pool.class_index[idx])[0])
+        mask = np.asarray(self.pool.x[np.ix_(idx, cols)], dtype=bool).all(axis=1).reshape(1, -1)
+        return bool(np.asarray(splits_an_output(mask, self.pool.class_index[idx])).any())
 
     def _shows_an_output(self) -> bool:
         """Whether the outputs-only step may end here by showing an output: at most one valid
