@@ -187,3 +187,30 @@ def test_the_resampling_prompt_states_answer_decisions_in_words():
     session.answer(first.keys, True)
     text = decisions_text(session)
     assert "The answer must have" in text and "ANSWER" not in text
+
+
+def test_hybrid_asks_about_the_answer_where_its_clause_pick_is_about_spelling(monkeypatch):
+    """Before a rejection ``hybrid`` asks a clause question, unless the one it would ask splits
+    a surviving output (HYBRID_SPELLING): then a question about the answer; replayed alike."""
+    from core.engine import answers as answers_module
+
+    monkeypatch.setattr(answers_module, "HYBRID_SPELLING", "outputs")
+    fired = 0
+    for pool in film_pools():
+        session = RepairSession(pool, strategy="expected-depth", questions="hybrid")
+        for _ in range(6):
+            top = session.next_variable()
+            if top is None:
+                break
+            spelling = session._only_spelling()
+            assert session.asking == ("outputs" if spelling else "clauses")
+            assert all(is_answer(f) == spelling for f in top.features)
+            fired += spelling
+            again = RepairSession.from_dict(session.to_dict(), pool)
+            assert again.next_variable() == top
+            session.answer(top.keys, True)
+        monkeypatch.setattr(answers_module, "HYBRID_SPELLING", None)
+        plain = RepairSession(pool, strategy="expected-depth", questions="hybrid")
+        assert plain.asking == "clauses"
+        monkeypatch.setattr(answers_module, "HYBRID_SPELLING", "outputs")
+    assert fired  # the rule acts on the film pools

@@ -69,6 +69,12 @@ HYBRID_AFTER = "outputs"  # what ``hybrid`` asks once an output was rejected (as
 # None: never fall back.
 HYBRID_FALLBACK: str | None = "mixed"
 HYBRID_GUESS = 0.3
+# What ``hybrid`` asks *before* a rejection at a step where the clause question it would ask
+# splits one of the surviving outputs (a question about spelling, which can answer a gold spelled
+# otherwise away; SessionViews._only_spelling). None keeps the clauses. "outputs" takes film
+# prior from 1.101 to 1.042 of the Huffman floor (all 19 golds 1.000 in 2.79 turns); see
+# docs/evaluation.md ("Film's prior gap, measured against a class-invariant floor") for dev/val.
+HYBRID_SPELLING: str | None = None
 
 
 def asked_vocabulary(questions: str, rejected: bool) -> str:

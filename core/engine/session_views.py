@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.engine import answers as answers_module
 from core.engine.answers import (
     HYBRID_AFTER,
     HYBRID_FALLBACK,
@@ -26,6 +27,7 @@ from core.engine.answers import (
     is_answer,
     preferred,
     question_penalties,
+    splits_an_output,
 )
 from core.engine.clustering import cluster_candidates
 from core.engine.execute import ExecutionResult
@@ -130,11 +132,35 @@ class SessionViews:
         rejected, then :data:`core.engine.answers.HYBRID_AFTER`, or
         :data:`~core.engine.answers.HYBRID_FALLBACK` where only a clause can tell the likely
         outputs apart: :meth:`_shows_an_output`)."""
+        override = getattr(self, "_asking_override", None)
+        if override is not None:
+            return str(override)
         asking = asked_vocabulary(self.questions, any(d.kind == "reject" for d in self.history))
         if (self.questions == "hybrid" and asking == HYBRID_AFTER and HYBRID_FALLBACK
                 and not self._memo("shows an output", self._shows_an_output)):
             return HYBRID_FALLBACK
+        if (self.questions == "hybrid" and asking == "clauses" and answers_module.HYBRID_SPELLING
+                and self._memo("only spelling", self._only_spelling)):
+            return answers_module.HYBRID_SPELLING
         return asking
+
+    def _only_spelling(self) -> bool:
+        """Whether the clause question this step would ask splits one of the surviving outputs
+        (a question about spelling: a gold spelled otherwise is answered away by it)."""
+        self._asking_override: str | None = "clauses"
+        try:
+            ranked = self.variables()
+        finally:
+            self._asking_override = None
+        if not ranked:
+            return False
+        idx = self.survivors[self.pool.valid[self.survivors]]
+        where = {f: j for j, f in enumerate(self.pool.vocabulary)}
+        cols = [where[f] for f in ranked[0].features if f in where]
+        if not cols:
+            return False
+        mask = np.asarray(self.pool.x[np.ix_(idx, cols)], dtype=bool).all(axis=1).reshape(1, -1)
+        return bool(np.asarray(splits_an_output(mask, self.pool.class_index[idx])).any())
 
     def _shows_an_output(self) -> bool:
         """Whether the outputs-only step may end here by showing an output: at most one valid
@@ -167,7 +193,7 @@ class SessionViews:
                 also=(planned[0],) if planned and len(planned[0]) > 1 else (),
                 allowed=self.askable(), prefer=preferred(self.pool.vocabulary, self.asking),
                 pairs=pair_features(len(idx)) if self.strategy == "expected-depth" else 0)
-        return self._memo("mined", compute)
+        return self._memo("mined " + self.asking, compute)
 
     def _plan(self) -> tuple[tuple[int, ...], float] | None:
         """``planned``'s next question (feature indices) and its expected questions left, or
@@ -187,7 +213,7 @@ class SessionViews:
             plan = planner.plan(self.alive) if planner is not None else None
             return None if plan is None or plan.best is None else (vocab[plan.best],
                                                                    plan.expected)
-        return self._memo("plan", compute)
+        return self._memo("plan " + self.asking, compute)
 
     def variables(self) -> list[RankedVariable]:
         """Splitting decision variables, best first under the session's strategy.
@@ -220,7 +246,7 @@ class SessionViews:
                 float(v.gain), v.kind, int(idx[v.example]), int(v.mask.sum()),
                 int((~v.mask).sum()), v.cluster, v.extra.get("expected_turns"))
                 for v in ordered]
-        return self._memo("variables", compute)
+        return self._memo("variables " + self.asking, compute)
 
     def next_variable(self) -> RankedVariable | None:
         ranked = self.variables()

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from core.engine.gain import guess_cost
+from core.engine.gain import guess_cost  # noqa: F401  (re-exported: tests, callers)
 
 
 def huffman_depths(weights: list[float] | np.ndarray) -> list[int]:
@@ -87,7 +87,7 @@ def tree_floor(answers: np.ndarray, weights: list[float] | np.ndarray, *,
     if n <= 1:
         return TreeFloor(0.0, True, 0)
     answers = np.asarray(answers, dtype=bool).reshape(-1, n)
-    masks = sorted({sum(1 << c for c in np.flatnonzero(row)) for row in answers} - {0})
+    masks = sorted({sum(1 << int(c) for c in np.flatnonzero(row)) for row in answers} - {0})
     groups: dict[bytes, int] = {}
     for c in range(n):
         key = answers[:, c].tobytes()
@@ -95,10 +95,24 @@ def tree_floor(answers: np.ndarray, weights: list[float] | np.ndarray, *,
     atoms = list(groups.values())
 
     def classes(s: int) -> list[int]:
-        return [c for c in range(n) if s >> c & 1]
+        out = []
+        while s:
+            low = s & -s
+            out.append(low.bit_length() - 1)
+            s ^= low
+        return out
+
+    weight_memo: dict[int, float] = {}
 
     def weight(s: int) -> float:
-        return sum(w[c] for c in classes(s))
+        if s not in weight_memo:
+            weight_memo[s] = sum(w[c] for c in classes(s))
+        return weight_memo[s]
+
+    def guess(s: int) -> float:  # guess_cost over the classes of s, without numpy per call
+        ws = sorted((w[c] for c in classes(s)), reverse=True)
+        total = sum(ws)
+        return sum(i * x for i, x in enumerate(ws)) / total if total > 0 else 0.0
 
     bound_memo: dict[int, float] = {}
 
@@ -107,8 +121,8 @@ def tree_floor(answers: np.ndarray, weights: list[float] | np.ndarray, *,
             parts = [s & a for a in atoms if s & a]
             pw = [weight(p) for p in parts]
             total = sum(pw)
-            inside = sum(x * guess_cost([w[c] for c in classes(p)])
-                         for p, x in zip(parts, pw, strict=True)) / total if total else 0.0
+            inside = sum(x * guess(p) for p, x in zip(parts, pw, strict=True)) / total \
+                if total else 0.0
             bound_memo[s] = expected_questions(pw) + inside
         return bound_memo[s]
 
@@ -121,7 +135,7 @@ def tree_floor(answers: np.ndarray, weights: list[float] | np.ndarray, *,
         if bin(s).count("1") <= 1:
             return 0.0
         if any(s & a == s for a in atoms):  # nothing separates these classes
-            memo[s] = guess_cost([w[c] for c in classes(s)])
+            memo[s] = guess(s)
             return memo[s]
         if len(memo) >= max_states:
             state["capped"] = True

@@ -15,9 +15,11 @@ when only the pool's own Yes/No questions (conjunctions of its features) can be 
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
+from core.engine.answers import DatabaseProfile, answer_matrix, profile_of
 from core.engine.pool import PreparedPool
 from core.engine.similarity import ERROR_CLASS, output_key
 from core.evaluation.optimal import TreeFloor, expected_questions, huffman_depths, tree_floor
@@ -88,6 +90,59 @@ def vocabulary_floor(pool: PreparedPool, max_group: int = 3, **kw: int) -> TreeF
     return tree_floor(vocabulary_answers(pool, max_group), weights, **kw)
 
 
+def invariant_answers(pool: PreparedPool, *, clauses: bool = True, answers: bool = True,
+                      values: bool = False, profile: DatabaseProfile | None = None,
+                      max_group: int = 3) -> np.ndarray:
+    """Questions × valid classes that every spelling of a class answers alike.
+
+    The questions are every conjunction of up to ``max_group`` of the pool's clause features
+    (``clauses``) and its questions about the answer (``answers``; value questions too with
+    ``values``), kept only if each class's candidates all answer it alike: an honest user who
+    would spell their output another way still gives that answer, so none of these can answer
+    a gold spelled unlike the pool away. Columns follow :func:`class_weights`.
+    """
+    weights = class_weights(pool)
+    cls = list(weights)
+    if len(cls) <= 1:
+        return np.zeros((0, len(cls)), dtype=bool)
+    valid = np.isin(pool.class_index, cls)
+    index = pool.class_index[valid]
+    rows: list[np.ndarray] = []
+    if clauses:
+        rows.extend(np.asarray(pool.x, dtype=bool)[valid].T)
+    if answers:
+        if profile is None:
+            profile = profile_of(pool.database)
+        _, xa, _ = answer_matrix(pool, profile, values)
+        rows.extend(xa[valid].T)
+    atomic = {r.tobytes(): r for r in rows if r.any() and not r.all()}
+    base = np.array(list(atomic.values()), dtype=bool).reshape(-1, len(index))
+    order = np.argsort(index, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(index[order]) != 0])
+    sizes = np.diff(np.r_[starts, len(order)])
+    column = {int(c): k for k, c in enumerate(index[order][starts])}
+    perm = [column[c] for c in cls]
+    found: dict[bytes, np.ndarray] = {}
+    for size in range(1, max_group + 1):
+        combos = np.array(list(combinations(range(len(base)), size)), dtype=int).reshape(-1, size)
+        for lo in range(0, len(combos), 20_000):
+            part = combos[lo:lo + 20_000]
+            block = np.logical_and.reduce([base[part[:, k]] for k in range(size)])
+            yes = np.add.reduceat(block[:, order].astype(np.int32), starts, axis=1)
+            alike = ((yes == 0) | (yes == sizes[None, :])).all(axis=1)
+            for row in (yes[alike] > 0)[:, perm]:
+                if row.any() and not row.all():
+                    found.setdefault(row.tobytes(), row)
+    return np.array(list(found.values()), dtype=bool).reshape(-1, len(cls))
+
+
+def invariant_floor(pool: PreparedPool, **kw: Any) -> TreeFloor:
+    """Optimal decision tree over :func:`invariant_answers` (same rules as the tree floor):
+    the floor for a user who is never asked about spelling."""
+    weights = list(class_weights(pool).values())
+    return tree_floor(invariant_answers(pool, **kw), weights)
+
+
 def targets(pool: PreparedPool, population: str, schema: dict[str, list[str]] | None = None,
             *, conjuncts: bool = False) -> list[Target]:
     """The targets of ``population`` for one task."""
@@ -118,5 +173,5 @@ def targets(pool: PreparedPool, population: str, schema: dict[str, list[str]] | 
 
 
 __all__ = ["DEFAULT_POPULATION", "POPULATIONS", "POPULATION_NOTES", "class_depths",
-           "class_weights", "huffman_floor", "representatives", "targets", "vocabulary_answers",
-           "vocabulary_floor"]
+           "class_weights", "huffman_floor", "invariant_answers", "invariant_floor",
+           "representatives", "targets", "vocabulary_answers", "vocabulary_floor"]
