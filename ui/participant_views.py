@@ -266,8 +266,8 @@ DECISION_TOPICS = {  # what the Decision Space asks about, by the condition's ``
     "clauses": "about part of the query (marked in red)",
     "outputs": "about the answer you expect (its columns, its rows)",
     "mixed": "about part of the query (marked in red) or about the answer you expect",
-    "hybrid": "about part of the query (marked in red) and, once you have ruled out an "
-              "output, about the answer you expect (its columns, its rows)",
+    "hybrid": "about part of the query (marked in red) or about the answer you expect (its "
+              "columns, its rows), mostly once you have ruled out an output",
 }
 DATABASE_GUIDE = ("**The task's database** (a box above the workspace): the first rows of every "
                   "table, open on the first part of each task.")
