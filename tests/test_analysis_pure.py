@@ -69,6 +69,23 @@ def test_workflow_labels_and_override():
     assert W.classify([])[0] == "none"
 
 
+def test_practice_actions_are_counted_and_the_row_marked():
+    """The practice is logged without subtasks: its actions count (they were read as none,
+    the review's row of zeros) and its row says it is the practice, not a measured task."""
+    practice = [ev("A", "dv.accept", 20_000, task="prac", sub=""),
+                ev("A", "space.lasso", 21_000, task="prac", sub="", candidates=[1]),
+                ev("A", "clause.reject", 22_000, task="prac", sub=""),
+                ev("A", "dv.reject", 23_000, task="prac", sub="")]
+    data = StudyData(DATA.participants, (*practice, *DATA.events))
+    table = W.workflow_table(data).set_index(["participant", "task"])
+    row = table.loc[("A", "prac")]
+    assert bool(row["practice"]) and (row["n_dv"], row["n_select"], row["n_clause"]) == (2, 1, 1)
+    assert row["rule_label"] == "mixed" and row["explanation"].startswith("practice")
+    measured = table.loc[("A", "t1")]
+    assert not measured["practice"] and measured["rule_label"] == "W1"
+    assert not table.drop(index=("A", "prac"))["practice"].any()
+
+
 def test_sankey_links_count_every_path():
     links = W.path_links([["explore", "dv", "dv", "submit"], ["explore", "clause"]])
     counts = {(r.source, r.target): r.count for r in links.itertuples()}
