@@ -266,3 +266,23 @@ def test_likert_bars_split_neutral_and_stack_strongest_answers_outermost():
     assert fig.data[0].x[0] == -10 and fig.data[1].x[0] == 10
     assert fig.data[2].x[0] < 0 < fig.data[3].x[0]
     assert fig.data[0].y[0] == "g / c / The interface was useful"
+
+
+def test_likert_axis_diverges_around_zero_even_when_every_answer_agrees():
+    """Every answer 5 of 7 (the review's chart): the bars sit right of 0, and the axis still
+    spans -100..100 with unsigned ticks, so the chart reads as diverging, not as 0..100."""
+    import pandas as pd
+
+    from study.analysis.figures import likert_diverging
+
+    rows = [{"group": "g", "condition": "c", "item": "q1", "points": 7, "level": lvl,
+             "count": int(lvl == 5), "share": float(lvl == 5), "n": 1, "mean": 5.0}
+            for lvl in range(1, 8)]
+    fig = likert_diverging(pd.DataFrame(rows))
+    five = next(t for t in fig.data if t.name == "5")
+    assert five.x[0] == 100 and all(t.x[0] <= 0 for t in fig.data if t.name in "123")
+    axis = fig.layout.xaxis
+    assert tuple(axis.range) == (-100, 100) and axis.zeroline
+    assert dict(zip(axis.tickvals, axis.ticktext, strict=True)) == {
+        -100: "100", -50: "50", 0: "0", 50: "50", 100: "100"}
+    assert "disagree" in axis.title.text and "agree →" in axis.title.text
