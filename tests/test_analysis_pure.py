@@ -286,3 +286,29 @@ def test_likert_axis_diverges_around_zero_even_when_every_answer_agrees():
     assert dict(zip(axis.tickvals, axis.ticktext, strict=True)) == {
         -100: "100", -50: "50", 0: "0", 50: "50", 100: "100"}
     assert "disagree" in axis.title.text and "agree →" in axis.title.text
+
+
+def test_a_runners_practice_events_reach_the_workflow_table(tmp_path):
+    """End to end through the participant runner: what a participant does in the practice
+    step is logged without a subtask and counted in a row marked practice; the measured
+    task's subtask-3 actions stay in their own, unmarked row."""
+    from study.analysis.data import load_study_data
+    from study.runner import join
+    from study.spec import load_study
+    from study.store import open_store
+    from tests.study_flow_fixtures import PRACTICE, TASK, write_mini
+
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}", sqlite_synchronous="OFF")
+    runner = join(store, load_study(write_mini(tmp_path / "studies")))
+    while runner.current().kind != "practice":
+        runner.advance(runner.current().id)
+    for t in ("dv.accept", "clause.reject", "output.view", "undo"):
+        runner.log(t, {})
+    while runner.current().id != f"task:{TASK}/3":
+        runner.advance(runner.current().id)
+    runner.log("clause.accept", {})
+    table = W.workflow_table(load_study_data(store, "mini")).set_index("task")
+    prac, task = table.loc[PRACTICE], table.loc[TASK]
+    assert bool(prac["practice"]) and not bool(task["practice"])
+    assert (prac["n_dv"], prac["n_clause"], prac["n_output"], prac["n_back"]) == (1, 1, 1, 1)
+    assert (task["n_clause"], task["rule_label"]) == (1, "W2")
