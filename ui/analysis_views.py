@@ -59,7 +59,7 @@ def replay_panel(evs: list[Any], pool: Any, intervals: pd.DataFrame, pid: str) -
     last = len(steps) - 1
     k = st.slider(f"Step (0 to {last})", 0, last, 0, key="an_rp_k") if last else 0
     s = steps[k]
-    st.caption(f"Step {k} of {last}" + (" (the start, before any event)" if k == 0 else
+    st.caption(f"Step {k} of {last}" + (" (the start)" if k == 0 else
                                         f": `{s.type}`") if last else
                "Only the start: this trace has no events to step through.")
     marked = evs[s.index].server_ts if s.index >= 0 else None
