@@ -80,6 +80,7 @@ CODEBOOK: dict[str, dict[str, Any]] = {
         "a researcher code exists"}},
     "workflows": {"description": "W1/W2/W3/mixed per participant x task", "columns": {
         **_P, "label": "P<number>", "condition": "condition", "task": "task id",
+        "practice": "the practice task (not measured; all its actions, it has no subtasks)",
         **{f"n_{a}": f"number of '{a}' actions" for a in
            ("explore", "select", "dv", "clause", "output", "repair", "back", "submit")},
         "rule_label": "label from study.analysis.workflows.classify", "explanation":

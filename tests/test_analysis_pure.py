@@ -69,6 +69,23 @@ def test_workflow_labels_and_override():
     assert W.classify([])[0] == "none"
 
 
+def test_practice_actions_are_counted_and_the_row_marked():
+    """The practice is logged without subtasks: its actions count (they were read as none,
+    the review's row of zeros) and its row says it is the practice, not a measured task."""
+    practice = [ev("A", "dv.accept", 20_000, task="prac", sub=""),
+                ev("A", "space.lasso", 21_000, task="prac", sub="", candidates=[1]),
+                ev("A", "clause.reject", 22_000, task="prac", sub=""),
+                ev("A", "dv.reject", 23_000, task="prac", sub="")]
+    data = StudyData(DATA.participants, (*practice, *DATA.events))
+    table = W.workflow_table(data).set_index(["participant", "task"])
+    row = table.loc[("A", "prac")]
+    assert bool(row["practice"]) and (row["n_dv"], row["n_select"], row["n_clause"]) == (2, 1, 1)
+    assert row["rule_label"] == "mixed" and row["explanation"].startswith("practice")
+    measured = table.loc[("A", "t1")]
+    assert not measured["practice"] and measured["rule_label"] == "W1"
+    assert not table.drop(index=("A", "prac"))["practice"].any()
+
+
 def test_sankey_links_count_every_path():
     links = W.path_links([["explore", "dv", "dv", "submit"], ["explore", "clause"]])
     counts = {(r.source, r.target): r.count for r in links.itertuples()}
@@ -249,3 +266,49 @@ def test_likert_bars_split_neutral_and_stack_strongest_answers_outermost():
     assert fig.data[0].x[0] == -10 and fig.data[1].x[0] == 10
     assert fig.data[2].x[0] < 0 < fig.data[3].x[0]
     assert fig.data[0].y[0] == "g / c / The interface was useful"
+
+
+def test_likert_axis_diverges_around_zero_even_when_every_answer_agrees():
+    """Every answer 5 of 7 (the review's chart): the bars sit right of 0, and the axis still
+    spans -100..100 with unsigned ticks, so the chart reads as diverging, not as 0..100."""
+    import pandas as pd
+
+    from study.analysis.figures import likert_diverging
+
+    rows = [{"group": "g", "condition": "c", "item": "q1", "points": 7, "level": lvl,
+             "count": int(lvl == 5), "share": float(lvl == 5), "n": 1, "mean": 5.0}
+            for lvl in range(1, 8)]
+    fig = likert_diverging(pd.DataFrame(rows))
+    five = next(t for t in fig.data if t.name == "5")
+    assert five.x[0] == 100 and all(t.x[0] <= 0 for t in fig.data if t.name in "123")
+    axis = fig.layout.xaxis
+    assert tuple(axis.range) == (-100, 100) and axis.zeroline
+    assert dict(zip(axis.tickvals, axis.ticktext, strict=True)) == {
+        -100: "100", -50: "50", 0: "0", 50: "50", 100: "100"}
+    assert "disagree" in axis.title.text and "agree →" in axis.title.text
+
+
+def test_a_runners_practice_events_reach_the_workflow_table(tmp_path):
+    """End to end through the participant runner: what a participant does in the practice
+    step is logged without a subtask and counted in a row marked practice; the measured
+    task's subtask-3 actions stay in their own, unmarked row."""
+    from study.analysis.data import load_study_data
+    from study.runner import join
+    from study.spec import load_study
+    from study.store import open_store
+    from tests.study_flow_fixtures import PRACTICE, TASK, write_mini
+
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite'}", sqlite_synchronous="OFF")
+    runner = join(store, load_study(write_mini(tmp_path / "studies")))
+    while runner.current().kind != "practice":
+        runner.advance(runner.current().id)
+    for t in ("dv.accept", "clause.reject", "output.view", "undo"):
+        runner.log(t, {})
+    while runner.current().id != f"task:{TASK}/3":
+        runner.advance(runner.current().id)
+    runner.log("clause.accept", {})
+    table = W.workflow_table(load_study_data(store, "mini")).set_index("task")
+    prac, task = table.loc[PRACTICE], table.loc[TASK]
+    assert bool(prac["practice"]) and not bool(task["practice"])
+    assert (prac["n_dv"], prac["n_clause"], prac["n_output"], prac["n_back"]) == (1, 1, 1, 1)
+    assert (task["n_clause"], task["rule_label"]) == (1, "W2")

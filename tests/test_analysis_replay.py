@@ -150,6 +150,20 @@ def test_a_replay_that_stops_reports_its_step_and_leaves_the_other_tabs(broken_t
     _other_tabs_intact(at)
 
 
+def test_the_step_slider_says_how_many_steps_there_are(broken_trace) -> None:
+    """The slider showed only its value ("0"); its label and a caption now give the range
+    and "Step k of n" (found in Chromium on Analysis: one had to drag to learn the count)."""
+    from tests.study_flow_fixtures import open_tab
+
+    at = open_tab(_unlocked(), "Timeline & replay")
+    slider = at.slider(key="an_rp_k")
+    last = int(slider.max)
+    assert last >= 4 and slider.label == f"Step (0 to {last})"
+    assert any(c.value.startswith(f"Step 0 of {last} (the start") for c in at.tabs[4].caption)
+    at = slider.set_value(2).run()
+    assert any(c.value.startswith(f"Step 2 of {last}: `") for c in at.tabs[4].caption)
+
+
 def test_an_engine_fault_in_the_replay_stays_in_its_panel(broken_trace, monkeypatch) -> None:
     import ui.analysis_views
 

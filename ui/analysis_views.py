@@ -54,8 +54,14 @@ def replay_panel(evs: list[Any], pool: Any, intervals: pd.DataFrame, pid: str) -
                      f"`{stopped.type}` ({stopped.event_id or 'no id'}), with "
                      f"{stopped.failure}. Steps 0–{k_fail - 1} are as replayed; the events "
                      "after it were not replayed.", icon=":material/error:")
-    k = st.slider("Step", 0, len(steps) - 1, 0, key="an_rp_k") if len(steps) > 1 else 0
+    # the slider itself shows only its value (its range only on hover): the label and the
+    # caption say how many steps there are
+    last = len(steps) - 1
+    k = st.slider(f"Step (0 to {last})", 0, last, 0, key="an_rp_k") if last else 0
     s = steps[k]
+    st.caption(f"Step {k} of {last}" + (" (the start)" if k == 0 else
+                                        f": `{s.type}`") if last else
+               "Only the start: this trace has no events to step through.")
     marked = evs[s.index].server_ts if s.index >= 0 else None
     lane = memo(_swimlane, evs, intervals, pid)  # once per trace; a step adds its mark
     st.plotly_chart(lane if marked is None else F.mark_time(lane, marked), key="an_swim")

@@ -271,6 +271,7 @@ def likert_diverging(dist: pd.DataFrame, facet: str = "group",
     # nearest to it, so 'strongly' disagree/agree end up at the outer ends
     order = ([mid] if mid.is_integer() else []) + [
         lvl for k in range(1, points) for lvl in (mid - k, mid + k) if 1 <= lvl <= points]
+    hover = "%{y}<br>answer %{fullData.name}: %{customdata:.0f} % of answers<extra></extra>"
     for level in order:
         sub = d[d["level"] == level]
         share = sub["share"] * 100
@@ -278,12 +279,22 @@ def likert_diverging(dist: pd.DataFrame, facet: str = "group",
             for sign in (-1, 1):
                 fig.add_trace(go.Bar(y=sub["row"], x=sign * share / 2, orientation="h",
                                      name=str(int(level)), showlegend=sign > 0,
-                                     legendrank=int(level), marker_color=colour(int(level))))
+                                     legendrank=int(level), marker_color=colour(int(level)),
+                                     customdata=share, hovertemplate=hover))
             continue
         fig.add_trace(go.Bar(y=sub["row"], x=-share if level < mid else share,
                              orientation="h", name=str(int(level)), legendrank=int(level),
-                             marker_color=colour(int(level))))
-    fig.update_layout(barmode="relative", xaxis_title="% of answers (disagree ← → agree)",
+                             marker_color=colour(int(level)), customdata=share,
+                             hovertemplate=hover))
+    # the axis always spans -100..100 around a marked 0 (neutral), whatever the answers: with
+    # every answer on one side the bars used to fill a 0..100 axis and read as a plain bar
+    # chart; ticks are unsigned shares, each side's title says which way it points
+    ticks = [-100, -50, 0, 50, 100]
+    fig.update_layout(barmode="relative",
+                      xaxis={"title": "% of answers: ← disagree · neutral split at 0 · agree →",
+                             "range": [-100, 100], "tickvals": ticks,
+                             "ticktext": [str(abs(t)) for t in ticks], "zeroline": True,
+                             "zerolinecolor": "#444", "zerolinewidth": 2},
                       height=likert_height(d["row"].nunique(), lines),
                       yaxis={"autorange": "reversed", "automargin": True},
                       margin={"t": 70},  # the legend sits in this margin, above the top bar

@@ -9,8 +9,10 @@ or Yes/No to the predicted output, "None of these" included), ``repair`` (repair
 candidates after a rejection), ``back`` (undo), ``submit``. Other events carry no action.
 
 Classifier, per participant x task, over the navigation actions of subtask ``nav_subtask``
-(all subtasks if None): scores dv = #dv, clause = #clause, output = #select + output_weight *
-#output. With total = dv + clause + output:
+(all subtasks if None; the practice, which has no subtasks, over all its actions, its row
+marked ``practice``: not a measured task, kept for how the interface was tried): scores
+dv = #dv, clause = #clause, output = #select + output_weight * #output. With
+total = dv + clause + output:
 
 * total < min_actions -> ``none``;
 * the largest score's share >= dominance -> ``W1`` (dv), ``W2`` (clause) or ``W3`` (output);
@@ -137,26 +139,38 @@ def classify(actions: list[str], rules: WorkflowRules = WorkflowRules()) -> tupl
     return "mixed", f"largest share {share:.2f} < {rules.dominance:g} ({detail})"
 
 
+def is_practice(data: StudyData, pid: str, task: str) -> bool:
+    """Whether ``task`` is not one of the participant's assigned (measured) tasks: the practice
+    (logged without subtasks)."""
+    return task not in data.participant(pid).get("task_order", (task,))
+
+
 def workflow_table(data: StudyData, rules: WorkflowRules = WorkflowRules()) -> pd.DataFrame:
-    """One row per participant x task: counts, rule label, explanation, override, final."""
+    """One row per participant x task: counts, rule label, explanation, override, final;
+    the practice (``practice`` True) is counted over all its events, having no subtasks."""
     overrides = latest_codes(data.codes, NAMESPACE)
     rows = []
     for pid in data.ids:
         tasks = list(dict.fromkeys(e.task for e in data.events_of(pid) if e.task))
         for task in tasks:
+            practice = is_practice(data, pid, task)
             evs = [e for e in data.events_of(pid, task)
-                   if rules.nav_subtask is None or e.subtask == rules.nav_subtask]
+                   if practice or rules.nav_subtask is None or e.subtask == rules.nav_subtask]
             actions = to_actions(evs)
             label, why = classify(actions, rules)
+            if practice:
+                why = f"practice, not a measured task: {why}"
             code = overrides.get((pid, task, ""))
             c = Counter(actions)
             rows.append({"participant": pid, "label": data.label(pid),
                          "condition": condition_of(data, pid, task), "task": task,
+                         "practice": practice,
                          **{f"n_{a}": c[a] for a in ACTIONS}, "rule_label": label,
                          "explanation": why, "override": code["value"] if code else None,
                          "coder": code["coder"] if code else None,
                          "final": code["value"] if code else label})
-    cols = ["participant", "label", "condition", "task", *[f"n_{a}" for a in ACTIONS],
+    cols = ["participant", "label", "condition", "task", "practice",
+            *[f"n_{a}" for a in ACTIONS],
             "rule_label", "explanation", "override", "coder", "final"]
     return pd.DataFrame(rows, columns=cols)
 
