@@ -157,7 +157,7 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str
     Outside a study the researcher reads why resampling is off; a participant reads nothing
     about keys (their repair runs, by recomposition; the Setup and Facilitator pages say why)."""
     key = ws.widget_key
-    accepted = ws.extra.get("accepted")
+    accepted = ws.extra.get(actions.ACCEPTED)
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     row.markdown("**Is this the output you want?**")
     row.button("Yes", key=key("po.yes"), disabled=not has_output, icon=":material/check:",
