@@ -398,6 +398,7 @@ def test_while_repair_runs_the_panels_say_so_not_that_nothing_remains(
             assert SEARCHING in line and "remain" not in line, line
             assert SEARCHING in pq and "No valid query remains" not in pq, pq
             assert "looking for other readings" in pq and " left</small></div></div>" not in pq
+            assert 'role="status"' not in pq  # announced once, by the panels that had it
         finally:
             gate.set()
         _landed(at, task)

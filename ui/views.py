@@ -361,7 +361,7 @@ def query_data(ws: WorkspaceState, searching: bool = False) -> dict[str, Any]:
     """The Predicted Query's clauses and decisions; ``searching`` (repair runs): the status on
     top, and no "No valid query remains" for the rejected state repair is about to extend."""
     beliefs = ws.session.predicted_query()
-    html = ((searching_html() if searching else "")
+    html = ((searching_html(live=False) if searching else "")
             + (clauses_html(ws, beliefs) if beliefs or not searching else "")
             + decisions_html(ws.session, labels_of(ws), for_participant(ws), searching))
     return panel(ws, "pq", html, "pq-clauses")
@@ -403,10 +403,12 @@ SEARCHING = "Looking for other readings of the question…"
 _ACTIVE = re.compile(r"<button (?![^>]*data-copy)")
 
 
-def searching_html(seconds: float | None = None) -> str:
-    """The status shown while repair runs off the script thread (with the time it has taken)."""
+def searching_html(seconds: float | None = None, live: bool = True) -> str:
+    """The status shown while repair runs off the script thread (with the time it has taken);
+    ``live=False``: not announced again (another panel's status already is)."""
     took = "" if seconds is None else f' <span class="pq-caption">{seconds:.1f} s</span>'
-    return (f'<div class="pq-note pq-info pq-searching" role="status" aria-live="polite">'
+    role = ' role="status" aria-live="polite"' if live else ""
+    return (f'<div class="pq-note pq-info pq-searching"{role}>'
             f'<span class="pq-spin" aria-hidden="true"></span> {SEARCHING}{took}</div>')
 
 
