@@ -48,6 +48,8 @@ def live() -> None:
         frame["participant"] = "P" + frame["number"].astype(str)
         frame["idle"] = [F.idle_words(s, status) for s, status in zip(frame["idle_s"],
                                                                      frame["status"], strict=True)]
+        frame["status"] = [f"{status} · paused" if paused else status for status, paused
+                           in zip(frame["status"], frame["paused"], strict=True)]
         st.dataframe(frame[["participant", "status", "stage", "condition", "where", "idle",
                             "flagged", "flag_reason"]], hide_index=True, key="fac_table",
                      column_config={"where": st.column_config.TextColumn("step", width="large"),
@@ -80,12 +82,25 @@ else:
                      "required answers are not enforced")
     step = console.step()
     st.write(f"Current step: **{flow.step_label(spec, step.id, console.runner.steps)}**")
-    if c[0].button("Start timer", key="fac_start", disabled=step.kind != "task"):
-        st.toast("Timer started." if console.start() else "The timer was already started.")
-    if c[1].button("Pause", key="fac_pause", disabled=step.kind != "task"):
-        st.toast("Paused." if console.timer("pause") else "The timer was not running.")
-    if c[2].button("Resume", key="fac_resume", disabled=step.kind != "task"):
-        st.toast("Resumed." if console.timer("resume") else "The timer was not paused.")
+
+    def timer_action(action: str) -> None:
+        """Button callback (runs before the page, so the buttons below show the new state)."""
+        if action == "start":
+            st.toast("Timer started." if console.start() else "The timer was already started.")
+        elif action == "pause":
+            st.toast("Paused." if console.timer("pause") else "The timer was not running.")
+        else:
+            st.toast("Resumed." if console.timer("resume") else "The timer was not paused.")
+
+    timer = console.timer_state()  # only the action that applies to it is enabled
+    c[0].button("Start timer", key="fac_start", disabled=timer != "not started",
+                on_click=timer_action, args=("start",))
+    c[1].button("Pause", key="fac_pause", disabled=timer != "running",
+                on_click=timer_action, args=("pause",))
+    c[2].button("Resume", key="fac_resume", disabled=timer != "paused",
+                on_click=timer_action, args=("resume",))
+    if timer is not None:
+        st.caption(f"Timer of this part: {timer}.")
     st.markdown("**Markers**")
     row = st.container(horizontal=True)
     for label in F.MARKERS:

@@ -17,6 +17,7 @@ from ui.workspace import render_workspace
 ensure_router()
 preload()  # the chart's and panels' files load while this script runs
 warmup.layout()  # UMAP for a question typed here compiles in the background meanwhile
+st.title("Repair workspace")  # the page's name in the navigation, as every page opens
 path = bank_path()
 if not path.is_file():
     st.info(f"No task bank at `{path}`. Set PLEASQLARIFY_BANK to a JSON Lines bank.")

@@ -13,10 +13,11 @@ import time
 from typing import Any
 
 from study.flow import Step, step_label
-from study.runner import Clock, Runner
+from study.runner import TIMER_TYPES, Clock, Runner
 from study.spec import StudySpec
 from study.store import Store
-from study.trace import Event, log_event
+from study.timing import TimerSummary, compute_timers
+from study.trace import Event, log_event, read_events
 
 MARKERS = ("confused", "insight", "question", "error", "help given")
 
@@ -26,15 +27,38 @@ def facilitator_session() -> str:
     return f"facilitator-{secrets.token_urlsafe(9)}"
 
 
+def timer_state(timer: TimerSummary | None) -> str:
+    """A subtask timer as the console reads it: not started, running, paused or stopped."""
+    if timer is None or timer.started is None:
+        return "not started"
+    if timer.stopped is not None:
+        return "stopped"
+    return "running" if timer.running else "paused"
+
+
+def _step_timer(store: Store, participant: str, step_id: str, now: int) -> str | None:
+    """The timer state of the subtask ``step_id`` (``task:<task>/<subtask>``) from the
+    participant's timer events alone; None when the step is not a subtask."""
+    if not step_id.startswith("task:") or "/" not in step_id:
+        return None
+    task, _, subtask = step_id[len("task:"):].rpartition("/")
+    events = read_events(store, participant=participant, types=list(TIMER_TYPES))
+    return timer_state(compute_timers(events, now=now).get((task, subtask)))
+
+
 def overview(store: Store, spec: StudySpec, *, now: int) -> list[dict[str, Any]]:
-    """One row per participant of the study: number, status, condition, step, idle time."""
+    """One row per participant of the study: number, status, condition, step, idle time; an
+    active participant whose subtask timer is paused reads "paused" as its status."""
     rows = []
     for p in store.participants(spec.id):
         if p["simulated"]:
             continue
         prog = store.get_progress(p["participant"]) or {}
+        paused = p["status"] == "active" and _step_timer(
+            store, p["participant"], prog.get("step", ""), now) == "paused"
         rows.append({"number": p["number"], "participant": p["participant"],
-                     "status": p["status"], "stage": p["stage"], "condition": p["condition"],
+                     "status": p["status"], "paused": paused, "stage": p["stage"],
+                     "condition": p["condition"],
                      "step": prog.get("step", "consent"),
                      "where": step_label(spec, prog.get("step", "consent")),
                      "idle_s": max(0, (now - p["last_active"]) // 1000),
@@ -77,6 +101,14 @@ class Console:
     def step(self) -> Step:
         """The participant's current step."""
         return self.runner.current()
+
+    def timer_state(self) -> str | None:
+        """The current subtask's timer (not started, running, paused, stopped); None when the
+        participant is not in a subtask (no timer to start, pause or resume)."""
+        step = self.step()
+        if step.kind != "task":
+            return None
+        return timer_state(self.runner.timers().get((step.task, step.subtask)))
 
     def timer(self, action: str) -> Event | None:
         """Pause or resume the current subtask's timer (``action``: pause | resume)."""

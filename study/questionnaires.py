@@ -13,7 +13,7 @@ then ``x 2.5``; the result is on Brooke's 0..100 scale but is not identical to a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 ITEM_KINDS = ("likert", "text", "choice", "number")
@@ -121,8 +121,9 @@ COMPONENT_UTILITY = (
 )
 
 SQL_LEVELS = ("none", "beginner", "intermediate", "advanced")
+MIN_AGE = 18  # the demographics' lowest accepted age unless a study sets `min_age:` (consent)
 DEMOGRAPHICS = (
-    Item("age", "Age (years)", kind="number", minimum=16, maximum=100, required=False),
+    Item("age", "Age (years)", kind="number", minimum=MIN_AGE, maximum=100, required=False),
     Item("gender", "Gender", kind="choice", required=False,
          options=("woman", "man", "non-binary", "self-described", "prefer not to say"),
          describe="self-described"),
@@ -142,6 +143,18 @@ BUILTINS: dict[str, Questionnaire] = {
     "component-utility": Questionnaire("component-utility", "Component utility",
                                        COMPONENT_UTILITY, builtin="component-utility"),
 }
+
+
+def with_min_age(q: Questionnaire, age: int) -> Questionnaire:
+    """``q`` with its ``age`` item's lowest accepted value set to ``age`` (the study's rule,
+    as its consent states it)."""
+    return replace(q, items=tuple(replace(it, minimum=age) if it.id == "age" else it
+                                  for it in q.items))
+
+
+def min_age(q: Questionnaire) -> float | None:
+    """The lowest age ``q`` accepts (None when it asks no age or sets no bound)."""
+    return next((it.minimum for it in q.items if it.id == "age"), None)
 
 
 def builtin_questionnaire(name: str) -> Questionnaire:

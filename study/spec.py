@@ -19,7 +19,7 @@ import yaml
 
 from study.conditions import Condition, parse_conditions
 from study.designs import ORDER_DESIGNS, design_sequences
-from study.questionnaires import BUILTINS, Questionnaire
+from study.questionnaires import BUILTINS, Questionnaire, min_age
 from study.spec_check import Checker, SpecProblem, StudySpecError, load_yaml
 from study.spec_items import parse_questionnaires
 
@@ -249,6 +249,19 @@ def _study_id(ck: Checker, data: dict[str, Any], path: Path) -> str:
     return raw
 
 
+def _check_consent_age(ck: Checker, consent: str, questionnaires: list[Questionnaire]) -> None:
+    """The consent's "at least N years" and the lowest age the questionnaires accept must agree
+    (the consent states the study's rule; a younger age given there is then refused)."""
+    stated = re.search(r"at least (\d+)\s+years", consent)
+    for i, q in enumerate(questionnaires):
+        lowest = min_age(q)
+        if stated and lowest is not None and lowest != int(stated.group(1)):
+            ck.warn(f"questionnaires[{i}]", f"accepts ages from {lowest:g}, but the consent "
+                    f"says participants are at least {stated.group(1)} years old",
+                    f"add 'min_age: {stated.group(1)}' under '- use: {q.builtin}'" if q.builtin
+                    else f"set 'minimum: {stated.group(1)}' on its age item")
+
+
 def parse_study(text: str, path: str | Path) -> StudySpec:
     """Validate study.yaml ``text`` read from ``path`` (relative paths resolve against it)."""
     path = Path(path)
@@ -293,6 +306,7 @@ def parse_study(text: str, path: str | Path) -> StudySpec:
         ck.warn("onboarding.practice_task", f"'{onboarding.practice_task}' is also a study "
                 "task, so participants will have practised on it", "pick a separate task")
     questionnaires = parse_questionnaires(ck, data.get("questionnaires"), BUILTINS)
+    _check_consent_age(ck, consent, questionnaires)
     assignment = _assignment(ck, data, len(tasks), len(conditions))
     bank = None
     bank_raw = ck.text(data, "task_bank", "", required=True)

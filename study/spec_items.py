@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from study.questionnaires import ITEM_KINDS, Item, Questionnaire
+from study.questionnaires import ITEM_KINDS, Item, Questionnaire, with_min_age
 
 if TYPE_CHECKING:
     from study.spec_check import Checker
@@ -51,6 +51,20 @@ def _item(ck: Checker, raw: Any, where: str) -> Item | None:
                 anchors=(str(anchors[0]), str(anchors[1])))
 
 
+def _min_age(ck: Checker, value: Any, where: str, base: Questionnaire) -> Questionnaire:
+    """``min_age:`` of a built-in that asks an age: its lowest accepted age (what the consent
+    states); reported when it is not a whole number of years or the questionnaire asks none."""
+    if not any(it.id == "age" for it in base.items):
+        ck.warn(where, f"'{base.id}' asks no age, so min_age does nothing",
+                "put min_age under '- use: demographics'")
+        return base
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 99:
+        ck.err(where, f"must be a whole number of years, got {value!r}",
+               "write the age your consent states, e.g. 'min_age: 18'")
+        return base
+    return with_min_age(base, value)
+
+
 def _one(ck: Checker, raw: Any, where: str,
          builtins: dict[str, Questionnaire]) -> Questionnaire | None:
     """One questionnaire entry: ``{use: <builtin>}`` or ``{id, title, items}``."""
@@ -69,6 +83,8 @@ def _one(ck: Checker, raw: Any, where: str,
         if "items" in raw:
             ck.warn(f"{where}.items", "items are ignored when 'use' names a built-in",
                     "define an inline questionnaire with its own id instead")
+        if "min_age" in raw:
+            base = _min_age(ck, raw["min_age"], f"{where}.min_age", base)
         return dataclasses.replace(base, id=ck.text(raw, "id", where) or base.id,
                                    title=ck.text(raw, "title", where) or base.title, when=when,
                                    instructions=ck.text(raw, "instructions", where))

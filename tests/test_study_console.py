@@ -86,6 +86,35 @@ def test_facilitator_marker_note_pause_advance_override(env) -> None:
     assert pending_override(store, "mini").task_sequence == 0
 
 
+def test_facilitator_enables_the_timer_action_that_applies_and_shows_a_pause(env) -> None:
+    """Review #62/#65: Pause and Resume were both enabled whatever the timer did, and the live
+    table never said "paused". Now only the action that applies is enabled (the subtask's
+    timer runs from the step's start: Pause), and a paused participant reads "paused"."""
+    tmp_path, store = env
+    r = _in_task(store, tmp_path)
+    at = _unlock(_page("facilitator"), "facilitator_login")
+    assert not at.exception, at.exception
+
+    def enabled() -> dict[str, bool]:
+        return {k: not at.button(key=f"fac_{k}").disabled for k in ("start", "pause", "resume")}
+
+    def status() -> str:
+        return str(at.dataframe[0].value["status"].iloc[0])
+
+    assert enabled() == {"start": False, "pause": True, "resume": False}
+    assert status() == "active"
+    at.button(key="fac_pause").click().run()
+    assert not at.exception, at.exception
+    assert r.paused()
+    assert enabled() == {"start": False, "pause": False, "resume": True}
+    assert "paused" in status()
+    assert any("paused" in c.value for c in at.caption)
+    at.button(key="fac_resume").click().run()
+    assert not r.paused()
+    assert enabled() == {"start": False, "pause": True, "resume": False}
+    assert status() == "active"
+
+
 def test_setup_shows_validation_errors_with_path_and_fix(env) -> None:
     tmp_path, _ = env
     write_mini(tmp_path / "studies", "broken", "id: broken\ntitle: Broken\nconsent: ok\n"

@@ -209,6 +209,32 @@ def test_refresh_after_none_of_these_and_after_back_restores_what_was_shown(env)
     assert not any("You rejected every remaining output" in w.value for w in third.warning)
 
 
+def test_an_accepted_output_is_still_accepted_after_a_refresh(env) -> None:
+    """Review #16/#18: "You accepted this output." was only in the browser session's state,
+    so a refresh dropped it while the rest of the workspace resumed. The trace records the
+    accept (``output.accept`` with its step and output); the restored workspace reads it, and
+    it shows for that state only (a later decision leaves it behind, as before the refresh)."""
+    accepted = "You accepted this output."
+    at = _open()
+    pid = _agree(at)
+    _demographics(at, pid)
+    _next(at, "onboarding")
+    _next(at, "practice")
+    _text(at, pid, "1", "the review text")
+    _next(at, flow.task_step_id(TASK, "1"))
+    at.button(key=f"pleasqlarify.{TASK}.po.yes").click().run()
+    assert not at.exception, at.exception
+    assert any(accepted in c.value for c in at.caption)
+
+    again = _open(pid)
+    assert not again.exception, again.exception
+    assert any(accepted in c.value for c in again.caption)
+    answer(again, f"pleasqlarify.{TASK}.", True)  # a new state: its output is not accepted
+    assert not any(accepted in c.value for c in again.caption)
+    third = _open(pid)
+    assert not any(accepted in c.value for c in third.caption)
+
+
 def test_database_preview_sends_only_the_table_shown(env) -> None:
     """The task database's preview sends one table, and only while its expander is open: on
     part 1 (open) the first table, on part 2a (closed) none; opening it, or another tab,

@@ -77,7 +77,7 @@ def test_required_fields_return_per_item_messages():
     demo = builtin_questionnaire("demographics")
     msgs = validate_answers(demo, {"age": 12, "gender": "", "sql_expertise": "guru"})
     assert msgs == {
-        "age": "Enter a number of at least 16.",
+        "age": "Enter a number of at least 18.",
         "sql_expertise": "Choose one of: none, beginner, intermediate, advanced.",
         "llm_code": "This question is required.",
     }

@@ -214,3 +214,28 @@ def test_warnings_for_suspicious_but_legal_settings(tmp_path):
     assert "single condition" in got["assignment.conditions"]
     assert "not a multiple of the 4 sequences" in got["assignment.participants"]
     assert "not one of the paper's" in got["subtasks.2c"]
+
+
+def test_the_demographics_accept_no_age_below_the_consents(tmp_path):
+    """Review: the film consent says "at least 18 years old" while the built-in demographics
+    accepted ages from 16. The film study's demographics now refuse 17 and take 18; the
+    built-in's default is 18; `min_age:` sets another bound, and a bound that disagrees with
+    the consent's "at least N years" is a warning naming the fix."""
+    from study.questionnaires import validate_answers
+
+    film = load_study(REPO / "studies" / "film" / "study.yaml")
+    demo = next(q for q in film.questionnaires if q.builtin == "demographics")
+    assert "age" in validate_answers(demo, {"age": 17, "sql_expertise": "none",
+                                            "llm_code": "never"})
+    assert "age" not in validate_answers(demo, {"age": 18, "sql_expertise": "none",
+                                                "llm_code": "never"})
+    assert not [w for w in film.warnings if "consent" in w.message]
+    adult = GOOD.replace("consent: I agree.", "consent: I am at least 18 years old.")
+    assert load_study(write(tmp_path, adult)).warnings == ()
+    younger = adult.replace("  - use: demographics\n", "  - use: demographics\n    min_age: 16\n")
+    (warning,) = load_study(write(tmp_path, younger)).warnings
+    assert warning.where == "questionnaires[0]" and "min_age: 18" in str(warning)
+    sixteen = younger.replace("at least 18", "at least 16")
+    spec = load_study(write(tmp_path, sixteen))
+    assert spec.warnings == () and spec.questionnaires[0].items[0].minimum == 16
+    assert any("min_age" in p for p in problems(tmp_path, younger.replace("16", "'16'")))

@@ -363,3 +363,44 @@ def test_the_repair_poll_targets_the_live_panels_fragment_after_a_rerun(
     assert not at.exception, at.exception
     assert searching(_ws(at, task)) is None
     assert [t for t, _ in at.session_state["events"]][-2:] == ["output.reject", "repair"]
+
+
+def test_while_repair_runs_the_panels_say_so_not_that_nothing_remains(
+        bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review #13: after None of these, while the round is held off the script thread, the
+    Action Space's line and the Predicted Query say that other readings are looked for; they
+    do not claim "N of M queries remain" nor "No valid query remains" for the rejected state
+    (only its failing candidates alive). Once the round lands, the counts are back."""
+    import threading
+
+    from tests.anthropic_stub_server import Reply, StubServer
+    from tests.bank_helpers import survivors
+    from ui.actions import searching
+    from ui.views import SEARCHING
+
+    gate = threading.Event()
+
+    def held(_i: int, _body: dict) -> Reply:
+        gate.wait(120)
+        return Reply("```sql\nSELECT 1\n```")
+
+    monkeypatch.setenv("PLEASQLARIFY_DATA_DIR", str(tmp_path))  # no cached repair pool
+    with StubServer() as server:
+        server.default = held
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        at, task = _start(bank, "resample")
+        try:
+            at.button(key=_key(task, "po.none")).click().run()
+            assert not at.exception, at.exception
+            assert searching(_ws(at, task)) is not None
+            line, pq = survivors(at), component_html(at, _key(task, "pq"))
+            assert SEARCHING in line and "remain" not in line, line
+            assert SEARCHING in pq and "No valid query remains" not in pq, pq
+            assert "looking for other readings" in pq and " left</small></div></div>" not in pq
+            assert 'role="status"' not in pq  # announced once, by the panels that had it
+        finally:
+            gate.set()
+        _landed(at, task)
+    assert "queries remain" in survivors(at)
+    assert SEARCHING not in component_html(at, _key(task, "pq"))

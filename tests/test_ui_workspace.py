@@ -262,3 +262,17 @@ def test_only_the_likeliest_open_clauses_get_rows_until_show_all(bank: Path,
     assert rows() == {b.feature.key for b in open_beliefs}
     fire(at, _key(task, "pq"), "all", {"seq": 2})
     assert len(rows()) == 3
+
+
+def test_the_free_workspace_page_opens_with_its_title(bank: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review #80: the free Repair workspace began with its Task select box, where every other
+    page opens with a title. Its first element is now the page's title (its navigation name)."""
+    monkeypatch.setenv("PLEASQLARIFY_BANK", str(bank))
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "pages" / "workspace.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Repair workspace"]
+    shown = [e for e in at.main.children.values() if e.type not in ("html", "bidi_component")]
+    assert shown[0].type == "title" and shown[0].value == "Repair workspace", shown[0]

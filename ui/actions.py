@@ -37,6 +37,7 @@ OnSubmit = Callable[[int, str], None]
 Resampler = Callable[[RepairSession], RepairOutcome]
 REPAIR_METHODS = ("none", "recompose", "resample")
 PENDING = "repair_pending"
+ACCEPTED = "accepted"  # ws.extra: (step, output key) the user said Yes to ("You accepted …")
 SEARCH = speculate.SEARCHING  # ws.extra: the RepairSearch running off the script thread
 SAVED = "repair_search"  # key of the saved workspace: a search was running (resumed on reload)
 MAX_DETAIL = 2000  # characters of an error's text kept in a repair.fail / chat.fail event
@@ -261,7 +262,7 @@ def accept_output(ws: WorkspaceState, log: Log) -> bool:
     key = ws.session.predicted_output_key()
     if key is None:
         return False
-    ws.extra["accepted"] = (ws.session.step, key)
+    ws.extra[ACCEPTED] = (ws.session.step, key)
     log("output.accept", {"output": key, "candidate": ws.session.best_candidate(),
                           "step": ws.session.step, "survivors": len(ws.session.survivors)})
     return True
@@ -729,6 +730,15 @@ def saved_search(ws: WorkspaceState) -> dict[str, Any]:
     search = searching(ws)
     return {} if search is None else {SAVED: {"method": search.method,
                                               "trigger": search.trigger}}
+
+
+def restore_accept(ws: WorkspaceState, accepts: list[dict[str, Any]]) -> None:
+    """After a reload: the last ``output.accept`` payload of this task (from the trace, which
+    records each accept with its step and output) marks that output accepted again, so "You
+    accepted this output." shows as before the reload (only while that state is shown)."""
+    if accepts:
+        last = accepts[-1]
+        ws.extra[ACCEPTED] = (last.get("step"), last.get("output"))
 
 
 def restore_search(ws: WorkspaceState, saved: dict[str, Any]) -> None:

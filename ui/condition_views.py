@@ -25,6 +25,7 @@ from core.planpool.llm_agent import LLMAgent
 from study import budget, flow
 from study.conditions import Condition
 from study.runner import Runner
+from study.trace import read_events
 from ui import actions
 from ui import study_cache as data
 from ui.chat import ChatOptions, chat_agent, render_chat
@@ -117,6 +118,10 @@ def workspace(runner: Runner, step: flow.Step, namespace: str, cond: Condition,
             ws.session = RepairSession.from_dict(saved, pool)
             ws.dismissed = [tuple(k) for k in saved.get("dismissed", [])]
             actions.restore_search(ws, saved)  # a reload while repair ran: it runs again
+        # "You accepted this output." survives a reload: the trace records each accept
+        actions.restore_accept(ws, [e.payload for e in read_events(
+            runner.store, participant=runner.participant, types=["output.accept"])
+            if e.task == step.task])
         ws.submitted = runner.submitted(step.task)
         ws.extra["restored"] = True
         # the session's own vocabulary too: replay asks as it did, whatever the default

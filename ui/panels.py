@@ -161,9 +161,8 @@ def callback(fn: Callable[_P, object], *args: _P.args, **kwargs: _P.kwargs
 def predicted_query(ws: WorkspaceState, log: Log) -> None:
     """Atomic features of the survivors with probabilities and Yes/No, then the decisions."""
     st.subheader("Predicted Query", anchor=False)
-    data = query_data(ws)
-    if actions.searching(ws) is not None:
-        data = frozen(data)
+    busy = actions.searching(ws) is not None  # repair runs: say so, answer nothing
+    data = frozen(query_data(ws, searching=True)) if busy else query_data(ws)
     view_panel(data, on={"clause": partial(_on_clause, ws, log, data["panel"]),
                          "all": partial(_toggle_all_clauses, ws)})
 
@@ -174,7 +173,7 @@ def _output_question(ws: WorkspaceState, log: Log, has_output: bool, method: str
     Outside a study the researcher reads why resampling is off; a participant reads nothing
     about keys (their repair runs, by recomposition; the Setup and Facilitator pages say why)."""
     key = ws.widget_key
-    accepted = ws.extra.get("accepted")
+    accepted = ws.extra.get(actions.ACCEPTED)
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     if defer:  # the first render: drawn by the "painted" rerun (see deferred)
         return

@@ -112,20 +112,27 @@ def panel(ws: WorkspaceState, name: str, html: str, testid: str) -> dict[str, An
 
 # --- Action Space ------------------------------------------------------------------------
 
-def space_summary(session: RepairSession, infos: list[ClusterInfo]) -> str:
-    """The line over the chart: survivors of the pool, clusters, distinct outputs."""
+def space_summary(session: RepairSession, infos: list[ClusterInfo], searching: bool = False
+                  ) -> str:
+    """The line over the chart: survivors of the pool, clusters, distinct outputs; while repair
+    runs, that it looks for other readings (the rejected state's count is not what remains)."""
     n, total = len(session.survivors), session.pool.n
+    if searching:
+        return (f'<span data-testid="pq-survivors">{SEARCHING}</span>'
+                f" · {total - n} of {total} queries ruled out so far")
     return (f'<span data-testid="pq-survivors"><b>{n}</b> of {total} queries remain</span>'
             f" · {len(infos)} cluster{'s' if len(infos) != 1 else ''} · "
             f"{session.n_classes} distinct output{'s' if session.n_classes != 1 else ''}")
 
 
-def space_data(ws: WorkspaceState, colour_by_variable: bool, hover: bool) -> dict[str, Any]:
-    """The chart component's data: the spec, the summary line and the state's revision."""
+def space_data(ws: WorkspaceState, colour_by_variable: bool, hover: bool,
+               searching: bool = False) -> dict[str, Any]:
+    """The chart component's data: the spec, the summary line (``searching``: repair runs)
+    and the state's revision."""
     session = ws.session
     variable = current_variable(ws) if colour_by_variable else None
     return {"space": cached_space(session, variable, labels=labels_of(ws)), "summary": space_summary(
-        session, clusters(session)), "revision": f"{session.step}:{len(session.survivors)}:"
+        session, clusters(session), searching), "revision": f"{session.step}:{len(session.survivors)}:"
         f"{ws.browse}", "hover": hover, "panel": ws.widget_key("space")}
 
 
@@ -282,10 +289,11 @@ def _feature(session: RepairSession, key: str):
     raise KeyError(key)
 
 
-def decisions_html(session: RepairSession, labels: str = "sql", participant: bool = False
-                   ) -> str:
+def decisions_html(session: RepairSession, labels: str = "sql", participant: bool = False,
+                   searching: bool = False) -> str:
     """The numbered decisions with the survivors left after each (bottom of the panel): chips,
-    or plain-language questions when ``labels`` is plain; ``participant``: no method names."""
+    or plain-language questions when ``labels`` is plain; ``participant``: no method names;
+    ``searching``: the last one's repair runs, so its count is not yet what is left."""
     if not session.history:
         noun = "question" if labels == "plain" else "clause"
         return ('<p><b>Decisions</b></p><p class="pq-caption">None yet. Answer in the Decision '
@@ -304,8 +312,10 @@ def decisions_html(session: RepairSession, labels: str = "sql", participant: boo
             chips = "" if not feats else chip_row(
                 feats, inline=True, confirmed=d.features if d.answer else (), names=names,
                 labels="plain" if labels == "plain" else "sql")
+        left = ("→ looking for other readings" if searching and i == len(counts) else
+                f"→ <b>{n}</b> left")
         lines.append(f'<div style="margin:2px 0"><small>{i}. {escape(_describe(d, participant))}</small> {chips}'
-                     f'<small>→ <b>{n}</b> left</small></div>')
+                     f'<small>{left}</small></div>')
     return f'<p><b>Decisions</b></p><div>{"".join(lines)}</div>'
 
 
@@ -371,9 +381,13 @@ def clauses_html(ws: WorkspaceState, beliefs: list) -> str:
     return "".join(parts)
 
 
-def query_data(ws: WorkspaceState) -> dict[str, Any]:
-    html = clauses_html(ws, ws.session.predicted_query()) + decisions_html(
-        ws.session, labels_of(ws), for_participant(ws))
+def query_data(ws: WorkspaceState, searching: bool = False) -> dict[str, Any]:
+    """The Predicted Query's clauses and decisions; ``searching`` (repair runs): the status on
+    top, and no "No valid query remains" for the rejected state repair is about to extend."""
+    beliefs = ws.session.predicted_query()
+    html = ((searching_html(live=False) if searching else "")
+            + (clauses_html(ws, beliefs) if beliefs or not searching else "")
+            + decisions_html(ws.session, labels_of(ws), for_participant(ws), searching))
     return panel(ws, "pq", html, "pq-clauses")
 
 
@@ -413,10 +427,12 @@ SEARCHING = "Looking for other readings of the question…"
 _ACTIVE = re.compile(r"<button (?![^>]*data-copy)")
 
 
-def searching_html(seconds: float | None = None) -> str:
-    """The status shown while repair runs off the script thread (with the time it has taken)."""
+def searching_html(seconds: float | None = None, live: bool = True) -> str:
+    """The status shown while repair runs off the script thread (with the time it has taken);
+    ``live=False``: not announced again (another panel's status already is)."""
     took = "" if seconds is None else f' <span class="pq-caption">{seconds:.1f} s</span>'
-    return (f'<div class="pq-note pq-info pq-searching" role="status" aria-live="polite">'
+    role = ' role="status" aria-live="polite"' if live else ""
+    return (f'<div class="pq-note pq-info pq-searching"{role}>'
             f'<span class="pq-spin" aria-hidden="true"></span> {SEARCHING}{took}</div>')
 
 

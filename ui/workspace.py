@@ -63,11 +63,13 @@ def action_space(ws: WorkspaceState, log: Log, colour_by_variable: bool = True) 
     """The Action Space: glyph scatter with Voronoi cells, lasso/box/click, keep-a-cluster."""
     st.subheader("Action Space", anchor=False)
     key = ws.widget_key("space")
-    action_space_chart(space_data(ws, colour_by_variable, hover=log is not no_log), key=key,
+    busy = actions.searching(ws) is not None  # repair runs: no cluster to keep yet
+    action_space_chart(space_data(ws, colour_by_variable, hover=log is not no_log,
+                                  searching=busy), key=key,
                        on_select=partial(_on_select, ws, log, key),
                        on_hover=None if log is no_log else partial(_on_hover, ws, log, key))
     footer = space_footer(ws, colour_by_variable)
-    if actions.searching(ws) is not None:  # repair runs: no cluster to keep yet
+    if busy:
         footer = frozen(footer)
     view_panel(footer, on={"cluster": partial(_on_cluster, ws, log, footer["panel"],
                                               clusters(ws.session))})
