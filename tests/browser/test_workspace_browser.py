@@ -479,10 +479,12 @@ def test_a_click_elsewhere_drops_the_queued_presses_and_typing_answers_nothing(
     page.keyboard.press("Backspace")  # the question as it was, so leaving it changes nothing
     page.locator("h3", has_text="Decision Space").click()
     session.undo()
-    _click(page, _key(pool, "dv-back"))
-    _wait_count(page, len(session.survivors))
-    _click(page, _key(pool, "dv-back"))
-    _wait_count(page, pool.n)
+    for survivors in (len(session.survivors), pool.n):
+        # the count shows before the Back's rerun is over; click the next Back once it is (a
+        # click during that rerun was lost once on CI, with cold caches; not explained yet)
+        page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
+        _click(page, _key(pool, "dv-back"))
+        _wait_count(page, survivors)
 
 
 def _glyph_px(page) -> dict[int, tuple[float, float]]:
