@@ -148,7 +148,10 @@ ARM_REPAIR_JS = f"""b => {{
     const [n, r] = ({STATE_JS})();
     const status = document.body.innerText.includes("Looking for other readings");
     if (!searching && status) {{ searching = true; at("first"); }}
-    if (w.shown === null && size(n) > size(b[0]) && r !== b[1] && !status
+    // the repaired state, or the notice that repair found no other reading (then the count
+    // stays: e.g. a converged state reached by a question about the answer)
+    const none = document.body.innerText.includes("Repair found no other reading");
+    if (w.shown === null && ((size(n) > size(b[0]) && r !== b[1]) || none) && !status
         && !document.querySelector('[data-testid="stStatusWidget"]')) {{
       obs.disconnect();
       at("first");
@@ -167,7 +170,8 @@ READ_MS = 1500  # how long the person reads a converged state before "None of th
 def repair_press(page, reps: int, back: str, read_ms: int = 0
                  ) -> tuple[list[float], list[float]]:
     """"None of these" (key X) → its first answer painted (the searching state) and → the
-    repaired state painted, then Back (untimed), ``reps`` times: the waits a person sees after
+    repaired state painted (or repair's notice that it found no other reading), then Back
+    (untimed), ``reps`` times: the waits a person sees after
     rejecting the outputs (issue 24). Each press comes ``read_ms`` after the state is drawn
     (0: at once, before the repair speculated while a person reads could be ready)."""
     first, shown = [], []
