@@ -39,6 +39,16 @@ PLAN_BEAM = 16  # questions tried per set, best lower bound first
 PLAN_MAX_CANDIDATES = 120  # above this many valid candidates no plan is made (it takes seconds)
 
 
+
+def set_bits(s: int) -> list[int]:
+    """The indices of the set bits of ``s``, lowest first (a set of atoms or classes as a mask)."""
+    out = []
+    while s:
+        low = s & -s
+        out.append(low.bit_length() - 1)
+        s ^= low
+    return out
+
 @dataclass(frozen=True)
 class Plan:
     """The planned first question and what the search knows of every question.
@@ -127,12 +137,7 @@ class Planner:
 
     # ----- the search ----------------------------------------------------------------------
     def _members(self, s: int) -> list[int]:
-        out = []
-        while s:
-            low = s & -s
-            out.append(low.bit_length() - 1)
-            s ^= low
-        return out
+        return set_bits(s)
 
     def info(self, s: int) -> tuple[float, float, bool]:
         """(target weight, lower bound on questions left, more than one output present).

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from core.engine.gain import guess_cost  # noqa: F401  (re-exported: tests, callers)
+from core.engine.planner import set_bits
 
 
 def huffman_depths(weights: list[float] | np.ndarray) -> list[int]:
@@ -94,13 +95,7 @@ def tree_floor(answers: np.ndarray, weights: list[float] | np.ndarray, *,
         groups[key] = groups.get(key, 0) | (1 << c)
     atoms = list(groups.values())
 
-    def classes(s: int) -> list[int]:
-        out = []
-        while s:
-            low = s & -s
-            out.append(low.bit_length() - 1)
-            s ^= low
-        return out
+    classes = set_bits
 
     weight_memo: dict[int, float] = {}
 
