@@ -39,7 +39,6 @@ PLAN_BEAM = 16  # questions tried per set, best lower bound first
 PLAN_MAX_CANDIDATES = 120  # above this many valid candidates no plan is made (it takes seconds)
 
 
-
 def set_bits(s: int) -> list[int]:
     """The indices of the set bits of ``s``, lowest first (a set of atoms or classes as a mask)."""
     out = []
@@ -48,6 +47,7 @@ def set_bits(s: int) -> list[int]:
         out.append(low.bit_length() - 1)
         s ^= low
     return out
+
 
 @dataclass(frozen=True)
 class Plan:
