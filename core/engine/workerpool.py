@@ -6,7 +6,8 @@ time limit plus ``KILL_GRACE_S`` is killed (SIGKILL) and replaced. Workers are r
 queries and databases (each keeps its connections), at most ``MAX_WORKERS`` at once.
 
 Decision: a worker process, always. In-process limits cannot stop everything: SQLite's
-``printf('%.*c', 900000000, 'x')`` pads in one VM step that ignores interrupts (21 s measured),
+``printf('%.*c', 900000000, 'x')`` pads in one VM step that ignores interrupts (21 s measured
+in-process; in a worker it ends only when the memory limit does, about 1.3 s),
 and a PostgreSQL client buffers whole rows (a 200 MB ``repeat`` row), so only a process with its
 own RLIMIT_AS that can be killed bounds both time and memory. Cost, measured by ``python -m
 benchmarks.limits`` on the film pools (329 candidates) on the shared 2-core machine at
