@@ -64,15 +64,21 @@ def _component(at: Any, key: str) -> Any:
 
 def fire(at: Any, key: str, event: str, value: Any) -> Any:
     """Rerun ``at`` as if the component ``key`` sent the one-shot trigger ``event``."""
+    return fire_together(at, [(key, event, value)])
+
+
+def fire_together(at: Any, presses: list[tuple[str, str, Any]]) -> Any:
+    """Rerun ``at`` once with several components' triggers (key, event, value), in this order
+    of widget states: as Streamlit delivers presses that reached it during one busy run."""
     from streamlit.components.v2.bidi_component.main import _make_trigger_id
     from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-    component = _component(at, key)
     states = at._tree.get_widget_states()
-    state = WidgetState()
-    state.id = _make_trigger_id(component.proto.id, "events")
-    state.json_trigger_value = json.dumps([{"event": event, "value": value}])
-    states.widgets.append(state)
+    for key, event, value in presses:
+        state = WidgetState()
+        state.id = _make_trigger_id(_component(at, key).proto.id, "events")
+        state.json_trigger_value = json.dumps([{"event": event, "value": value}])
+        states.widgets.append(state)
     return at._run(states)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.bank_helpers import answer, component_data, fire, make_bank, task_ids
+from tests.bank_helpers import answer, component_data, fire, fire_together, make_bank, task_ids
 from ui.actions import searching
 from ui.views import KEYS_SEP
 
@@ -226,3 +226,49 @@ def test_after_none_of_these_and_back_the_speculated_state_is_the_rerun_s(bank: 
     types = [(t, p.get("decisions")) for t, p in at.session_state["events"]]
     assert types == [("output.reject", None), ("repair", None), ("undo", 2),
                      ("dv.accept", None)]
+
+
+def _press_pair(at: AppTest, prefix: str, ws) -> tuple[dict, dict, object]:
+    """A Yes to the question shown (made first) and a Yes to a clause the state after it still
+    asks about (made second), as the browser stamps them; and the session they should give."""
+    first = ws.session.next_variable()
+    expected = ws.session.fork()
+    expected.answer(first.keys, True)
+    clause = next(b.feature.key for b in expected.predicted_query() if b.probability < 1)
+    expected.answer_feature(clause, True)
+    yes = {"key": KEYS_SEP.join(first.keys), "yes": True, "seq": 1, "at": 1, "page": "p1"}
+    return yes, {"key": clause, "yes": True, "seq": 1, "at": 2, "page": "p1"}, expected
+
+
+def test_two_presses_delivered_in_one_run_count_in_the_order_they_were_made(
+        bank: Path) -> None:
+    """A question's Yes, then a clause's Yes sent while the server was busy: Streamlit delivers
+    both in one run with the clause's widget state first. Both count, the Yes first."""
+    at, prefix = _start(bank, 1)
+    ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
+    yes, clause, expected = _press_pair(at, prefix, ws)
+    both = fire_together(at, [(f"{prefix}pq", "clause", clause),
+                              (f"{prefix}dv.chips", "answer", yes)])
+    assert not both.exception, both.exception
+    assert ws.session.history == expected.history
+    assert list(ws.session.survivors) == list(expected.survivors)
+    assert _ack(both, prefix) == 1
+    assert component_data(both, f"{prefix}answer_ack")["ack"]["ok"] is True
+    again = fire_together(at, [(f"{prefix}dv.chips", "answer", yes),
+                               (f"{prefix}pq", "clause", clause)])  # delivered twice
+    assert not again.exception and ws.session.history == expected.history
+
+
+def test_presses_of_another_page_load_are_not_taken_for_ones_already_applied(
+        bank: Path) -> None:
+    """The order counter restarts with each page load: its presses carry the load's id, so
+    a reload's first press is not mistaken for one already applied."""
+    at, prefix = _start(bank, 1)
+    ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
+    yes, _, _ = _press_pair(at, prefix, ws)
+    fire(at, f"{prefix}dv.chips", "answer", yes)
+    assert ws.session.step == 1
+    after = ws.session.next_variable()
+    reloaded = {"key": KEYS_SEP.join(after.keys), "yes": False, "seq": 1, "at": 1, "page": "p2"}
+    fire(at, f"{prefix}dv.chips", "answer", reloaded)
+    assert ws.session.step == 2

@@ -48,6 +48,9 @@ from ui.views import (
 _P = ParamSpec("_P")
 
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
+PRESSES = "presses"  # ws.extra: [page, at] of the last Yes/No presses applied (_presses_in_order)
+PRESSES_KEPT = 8
+PAGE_ID_CHARS = 16
 DRAWN = "drawn"  # ws.extra: the workspace was rendered once (its next states are then sent)
 PANELS = "pleasqlarify-panels"  # fragment key of the workspace's panels (ui.workspace)
 SEARCH_WAIT_S = 0.08  # a repair done this soon (e.g. speculated, or cached) is drawn at once
@@ -206,21 +209,59 @@ def on_answer(ws: WorkspaceState, log: Log, panel: str) -> None:
     The buttons carry the variable's keys, so an answer counts only for the question the user
     saw (a press that crossed a rerun showing another one is reported, not misapplied).
     """
-    value = trigger(panel, "answer")
-    if not limits.feature_key(value):
-        return
-    applied = actions.answer_variable(ws, bool(value.get("yes")), log,
-                                      keys=pressed_keys(ws, value["key"]))
-    ws.extra[ACK] = {"seq": limits.parse_int(value.get("seq")), "ok": applied}
-
+    _presses_in_order(ws, log, "answer")
 
 
 def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
     """Clause panel callback: Yes/No on the clause whose button was pressed."""
-    value = trigger(panel, "clause")
-    if limits.feature_key(value):
+    _presses_in_order(ws, log, "clause")
+
+
+def _apply_press(ws: WorkspaceState, log: Log, event: str, value: dict) -> None:
+    """One Yes/No press: the Decision Space's (acknowledged to the browser) or a clause's."""
+    if event == "answer":
+        applied = actions.answer_variable(ws, bool(value.get("yes")), log,
+                                          keys=pressed_keys(ws, value["key"]))
+        ws.extra[ACK] = {"seq": limits.parse_int(value.get("seq")), "ok": applied}
+    else:
         key = pressed_keys(ws, value["key"], clause=True)[0]
         actions.answer_clause(ws, key, bool(value.get("yes")), log)
+
+
+def _press_id(value: dict) -> tuple[str, int] | None:
+    """A press's page load and its order on that page (``ui/components/logic.js`` stamps
+    both), or None for a press without them."""
+    page, at = value.get("page"), limits.parse_int(value.get("at"))
+    if isinstance(page, str) and 0 < len(page) <= PAGE_ID_CHARS and at:
+        return page, at
+    return None
+
+
+def _presses_in_order(ws: WorkspaceState, log: Log, own: str) -> None:
+    """Apply this run's Yes/No presses, the Decision Space's and the clauses', in the order
+    they were made; a callback's press another callback of the same run applied is skipped.
+
+    Streamlit runs the callbacks of one run in the order of its widget states, and where a
+    press reached the server while the run before was still busy (a question's Yes, then a
+    clause clicked) both arrive in one run with the later one first: applied in that order,
+    the Yes counted for a question no longer shown and was refused (a browser test saw it).
+    """
+    presses = []
+    for panel, event in ((ws.widget_key("dv.chips"), "answer"), (ws.widget_key("pq"), "clause")):
+        value = trigger(panel, event)
+        if limits.feature_key(value):
+            presses.append((_press_id(value), event, value))
+    done = ws.extra.setdefault(PRESSES, [])
+    for ident, event, value in sorted(presses, key=lambda p: p[0] or ("", 0)):
+        if ident is None:
+            if event == own:  # unstamped: applied by its own callback, as before
+                _apply_press(ws, log, event, value)
+            continue
+        if list(ident) in done:
+            continue
+        done.append(list(ident))
+        del done[:-PRESSES_KEPT]
+        _apply_press(ws, log, event, value)
 
 
 def repair_if_pending(ws: WorkspaceState, log: Log, options: WorkspaceOptions | None) -> bool:

@@ -4,7 +4,7 @@ import { test } from "node:test";
 
 import {
   boxCorners, enqueue, forget, frameOf, hub, IDENTITY, idle, idsInside, inside, isIdentity,
-  keyAction, MAX_ZOOM, panBy, QUEUE_MAX, speculated, starPoints, tipPosition, zoomAt,
+  keyAction, MAX_ZOOM, panBy, QUEUE_MAX, speculated, stamped, starPoints, tipPosition, zoomAt,
 } from "../../ui/components/logic.js";
 
 const SQUARE = [[0, 0], [10, 0], [10, 10], [0, 10]];
@@ -94,7 +94,7 @@ test("hub: one object per page, whichever component makes it", () => {
   const h = hub(page);
   assert.equal(hub(page), h);
   assert.deepEqual(Object.keys(h).sort(),
-    ["busy", "keys", "next", "panels", "pending", "queue", "seq", "shown"]);
+    ["busy", "keys", "next", "order", "page", "panels", "pending", "queue", "seq", "shown"]);
   assert.notEqual(hub({}), h);
 });
 
@@ -142,4 +142,16 @@ test("keyAction: y/n answer, shortcuts queue only behind an answer, modifiers ar
     assert.equal(key("y", { [mod]: true }), null, mod);
   }
   assert.equal(keyAction({}, h), null); // no key value
+});
+
+test("stamped: presses carry their order on the page and the page load's id", () => {
+  const scope = {};
+  const h = hub(scope);
+  const a = stamped(h, { key: "k", yes: true, seq: 1 });
+  const b = stamped(h, { key: "c", seq: 1 });
+  assert.deepEqual([a.at, b.at], [1, 2]);
+  assert.equal(a.page, b.page);
+  assert.equal(a.key, "k");
+  assert.ok(typeof a.page === "string" && a.page.length > 0 && a.page.length <= 16);
+  assert.notEqual(hub({}).page, undefined);
 });

@@ -20,7 +20,7 @@
 // sends the trigger "poll" `data.poll` ms after each render (again every second while no render
 // answers); the server redraws it, or the panels once the repaired state is ready.
 
-import { enqueue, forget, hub, idle, keyAction, SHORTCUTS, speculated } from "./logic.js";
+import { enqueue, forget, hub, idle, keyAction, SHORTCUTS, speculated, stamped } from "./logic.js";
 
 const PENDING_MS = 15000; // an answer never acknowledged (lost) stops waiting then
 const PAINT_WAIT_MS = 5000; // "painted" is sent after this even if `data.defer` never shows
@@ -72,7 +72,7 @@ function send(h, yes, key) {
   if (!panel || !panel.__pq || !panel.__pq.send) return;
   const seq = ++h.seq;
   const views = speculated(h, yes, key);
-  panel.__pq.send("answer", { key, yes, seq });
+  panel.__pq.send("answer", stamped(h, { key, yes, seq }));
   h.pending = { seq, timer: setTimeout(() => { settle(h); forget(h); }, PENDING_MS) };
   if (!views) return; // not speculated (e.g. a repaired pool): the rerun draws it
   setTimeout(() => {  // after Streamlit has sent the answer (it sends from a task too)
@@ -210,7 +210,7 @@ export default function (component) {
       const value = { seq: ++state.seq };
       if (button.dataset.key !== undefined) value.key = button.dataset.key;
       if (button.dataset.yes !== undefined) value.yes = button.dataset.yes === "1";
-      state.send(button.dataset.event, value);
+      state.send(button.dataset.event, stamped(h, value));
     });
   }
   if (data && "ack" in data) {  // drawn right after the panels: the server took that answer

@@ -100,7 +100,14 @@ export function hub(scope = globalThis) {
   // the page-wide hub (made by whichever component runs first)
   return scope.__pqHub || (scope.__pqHub = {
     panels: new Map(), next: null, pending: null, queue: [], seq: 0, keys: false, busy: null,
-    shown: null });
+    shown: null, order: 0, page: Math.random().toString(36).slice(2, 10) });
+}
+
+export function stamped(h, value) {
+  // ``value`` with the page-wide order of the press (``at``) and this page load's id: two
+  // presses Streamlit delivers in one run (the second sent while the server was still busy
+  // with the run before) are applied in the order they were made (ui/panels.py)
+  return { ...value, at: ++h.order, page: h.page };
 }
 
 export function idle(h) {
