@@ -272,3 +272,24 @@ def test_presses_of_another_page_load_are_not_taken_for_ones_already_applied(
     reloaded = {"key": KEYS_SEP.join(after.keys), "yes": False, "seq": 1, "at": 1, "page": "p2"}
     fire(at, f"{prefix}dv.chips", "answer", reloaded)
     assert ws.session.step == 2
+
+
+def test_a_clause_press_repeats_the_ones_not_yet_acknowledged(bank: Path) -> None:
+    """Two clause presses in one busy run: Streamlit keeps only the panel's newer trigger, which
+    repeats the earlier press (``earlier``); both count, in order, each once, and the ack says
+    which press was applied last."""
+    at, prefix = _start(bank, 1)
+    ws = at.session_state[f"pleasqlarify.workspace.free.{prefix.split('.')[1]}"]
+    expected = ws.session.fork()
+    first = next(b.feature.key for b in expected.predicted_query() if b.probability < 1)
+    expected.answer_feature(first, True)
+    second = next(b.feature.key for b in expected.predicted_query() if b.probability < 1)
+    expected.answer_feature(second, False)
+    one = {"key": first, "yes": True, "seq": 1, "at": 1, "page": "p1"}
+    two = {"key": second, "yes": False, "seq": 2, "at": 2, "page": "p1", "earlier": [one]}
+    run = fire(at, f"{prefix}pq", "clause", two)
+    assert not run.exception, run.exception
+    assert ws.session.history == expected.history
+    assert component_data(run, f"{prefix}answer_ack")["applied"] == ["p1", 2]
+    fire(at, f"{prefix}pq", "clause", two)  # delivered again (e.g. replayed): counts once
+    assert ws.session.history == expected.history

@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from ui.components import clause_panel
-from ui.panels import ACK, DRAWN
+from ui.panels import ACK, DRAWN, applied_press
 from ui.speculate import KEY, speculate
 from ui.state import WorkspaceOptions, WorkspaceState
 from ui.views import ALL_CLAUSES, button_key, current_variable, panel_views, state_token
@@ -63,9 +63,10 @@ def next_views(ws: WorkspaceState, options: WorkspaceOptions, hover: bool
 
 def acknowledge(ws: WorkspaceState) -> None:
     """The hidden element with the seq of the last answer the server took, drawn right after
-    the visible panels: the browser then shows the server's state instead of its speculation."""
+    the visible panels: the browser then shows the server's state instead of its speculation
+    (and stops repeating the clause presses up to the last one applied)."""
     clause_panel("", key=ws.widget_key(ACKNOWLEDGE), testid="pq-ack", on={},
-                 extra={"ack": ws.extra.get(ACK)})
+                 extra={"ack": ws.extra.get(ACK), "applied": applied_press(ws)})
 
 
 def carrier(ws: WorkspaceState, options: WorkspaceOptions, hover: bool) -> None:

@@ -48,8 +48,8 @@ from ui.views import (
 _P = ParamSpec("_P")
 
 ACK = "answer_ack"  # ws.extra: {seq, ok} of the last answer the server took (ui.optimistic)
-PRESSES = "presses"  # ws.extra: [page, at] of the last Yes/No presses applied (_presses_in_order)
-PRESSES_KEPT = 8
+PRESSES = "presses"  # ws.extra: [page, at] of the last Yes/No press applied (in order per page)
+PRESSES_KEPT = 16
 PAGE_ID_CHARS = 16
 DRAWN = "drawn"  # ws.extra: the workspace was rendered once (its next states are then sent)
 PANELS = "pleasqlarify-panels"  # fragment key of the workspace's panels (ui.workspace)
@@ -237,6 +237,11 @@ def _press_id(value: dict) -> tuple[str, int] | None:
     return None
 
 
+def applied_press(ws: WorkspaceState) -> list | None:
+    """[page, at] of the last press applied (the browser stops repeating those up to it)."""
+    return ws.extra.get(PRESSES)
+
+
 def _presses_in_order(ws: WorkspaceState, log: Log, own: str) -> None:
     """Apply this run's Yes/No presses, the Decision Space's and the clauses', in the order
     they were made; a callback's press another callback of the same run applied is skipped.
@@ -245,22 +250,30 @@ def _presses_in_order(ws: WorkspaceState, log: Log, own: str) -> None:
     press reached the server while the run before was still busy (a question's Yes, then a
     clause clicked) both arrive in one run with the later one first: applied in that order,
     the Yes counted for a question no longer shown and was refused (a browser test saw it).
+    Of two presses of one component in one busy run Streamlit keeps only the newer, so a
+    clause press repeats the earlier ones the server has not acknowledged (``earlier``;
+    :func:`applied_press` tells the browser which were).
     """
     presses = []
     for panel, event in ((ws.widget_key("dv.chips"), "answer"), (ws.widget_key("pq"), "clause")):
         value = trigger(panel, event)
-        if limits.feature_key(value):
-            presses.append((_press_id(value), event, value))
-    done = ws.extra.setdefault(PRESSES, [])
+        if not isinstance(value, dict):
+            continue
+        # a clause press also carries the clause presses of this page the server has not
+        # acknowledged: Streamlit keeps only a component's newest trigger of one busy run
+        earlier = value.get("earlier") if event == "clause" else None
+        for press in [*(earlier if isinstance(earlier, list) else [])[-PRESSES_KEPT:], value]:
+            if limits.feature_key(press) and (press is value or _press_id(press)):
+                presses.append((_press_id(press), event, press))
     for ident, event, value in sorted(presses, key=lambda p: p[0] or ("", 0)):
         if ident is None:
             if event == own:  # unstamped: applied by its own callback, as before
                 _apply_press(ws, log, event, value)
             continue
-        if list(ident) in done:
-            continue
-        done.append(list(ident))
-        del done[:-PRESSES_KEPT]
+        last = ws.extra.get(PRESSES)
+        if last and last[0] == ident[0] and ident[1] <= last[1]:
+            continue  # applied already (by the other callback, or repeated in ``earlier``)
+        ws.extra[PRESSES] = list(ident)
         _apply_press(ws, log, event, value)
 
 

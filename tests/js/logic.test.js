@@ -4,7 +4,8 @@ import { test } from "node:test";
 
 import {
   boxCorners, enqueue, forget, frameOf, hub, IDENTITY, idle, idsInside, inside, isIdentity,
-  keyAction, MAX_ZOOM, panBy, QUEUE_MAX, speculated, stamped, starPoints, tipPosition, zoomAt,
+  keyAction, MAX_ZOOM, mayHover, panBy, QUEUE_MAX, SELECT_HOLD_MS, speculated, stamped,
+  starPoints, tipPosition, unacknowledged, zoomAt,
 } from "../../ui/components/logic.js";
 
 const SQUARE = [[0, 0], [10, 0], [10, 10], [0, 10]];
@@ -94,7 +95,8 @@ test("hub: one object per page, whichever component makes it", () => {
   const h = hub(page);
   assert.equal(hub(page), h);
   assert.deepEqual(Object.keys(h).sort(),
-    ["busy", "keys", "next", "order", "page", "panels", "pending", "queue", "seq", "shown"]);
+    ["applied", "busy", "keys", "next", "order", "page", "panels", "pending", "queue", "seq",
+      "shown"]);
   assert.notEqual(hub({}), h);
 });
 
@@ -154,4 +156,26 @@ test("stamped: presses carry their order on the page and the page load's id", ()
   assert.equal(a.key, "k");
   assert.ok(typeof a.page === "string" && a.page.length > 0 && a.page.length <= 16);
   assert.notEqual(hub({}).page, undefined);
+});
+
+test("unacknowledged: a press is repeated until the server has applied it", () => {
+  const h = hub({});
+  const a = stamped(h, { key: "a" });
+  const b = stamped(h, { key: "b" });
+  assert.deepEqual(unacknowledged(h, [a, b]).map((p) => p.key), ["a", "b"]);
+  h.applied = a.at;
+  assert.deepEqual(unacknowledged(h, [a, b]).map((p) => p.key), ["b"]);
+  h.applied = b.at;
+  assert.deepEqual(unacknowledged(h, [a, b]), []);
+  const other = { ...a, page: "another load" };
+  h.applied = 0;
+  assert.deepEqual(unacknowledged(h, [other]), []);
+  const many = Array.from({ length: 20 }, (_, i) => stamped(h, { key: String(i) }));
+  assert.equal(unacknowledged(h, many).length, 16);
+});
+
+test("mayHover: no hover while a selection is on its way, for at most the hold", () => {
+  assert.equal(mayHover(null, 0, 100), true);
+  assert.equal(mayHover("3:12:0", 1000, 1200), false);
+  assert.equal(mayHover("3:12:0", 1000, 1000 + SELECT_HOLD_MS), true);
 });

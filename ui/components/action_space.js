@@ -11,8 +11,8 @@
 // PNG download the chart as drawn, styles inlined, for papers.
 
 import {
-  boxCorners, f1, forget, frameOf, hub, IDENTITY, idsInside, isIdentity, panBy, starPoints,
-  tipPosition, zoomAt,
+  boxCorners, f1, forget, frameOf, hub, IDENTITY, idsInside, isIdentity, mayHover, panBy,
+  starPoints, tipPosition, zoomAt,
 } from "./logic.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -142,6 +142,7 @@ function hover(state, id) {
   showTip(state, id);
   if (!state.hover) return;
   state.hoverTimer = setTimeout(() => {
+    if (!mayHover(state.selecting, state.selectedAt, performance.now())) return;
     if (state.hovered === id && state.send) state.send("hover", { id, ts: Date.now() });
   }, HOVER_MS);
 }
@@ -204,6 +205,8 @@ function bindDrag(state) {
       if (ids.length && state.send) {
         forget(hub());  // another gesture: presses queued behind an answer no longer apply
         state.send("select", { ids, gesture, seq: ++state.seq });
+        state.selecting = state.revision;  // until a rerun draws another revision
+        state.selectedAt = performance.now();
       }
     };
     svg.addEventListener("pointermove", move);
@@ -404,6 +407,7 @@ function mount(parentElement) {
   parentElement.append(summary, root);
   const state = { root, summary, svg, plot, clip, layers, outline, tip, sigs: {}, tips: new Map(),
                   seq: 0, width: 0, space: null, mode: "lasso", draws: 0, hovered: null,
+                  selecting: null, selectedAt: 0, revision: null,
                   dragging: false, view: IDENTITY };
   state.bar = toolbar(state);
   root.appendChild(state.bar);
@@ -459,6 +463,10 @@ export default function (component) {
   const state = found && found.__pq ? found.__pq : mount(parentElement);
   state.send = setTriggerValue;
   state.hover = Boolean(data && data.hover);
+  if (data && data.revision !== undefined) {
+    state.revision = data.revision;
+    if (state.selecting !== null && state.selecting !== data.revision) state.selecting = null;
+  }
   const h = hub();
   let held = false;
   if (data && data.panel) {

@@ -20,7 +20,9 @@
 // sends the trigger "poll" `data.poll` ms after each render (again every second while no render
 // answers); the server redraws it, or the panels once the repaired state is ready.
 
-import { enqueue, forget, hub, idle, keyAction, SHORTCUTS, speculated, stamped } from "./logic.js";
+import {
+  enqueue, forget, hub, idle, keyAction, SHORTCUTS, speculated, stamped, unacknowledged,
+} from "./logic.js";
 
 const PENDING_MS = 15000; // an answer never acknowledged (lost) stops waiting then
 const PAINT_WAIT_MS = 5000; // "painted" is sent after this even if `data.defer` never shows
@@ -210,13 +212,25 @@ export default function (component) {
       const value = { seq: ++state.seq };
       if (button.dataset.key !== undefined) value.key = button.dataset.key;
       if (button.dataset.yes !== undefined) value.yes = button.dataset.yes === "1";
-      state.send(button.dataset.event, stamped(h, value));
+      const press = stamped(h, value);
+      if (button.dataset.event === "clause") {
+        // Streamlit keeps only this panel's newest trigger of one busy run: repeat the clause
+        // presses the server has not acknowledged yet (it applies each once, in order)
+        state.unacked = unacknowledged(h, state.unacked || []);
+        state.send("clause", { ...press, earlier: state.unacked.slice() });
+        state.unacked.push(press);
+        return;
+      }
+      state.send(button.dataset.event, press);
     });
   }
   if (data && "ack" in data) {  // drawn right after the panels: the server took that answer
     root.setAttribute("data-testid", data.testid || "pq-ack");
     const ack = data.ack || {};
     root.dataset.ack = String(ack.seq ?? "");
+    if (Array.isArray(data.applied) && data.applied[0] === h.page) {
+      h.applied = Math.max(h.applied || 0, Number(data.applied[1]) || 0);
+    }
     if (h.pending && ack.seq === h.pending.seq) {
       settle(h);
       if (!ack.ok) forget(h); // refused (the question had changed): what followed it goes too

@@ -100,7 +100,24 @@ export function hub(scope = globalThis) {
   // the page-wide hub (made by whichever component runs first)
   return scope.__pqHub || (scope.__pqHub = {
     panels: new Map(), next: null, pending: null, queue: [], seq: 0, keys: false, busy: null,
-    shown: null, order: 0, page: Math.random().toString(36).slice(2, 10) });
+    shown: null, order: 0, applied: 0, page: Math.random().toString(36).slice(2, 10) });
+}
+
+export const SELECT_HOLD_MS = 5000; // no hover is sent this long after a selection not yet drawn
+
+export function mayHover(selecting, selectedAt, now) {
+  // whether a hover may be sent now: not while a selection the server has not drawn yet is on
+  // its way (``selecting``: the revision it was made on, else null), for at most SELECT_HOLD_MS.
+  // Sent then, it could reach the server in the same busy run and, the chart's newer trigger,
+  // replace the selection there (Streamlit keeps a component's newest trigger); a hover is a
+  // sample, so that one is left out
+  return selecting === null || now - selectedAt >= SELECT_HOLD_MS;
+}
+
+export function unacknowledged(h, presses, keep = 16) {
+  // the presses the server has not applied yet (it acknowledges the last one, ``h.applied``),
+  // at most ``keep`` of them
+  return presses.filter((p) => p.page === h.page && p.at > (h.applied || 0)).slice(-keep);
 }
 
 export function stamped(h, value) {
