@@ -209,12 +209,12 @@ def on_answer(ws: WorkspaceState, log: Log, panel: str) -> None:
     The buttons carry the variable's keys, so an answer counts only for the question the user
     saw (a press that crossed a rerun showing another one is reported, not misapplied).
     """
-    _presses_in_order(ws, log, "answer")
+    _presses_in_order(ws, log, "answer", panel)
 
 
 def _on_clause(ws: WorkspaceState, log: Log, panel: str) -> None:
     """Clause panel callback: Yes/No on the clause whose button was pressed."""
-    _presses_in_order(ws, log, "clause")
+    _presses_in_order(ws, log, "clause", panel)
 
 
 def _apply_press(ws: WorkspaceState, log: Log, event: str, value: dict) -> None:
@@ -242,7 +242,7 @@ def applied_press(ws: WorkspaceState) -> list | None:
     return ws.extra.get(PRESSES)
 
 
-def _presses_in_order(ws: WorkspaceState, log: Log, own: str) -> None:
+def _presses_in_order(ws: WorkspaceState, log: Log, own: str, panel: str) -> None:
     """Apply this run's Yes/No presses, the Decision Space's and the clauses', in the order
     they were made; a callback's press another callback of the same run applied is skipped.
 
@@ -255,8 +255,9 @@ def _presses_in_order(ws: WorkspaceState, log: Log, own: str) -> None:
     :func:`applied_press` tells the browser which were).
     """
     presses = []
-    for panel, event in ((ws.widget_key("dv.chips"), "answer"), (ws.widget_key("pq"), "clause")):
-        value = trigger(panel, event)
+    keys = {"answer": ws.widget_key("dv.chips"), "clause": ws.widget_key("pq"), own: panel}
+    for event, key in keys.items():
+        value = trigger(key, event)
         if not isinstance(value, dict):
             continue
         # a clause press also carries the clause presses of this page the server has not
