@@ -15,10 +15,10 @@ from ui import components
 from ui.access import routes
 from ui.shell import PageShell, StaticCache
 
-# what the free workspace's first run draws: Streamlit's lazily loaded elements (the sidebar's
-# page links and HTML, the task's select box, the question's text input, the panels' buttons,
-# the mounted components) and the components' own modules and stylesheets
-WORKSPACE = (("Html", "PageLink", "BidiComponent", "Selectbox", "TextInput", "Button"),
+# what the free workspace's first run draws: Streamlit's lazily loaded elements (HTML: the
+# sidebar's navigation and the styles; the task's select box, the question's text input, the
+# panels' buttons, the mounted components) and the components' own modules and stylesheets
+WORKSPACE = (("Html", "BidiComponent", "Selectbox", "TextInput", "Button"),
              tuple(components.files()))
 
 BASE = st.get_option("server.baseUrlPath") or ""
