@@ -16,13 +16,16 @@ from ui.access import routes
 from ui.shell import PageShell, StaticCache
 
 # what the free workspace's first run draws: Streamlit's lazily loaded elements (HTML: the
-# sidebar's navigation and the styles; the task's select box, the question's text input, the
-# panels' buttons, the mounted components) and the components' own modules and stylesheets
-WORKSPACE = (("Html", "BidiComponent", "Selectbox", "TextInput", "Button"),
-             tuple(components.files()))
+# sidebar's navigation, the styles, the task and the question as text; the mounted components)
+# and the components' own modules and stylesheets; then what the rerun after its first paint
+# adds (the task's select box, the question's text input, the panels' buttons: ui.workspace
+# head_deferred, ui.panels.deferred), hinted once the chart is drawn
+WORKSPACE = (("Html", "BidiComponent"), tuple(components.files()))
+WORKSPACE_LATER = (("Selectbox", "TextInput", "Button"), ".pq-space[data-revision]")
 
 BASE = st.get_option("server.baseUrlPath") or ""
 app = st.App("app.py", routes=routes(),
              middleware=[Middleware(PageShell, base_url=BASE, preload={"workspace": WORKSPACE},
+                                    later={"workspace": WORKSPACE_LATER},
                                     prepare=components.serve),
                          Middleware(StaticCache, base_url=BASE)])
