@@ -16,12 +16,13 @@ from ui.access import routes
 from ui.shell import PageShell, StaticCache
 
 # what the free workspace's first run draws: Streamlit's lazily loaded elements (HTML: the
-# sidebar's navigation, the styles, the task and the question as text; the mounted components)
-# and the components' own modules and stylesheets; then what the rerun after its first paint
-# adds (the task's select box, the question's text input, the panels' buttons: ui.workspace
-# head_deferred, ui.panels.deferred), hinted once the chart is drawn
-WORKSPACE = (("Html", "BidiComponent"), tuple(components.files()))
-WORKSPACE_LATER = (("Selectbox", "TextInput", "Button"), ".pq-space[data-revision]")
+# sidebar's navigation, the styles, the task and the question as text; the mounted components;
+# the buttons the painted rerun adds, one small file, so they never wait for it) and the
+# components' own modules and stylesheets; then what the rerun after its first paint adds (the
+# task's select box and the question's text input, ~25 files: ui.workspace.head_deferred),
+# hinted once the chart is drawn
+WORKSPACE = (("Html", "BidiComponent", "Button"), tuple(components.files()))
+WORKSPACE_LATER = (("Selectbox", "TextInput"), ".pq-space[data-revision]")
 
 BASE = st.get_option("server.baseUrlPath") or ""
 app = st.App("app.py", routes=routes(),
