@@ -62,9 +62,10 @@ FIELD_CSS = """<style>
   font-size: 14px; line-height: 19.6px; color: rgb(47, 45, 43); overflow: hidden; }
 .pq-field-box span { flex: 1; padding: 8px 8px 8px 12px; white-space: nowrap; overflow: hidden;
   text-overflow: ellipsis; }
-.pq-field-box.pq-select span { padding-left: 9px; }
-.pq-field-box.pq-select::after { content: ""; flex: none; width: 20px; height: 20px;
-  margin: 0 8px 0 4px; background: url("data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24'%3E%3Cpath fill='%232f2d2b' d='M16.59 8.59 12 13.17 7.41 8.59 6 10l6 6 6-6z'/%3E%3C/svg%3E"); }
+.pq-field-box.pq-select span { padding-left: 8px; }
+.pq-field-box.pq-select::after { content: ""; flex: none; box-sizing: border-box;
+  width: 7px; height: 7px; margin: 0 14px 3px 10px; transform: rotate(45deg);
+  border-right: 1.5px solid rgb(47, 45, 43); border-bottom: 1.5px solid rgb(47, 45, 43); }
 </style>"""
 
 
