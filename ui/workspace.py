@@ -44,7 +44,7 @@ from ui.views import LABELS, PARTICIPANT, frozen, space_data, space_footer
 MODES = ("free", "study")
 APP_RERUN = "rerun_app"  # ws.extra flag: a fragment callback changed what the page shows
 HEAD = f"{PREFIX}.workspace.head"  # session_state: the free page's task and question were drawn
-# the free page's task and question as plain HTML in their widgets' look (Streamlit 1.67, this
+# the free page's task and question as plain HTML in their widgets' look (Streamlit 1.67, default
 # theme; 68 px tall as they are), drawn first in their containers: shown until the widget after
 # them has rendered (on the first paint it is not drawn at all, :func:`head_deferred`; then its
 # lazily loaded chunk may still be on its way), hidden from then on, so nothing moves
