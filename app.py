@@ -47,7 +47,7 @@ a11y.apply()
 try:
     page = st.navigation(pages, position="hidden")
     if not (participant_link and not researcher):
-        a11y.sidebar_nav(pages)  # page links: Streamlit's own sidebar list is invalid markup
+        a11y.sidebar_nav(pages, page.url_path)  # Streamlit's own list is invalid markup
     page.run()
 finally:
     # once per process, after the first page has been drawn (also when it stopped or reran):

@@ -15,14 +15,18 @@ from ui import components
 from ui.access import routes
 from ui.shell import PageShell, StaticCache
 
-# what the free workspace's first run draws: Streamlit's lazily loaded elements (the sidebar's
-# page links and HTML, the task's select box, the question's text input, the panels' buttons,
-# the mounted components) and the components' own modules and stylesheets
-WORKSPACE = (("Html", "PageLink", "BidiComponent", "Selectbox", "TextInput", "Button"),
-             tuple(components.files()))
+# what the free workspace's first run draws: Streamlit's lazily loaded elements (HTML: the
+# sidebar's navigation, the styles, the task and the question as text; the mounted components;
+# the buttons the painted rerun adds, one small file, so they never wait for it) and the
+# components' own modules and stylesheets; then what the rerun after its first paint adds (the
+# task's select box and the question's text input, ~25 files: ui.workspace.head_deferred),
+# hinted once the chart is drawn
+WORKSPACE = (("Html", "BidiComponent", "Button"), tuple(components.files()))
+WORKSPACE_LATER = (("Selectbox", "TextInput"), ".pq-space[data-revision]")
 
 BASE = st.get_option("server.baseUrlPath") or ""
 app = st.App("app.py", routes=routes(),
              middleware=[Middleware(PageShell, base_url=BASE, preload={"workspace": WORKSPACE},
+                                    later={"workspace": WORKSPACE_LATER},
                                     prepare=components.serve),
                          Middleware(StaticCache, base_url=BASE)])

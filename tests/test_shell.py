@@ -113,6 +113,24 @@ def test_the_hints_are_added_once_the_websocket_opens() -> None:
     assert "WebSocket" not in shell(index, "workspace")
 
 
+def test_later_hints_wait_for_their_selector_and_leave_out_the_first_ones() -> None:
+    index = (static_dir() / "index.html").read_text(encoding="utf-8")
+    page = shell(index, "workspace", [("modulepreload", "./static/js/A.1.js", "")],
+                 [("modulepreload", "./static/js/B.2.js", "")], ".pq-space[data-revision]")
+    script = page[page.index("BACKEND_BASE_URL"):page.index("</head>")]
+    assert 'later = [["modulepreload", "./static/js/B.2.js", ""]]' in script
+    assert 'after = ".pq-space[data-revision]"' in script
+    assert "if (later.length) requestAnimationFrame(wait)" in script
+    root = static_dir()
+    chunks = lazy_chunks(root)
+    both = PageShell(None, preload={"workspace": (["Html"], [])},
+                     later={"workspace": (["Html", "Selectbox"], ".x")})
+    later, after = both.later["workspace"]
+    assert after == ".x" and later == [
+        h for h in hints(chunks, ["Selectbox"]) if h not in hints(chunks, ["Html"])]
+    assert later and not set(later) & set(both.hints("workspace"))
+
+
 def test_the_shell_prepares_its_files_once_and_hints_chunks_only_if_that_fails() -> None:
     calls: list[int] = []
     preload = {"workspace": (["Button"], ["_stcore/bidi-components/c/c.js"])}

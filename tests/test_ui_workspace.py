@@ -13,6 +13,7 @@ from tests.bank_helpers import (
     answer,
     answer_enabled,
     clause_buttons,
+    component_data,
     component_html,
     fire,
     make_bank,
@@ -49,6 +50,13 @@ def _start(bank: Path, index: int = 2, mode: str = "free") -> tuple[AppTest, str
     painted(at.run())
     assert not at.exception, at.exception
     return at, task
+
+
+def painted_pending(at: AppTest) -> bool:
+    """The workspace's carrier still asks the browser for "painted" (a first render)."""
+    carriers = [e.key for e in at.get("bidi_component")
+                if str(getattr(e, "key", "")).endswith("next_views")]
+    return bool(carriers) and "defer" in component_data(at, carriers[0])
 
 
 def _ws(at: AppTest, task: str, mode: str = "free"):
@@ -240,8 +248,48 @@ def test_app_router_home_lists_tasks_and_opens_the_workspace(bank: Path,
     assert not at.exception, at.exception
     at.switch_page("pages/workspace.py").run()  # AppTest does not follow st.switch_page
     assert not at.exception, at.exception
+    painted(at)  # the select box is drawn once the browser has painted the first render
+    assert not at.exception, at.exception
     assert at.selectbox(key="workspace.task").value == tasks[1]
     assert "queries remain" in survivors(at, f"pleasqlarify.{tasks[1]}.")
+
+
+def _html(at: AppTest) -> str:
+    return "\n".join(str(h.proto.body) for h in at.get("html"))
+
+
+def test_the_free_pages_first_render_shows_task_and_question_as_text_until_painted(
+        bank: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24: the free page's first render draws neither the task's select box nor the
+    question's text input (their chunks are not needed for the first paint): it shows both as
+    text in their place, and the browser's "painted" reruns the whole page, which draws the
+    widgets after them (the text is hidden then, by CSS) and keeps them for the session."""
+    monkeypatch.setenv("PLEASQLARIFY_BANK", str(bank))
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "pages" / "workspace.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    tasks = task_ids(bank)
+    ws = at.session_state[f"pleasqlarify.workspace.free.{tasks[0]}"]
+    assert not at.selectbox and not at.text_input
+    first = _html(at)
+    assert 'class="pq-field-label">Task<' in first and 'class="pq-field-label">Question<' in first
+    assert escape(ws.question) in first
+    keyed = [k for k in ("pq-task", "pq-question")
+             if any(getattr(e, "key", None) == k for e in at.main.children.values())]
+    assert keyed == ["pq-task", "pq-question"]  # the containers the widgets will be drawn in
+
+    painted(at)
+    assert not at.exception, at.exception
+    assert at.selectbox(key="workspace.task").value == tasks[0]
+    assert at.text_input(key=f"pleasqlarify.{tasks[0]}.question").value == ws.question
+    assert 'class="pq-field-label">Task<' in _html(at)  # still first in its container
+    assert not painted_pending(at)  # the carrier asks for nothing more
+
+    at.selectbox(key="workspace.task").set_value(tasks[1]).run()  # a new task's first render
+    assert not at.exception, at.exception
+    assert at.selectbox(key="workspace.task").value == tasks[1]  # keeps its widgets
+    assert at.text_input(key=f"pleasqlarify.{tasks[1]}.question")
 
 
 def test_only_the_likeliest_open_clauses_get_rows_until_show_all(bank: Path,

@@ -21,6 +21,7 @@ The same rerun draws the controls the first render leaves out (:func:`ui.panels.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -69,13 +70,15 @@ def acknowledge(ws: WorkspaceState) -> None:
                  extra={"ack": ws.extra.get(ACK), "applied": applied_press(ws)})
 
 
-def carrier(ws: WorkspaceState, options: WorkspaceOptions, hover: bool) -> None:
+def carrier(ws: WorkspaceState, options: WorkspaceOptions, hover: bool,
+            on_painted: Callable[[], None] | None = None) -> None:
     """The hidden element with the next states (drawn last: the visible panels are on their way
     to the browser while this is computed). A failure here costs only the speculation.
 
     On the workspace's first render it carries none: it asks the browser for the trigger
     ``painted`` once the page (and the chart, when shown) is painted, whose rerun of the
-    panels sends them, so the first paint does not wait for them.
+    panels sends them, so the first paint does not wait for them. ``on_painted`` runs then
+    (before that rerun), e.g. to make it a rerun of the whole page.
     """
     first = not ws.extra.get(DRAWN)
     ws.extra[DRAWN] = True
@@ -86,7 +89,8 @@ def carrier(ws: WorkspaceState, options: WorkspaceOptions, hover: bool) -> None:
         except Exception:  # the answer is then drawn by its rerun, as without
             LOG.exception("speculating the next workspace states failed")
     defer = {"defer": PAINTED_WHEN if options.show_action_space else ""} if first else {}
-    clause_panel("", key=ws.widget_key(CARRIER), testid="pq-next", on={"painted": _painted},
+    clause_panel("", key=ws.widget_key(CARRIER), testid="pq-next",
+                 on={"painted": on_painted or _painted},
                  extra={"next": views, **defer})
 
 

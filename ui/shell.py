@@ -50,15 +50,24 @@ LAZY_IMPORT = re.compile(r'import\(`\./([^`]+\.js)`\)(?:\.then\([^()]*\))?,__vit
 INDEX_SCRIPT = re.compile(r'<script type="module"[^>]*src="\./static/js/([^"]+\.js)"')
 PRELOADED = re.compile(r'rel="modulepreload"[^>]*href="\./static/js/([^"]+\.js)"')
 HINT_SCRIPT = """<script>(() => {{
-  const hints = {hints}, Native = window.WebSocket;
+  const hints = {hints}, later = {later}, after = {after}, Native = window.WebSocket;
   let added = false;
-  const add = () => {{ if (added) return; added = true; for (const [rel, href, as] of hints) {{
+  const link = ([rel, href, as]) => {{
     const link = document.createElement("link");
     link.rel = rel; link.href = href;
     if (as) link.as = as;
     if (rel === "modulepreload") link.crossOrigin = "";
     document.head.appendChild(link);
-  }} }};
+  }};
+  const wait = () => {{  // the later hints once the page shows `after` (checked each frame)
+    if (document.querySelector(after)) later.forEach(link); else requestAnimationFrame(wait);
+  }};
+  const add = () => {{
+    if (added) return;
+    added = true;
+    hints.forEach(link);
+    if (later.length) requestAnimationFrame(wait);
+  }};
   window.WebSocket = class extends Native {{
     constructor(...args) {{
       super(...args);
@@ -116,15 +125,20 @@ def static_dir() -> Path:
     return Path(file_util.get_static_dir())
 
 
-def shell(index: str, segment: str, preload: Sequence[tuple[str, str, str]] = ()) -> str:
+def shell(index: str, segment: str, preload: Sequence[tuple[str, str, str]] = (),
+          later: Sequence[tuple[str, str, str]] = (), after: str = "") -> str:
     """``index`` (Streamlit's index.html) for the page at ``segment``, with the base-address
     script at the end of its head (it runs before Streamlit's module, which is deferred) and,
     with ``preload`` (:func:`hints`), a script adding those hints once the page's WebSocket has
-    opened (after the health probe and the connection, so they do not delay either)."""
+    opened (after the health probe and the connection, so they do not delay either), and the
+    ``later`` hints once the page shows the CSS selector ``after`` (e.g. what a rerun after the
+    first paint draws, fetched while the server runs it and not during the first paint)."""
     at = index.find("</head>")
     script = BASE_SCRIPT.format(segment=json.dumps(f"/{segment}"))
-    if preload:
-        script += HINT_SCRIPT.format(hints=json.dumps([list(h) for h in preload]))
+    if preload or later:
+        script += HINT_SCRIPT.format(hints=json.dumps([list(h) for h in preload]),
+                                     later=json.dumps([list(h) for h in later] if after else []),
+                                     after=json.dumps(after))
     return index[:at] + script + index[at:] if at >= 0 else index
 
 
@@ -134,21 +148,27 @@ class PageShell:
 
     def __init__(self, app: Any, base_url: str = "", root: Path | None = None,
                  preload: Mapping[str, tuple[Sequence[str], Sequence[str]]] | None = None,
-                 prepare: Callable[[], None] | None = None) -> None:
+                 prepare: Callable[[], None] | None = None,
+                 later: Mapping[str, tuple[Sequence[str], str]] | None = None) -> None:
         """Wrap ``app``; pages live under ``base_url`` (Streamlit's server.baseUrlPath).
         ``preload`` maps a page's segment to the Streamlit elements its first run draws and
         other files it loads (:func:`hints`), fetched while the server runs its script;
         ``prepare`` makes the server serve those files (called before the first shell that
-        hints them; if it fails, the shells hint Streamlit's chunks only)."""
+        hints them; if it fails, the shells hint Streamlit's chunks only). ``later`` maps a
+        page's segment to elements drawn after its first paint and the CSS selector that says
+        the page is painted: their chunks are hinted then (those of ``preload`` left out)."""
         self.app = app
         self.prefix = "/" + "".join(f"{p}/" for p in base_url.split("/") if p)
         self.root = root or static_dir()
         self.index = (self.root / "index.html").read_text(encoding="utf-8")
-        chunks = lazy_chunks(self.root) if preload else {}
+        chunks = lazy_chunks(self.root) if preload or later else {}
         self.preload = {page: hints(chunks, elements, files)
                         for page, (elements, files) in (preload or {}).items()}
         self.chunks_only = {page: hints(chunks, elements)
                             for page, (elements, _) in (preload or {}).items()}
+        self.later = {page: ([h for h in hints(chunks, elements)
+                              if h not in self.preload.get(page, ())], after)
+                      for page, (elements, after) in (later or {}).items()}
         self.prepare, self.prepared = prepare, prepare is None
 
     def hints(self, segment: str) -> Sequence[tuple[str, str, str]]:
@@ -177,7 +197,8 @@ class PageShell:
         if segment is None:
             await self.app(scope, receive, send)
             return
-        body = shell(self.index, segment, self.hints(segment)).encode("utf-8")
+        later, after = self.later.get(segment, ((), ""))
+        body = shell(self.index, segment, self.hints(segment), later, after).encode("utf-8")
         headers = [(b"content-type", b"text/html; charset=utf-8"), (b"cache-control", b"no-cache")]
         if b"gzip" in dict(scope.get("headers") or []).get(b"accept-encoding", b""):
             body = gzip.compress(body, compresslevel=6, mtime=0)

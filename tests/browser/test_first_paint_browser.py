@@ -46,3 +46,54 @@ def test_a_workspace_load_probes_the_server_once_at_its_root(browser, tmp_path) 
         assert events.count(path) == 1, path
     lazy = [p for p in chunks if "/Selectbox." in p or "/BidiComponent." in p] + modules
     assert all(events.index(p) > opened for p in lazy)
+
+
+# every frame from navigation: where the chart, the headings, the legend under the Decision
+# Space and the task's and question's fields are, and whether the widgets have rendered
+TRACK_JS = """(() => {
+  window.__pqFrames = [];
+  const y = (e) => e ? Math.round(e.getBoundingClientRect().top) : null;
+  const shown = (s) => [...document.querySelectorAll(s)].filter((e) => e.offsetParent !== null);
+  const tick = () => {
+    const legend = [...document.querySelectorAll("code, span, p")]
+      .find((e) => e.textContent === "implicitly included");
+    window.__pqFrames.push({
+      chart: y(document.querySelector(".pq-space[data-revision]")),
+      headings: [...document.querySelectorAll("h1, h3")].map(y),
+      legend: y(legend),
+      fields: shown(".pq-field-label").map((e) => [e.textContent, y(e.parentElement)]),
+      widgets: shown('[data-testid="stSelectbox"], [data-testid="stTextInput"]').map(y),
+    });
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})();"""
+
+
+def test_the_free_workspace_settles_without_moving_after_its_chart_is_drawn(browser,
+                                                                           server: str) -> None:
+    """Issue 24, sixth round: the first render shows the task and the question as text in the
+    widgets' place; the "painted" rerun then draws the select box and the text input (and the
+    secondary controls). From the frame the chart is first drawn to the settled page, nothing
+    above or beside the panels moves, and each text is where its widget then is."""
+    context = browser.new_context(viewport={"width": 1600, "height": 1100})
+    context.add_init_script(TRACK_JS)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{server}/workspace")
+    workspace_ready(page)
+    workspace_settled(page)
+    page.get_by_role("combobox", name="Task").wait_for()
+    page.get_by_label("Question").wait_for()
+    page.wait_for_timeout(500)  # a few frames of the settled page
+    frames = page.evaluate("() => window.__pqFrames")
+    context.close()
+    drawn = [f for f in frames if f["chart"] is not None]
+    assert drawn and drawn[0]["fields"], "the first paint shows the task and question as text"
+    assert [name for name, _ in drawn[0]["fields"]] == ["Task", "Question"]
+    settled = drawn[-1]
+    assert not settled["fields"] and len(settled["widgets"]) == 2
+    assert [top for _, top in drawn[0]["fields"]] == settled["widgets"]
+    for frame in drawn:  # nothing moved once the chart was there
+        assert (frame["chart"], frame["headings"], frame["legend"]) == (
+            settled["chart"], settled["headings"], settled["legend"]), frame
