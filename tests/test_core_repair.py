@@ -104,6 +104,34 @@ def test_each_new_output_gets_its_most_probable_query(pool, task):
     assert "DISTINCT" not in s.pool.feature_keys(pool.n)
 
 
+def test_each_round_is_scaled_to_its_most_probable_new_proposal(pool, task, monkeypatch):
+    """A round's proposals are weighed against its most probable proposal *not yet in the
+    pool*: after a second rejection the last round's top proposals are pool candidates, and
+    scaling to them pushed every new one down to the floor, all tied."""
+    import core.engine.repair as repair
+
+    seen: list[tuple[set[str], list[tuple[str, float]]]] = []
+    real = repair._admit
+
+    def spy(session, proposals, method, max_new, stop=None):
+        seen.append((set(session.pool.sqls), list(proposals)))
+        return real(session, proposals, method, max_new, stop)
+
+    monkeypatch.setattr(repair, "_admit", spy)
+    s = _session(pool, task)
+    s.answer_feature("SELECT film.year", True)
+    first = recompose(s, rejected_outputs=[s.predicted_output_key()], cached=False)
+    second = recompose(s, rejected_outputs=[s.predicted_output_key()], cached=False)
+    assert first.added and second.added and len(seen) == 2
+    known_before = seen[1][0]
+    assert set(first.added) <= known_before  # the first round's queries are pool candidates
+    for known, proposals in seen:
+        assert not {sql for sql, _ in proposals} & known
+        assert max(w for _, w in proposals) == repair.REPAIR_PRIOR
+    # the second round's admitted queries keep an order: not every one at the floor (0.05)
+    assert s.history[-1].kind == "repair" and len(set(s.history[-1].weights)) > 1
+
+
 def test_recompose_is_deterministic(pool, task):
     runs = []
     for _ in range(2):

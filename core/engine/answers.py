@@ -71,12 +71,12 @@ HYBRID_FALLBACK: str | None = "mixed"
 HYBRID_GUESS = 0.3
 # What ``hybrid`` asks *before* a rejection at a step where the clause question it would ask
 # splits one of the surviving outputs (a question about spelling, which can answer a gold spelled
-# otherwise away; SessionViews._only_spelling). None keeps the clauses. "outputs" (the default
-# since session 12, chosen as the issue's rule chooses the default: equal honest dev success,
-# fewer turns) takes film prior from 1.101 to 1.042 of the Huffman floor (all 19 golds 1.000 in
-# 2.79 turns) and dev all 0.929 from 5.95 to 5.91 turns; val all loses one task's two golds
-# (0.846 -> 0.838: fewer clause answers for repair to build from). docs/evaluation.md, "Film's
-# prior gap, measured against a class-invariant floor" and "Session 12".
+# otherwise away; SessionViews._only_spelling). "outputs" (the default again since session 13;
+# None keeps the clauses, session 11's default) takes film prior from 1.101 to 1.042 of the
+# Huffman floor (all 19 golds 1.000 in 2.79 turns) and dev all 0.929 from 5.95 to 5.91 turns;
+# val all loses one task's two golds (0.846 -> 0.838: fewer clause answers for repair to build
+# from). docs/evaluation.md, "Film's prior gap, measured against a class-invariant floor",
+# "Session 12" and "Session 13".
 HYBRID_SPELLING: str | None = "outputs"
 
 

@@ -49,7 +49,7 @@ _ROUNDS_LOCK = threading.Lock()
 # Bump when recomposition may add other queries for the same pool and decisions: a prepared
 # pool's stored first round (PreparedPool.first_round) of another version is not used (the
 # round is computed), and `python -m core.prepare BANK --rounds` stores the new one.
-REPAIR_VERSION = 1
+REPAIR_VERSION = 2
 
 
 Stop = Callable[[], bool]  # asked between a round's phases: True ends the round unapplied
@@ -244,10 +244,14 @@ def _recompose(session: RepairSession, max_new: int, stop: Stop | None) -> Repai
     # (a pair's is a product of two), and either kind may be what the user means
     mixed = [p for pair in itertools.zip_longest(guided, compounds) for p in pair
              if p is not None]
+    # each kind is scaled to its most probable proposal *not yet in the pool*: after a second
+    # rejection the last round's top proposals are pool candidates, and scaling to them would
+    # push every new proposal down to the floor (0.05), all tied
     for kind in (guided, compounds):
-        top = kind[0][1] if kind else 1.0
-        for p, score in kind:
-            sql = p.sql(pool.dialect)
+        fresh = [(p.sql(pool.dialect), score) for p, score in kind]
+        fresh = [(sql, score) for sql, score in fresh if sql not in known_sql]
+        top = max((score for _, score in fresh), default=1.0) or 1.0
+        for sql, score in fresh:
             weighted.setdefault(sql, round(max(0.05, REPAIR_PRIOR * score / top), 6))
     weighted = {p.sql(pool.dialect): weighted[p.sql(pool.dialect)] for p, _ in mixed
                 if p.sql(pool.dialect) not in known_sql}
