@@ -302,6 +302,13 @@ def export_tab(v: View) -> None:
     with isolated("The Export tab"):
         meta = memo(manifest, v.raw, v.data, v.tables, v.lookup, v.filters,
                     len(withdrawals(v.store, v.study)))
+        by_stage = meta["participants_by_stage"]
+        st.markdown("Participants in this export: " + ", ".join(
+            f"**{n}** {stage}" for stage, n in by_stage.items()))
+        if len(by_stage) > 1:
+            st.warning("This export mixes main and pilot participants. To export one stage, "
+                       "choose it under Stage in the sidebar (the command line: `python -m "
+                       "study.export … --stage main`).", icon=":material/warning:")
         st.dataframe(pd.DataFrame(list(meta["counts"].items()), columns=["table", "rows"]),
                      hide_index=True, key="an_manifest")
         st.download_button("Download export (zip)", partial(export_zip, v.tables, meta),
