@@ -611,3 +611,34 @@ def test_the_components_modules_are_fetched_once_before_the_chart_needs_them(
     assert got["hidden"] == ["none"]
     assert got["bridge"] == [["none", True]]  # mounted (its chunks loaded), not shown
     assert page.locator("#pq-preload").bounding_box() is None
+
+
+LABEL_OVERLAPS = """() => {
+  const bar = document.querySelector('[data-testid="pq-action-space"] .pq-tools')
+    .getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid="pq-action-space"] .pq-label')]
+    .map(l => [l.textContent, l.getBoundingClientRect()])
+    .filter(([, r]) => r.right > bar.left && r.left < bar.right && r.bottom > bar.top
+                       && r.top < bar.bottom)
+    .map(([t]) => t); }"""
+
+
+def test_no_cluster_number_is_drawn_under_the_toolbar(page, server: str) -> None:
+    """The script and editor task's cluster 8 sits just under the chart's top edge: its
+    number, drawn 30 px above its glyphs, was hidden under Lasso / Box / Pan / Reset."""
+    _open(page, server)
+    page.get_by_role("combobox", name="Task").locator("visible=true").first.click()
+    page.get_by_role("option", name="Scripts and editors due 21.04.03").click()
+    page.wait_for_function(
+        """() => document.querySelectorAll('[data-testid="pq-action-space"] .pq-label')
+                   .length === 8""", timeout=60_000)
+    labels = page.evaluate("""() => [...document.querySelectorAll(
+        '[data-testid="pq-action-space"] .pq-label')].map(l => l.textContent)""")
+    assert sorted(labels, key=int) == [str(k) for k in range(1, 9)]
+    # the toolbar in its corner (the component's CSS applied), then two frames for the
+    # ResizeObserver that places the numbers again
+    page.wait_for_function("""() => getComputedStyle(document.querySelector(
+        '[data-testid="pq-action-space"] .pq-tools')).position === 'absolute'""")
+    page.evaluate("""() => new Promise(done => requestAnimationFrame(
+        () => requestAnimationFrame(done)))""")
+    assert page.evaluate(LABEL_OVERLAPS) == []

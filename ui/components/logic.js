@@ -66,6 +66,21 @@ export function tipPosition(x, y, tw, th, width, height, gap = 14) {
   return { left, top };
 }
 
+export function labelPosition(x, y, fr, avoid = null, size = 9) {
+  // where a cluster's number goes near its glyphs' centre (x, y) px: 30 px above it, else
+  // below, left or right of it — the first place inside the plot and clear of the toolbar
+  // (`avoid`: {left, top, right, bottom} px, or null); else under the toolbar, inside the plot
+  const top = avoid ? Math.max(fr.m, avoid.bottom) : fr.m;
+  const clear = (cx, cy) => cx - size >= fr.m && cx + size <= fr.m + fr.w
+    && cy - size >= fr.m && cy + size <= fr.m + fr.h
+    && !(avoid && cx + size > avoid.left && cx - size < avoid.right
+         && cy + size > avoid.top && cy - size < avoid.bottom);
+  for (const [dx, dy] of [[0, -30], [0, 30], [-30, 0], [30, 0]]) {
+    if (clear(x + dx, y + dy)) return { x: x + dx, y: y + dy };
+  }
+  return { x, y: Math.max(y - 30, top + size) };
+}
+
 // --- zoom and pan --------------------------------------------------------------------------
 
 // A view maps data [0, 1]² to the unit square shown: u = x0 + x·k (k ≥ 1 zooms in).
