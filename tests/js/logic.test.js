@@ -4,7 +4,7 @@ import { test } from "node:test";
 
 import {
   boxCorners, enqueue, forget, frameOf, hub, IDENTITY, idle, idsInside, inside, isIdentity,
-  keyAction, labelPosition, MAX_ZOOM, panBy, QUEUE_MAX, speculated, starPoints, tipPosition, zoomAt,
+  keyAction, labelBox, labelPosition, MAX_ZOOM, panBy, QUEUE_MAX, speculated, starPoints, tipPosition, zoomAt,
 } from "../../ui/components/logic.js";
 
 const SQUARE = [[0, 0], [10, 0], [10, 10], [0, 10]];
@@ -147,11 +147,26 @@ test("keyAction: y/n answer, shortcuts queue only behind an answer, modifiers ar
 test("labelPosition: above the centre, else below it where the toolbar would cover it", () => {
   const fr = frameOf(480, { margin: 4, height: 440 });
   const bar = { left: 240, top: 6, right: 474, bottom: 28 };
-  assert.deepEqual(labelPosition(100, 200, fr, bar), { x: 100, y: 170 }); // open space: above
-  assert.deepEqual(labelPosition(300, 50, fr, bar), { x: 300, y: 80 }); // under the bar: below
-  assert.deepEqual(labelPosition(100, 20, fr, bar), { x: 100, y: 50 }); // above the top: below
-  assert.deepEqual(labelPosition(100, 20, fr, null), { x: 100, y: 50 });
+  assert.deepEqual(labelPosition(100, 200, fr, [bar]), { x: 100, y: 170 }); // open: above
+  assert.deepEqual(labelPosition(300, 50, fr, [bar]), { x: 300, y: 80 }); // under the bar: below
+  assert.deepEqual(labelPosition(100, 20, fr, [bar]), { x: 100, y: 50 }); // above the top: below
+  assert.deepEqual(labelPosition(100, 20, fr), { x: 100, y: 50 });
   const tiny = frameOf(60, { margin: 4, height: 40 }); // nowhere clear: inside, under the bar
-  assert.deepEqual(labelPosition(30, 20, tiny, { left: 0, top: 0, right: 60, bottom: 10 }),
+  assert.deepEqual(labelPosition(30, 20, tiny, [{ left: 0, top: 0, right: 60, bottom: 10 }]),
                    { x: 30, y: 19 });
+});
+
+test("labelPosition: numbers of neighbouring clusters keep clear of each other", () => {
+  const fr = frameOf(480, { margin: 4, height: 440 });
+  const placed = [];
+  for (const [x, y] of [[200, 200], [206, 204], [196, 198], [203, 201]]) { // four crowded centres
+    const p = labelPosition(x, y, fr, placed);
+    for (const r of placed) {
+      const b = labelBox(p);
+      assert.ok(b.right <= r.left || b.left >= r.right || b.bottom <= r.top || b.top >= r.bottom,
+                `${JSON.stringify(p)} overlaps ${JSON.stringify(r)}`);
+    }
+    placed.push(labelBox(p));
+  }
+  assert.deepEqual(labelPosition(200, 200, fr, []), { x: 200, y: 170 });
 });

@@ -11,8 +11,8 @@
 // PNG download the chart as drawn, styles inlined, for papers.
 
 import {
-  boxCorners, f1, forget, frameOf, hub, IDENTITY, idsInside, isIdentity, labelPosition, panBy,
-  starPoints, tipPosition, zoomAt,
+  boxCorners, f1, forget, frameOf, hub, IDENTITY, idsInside, isIdentity, labelBox, labelPosition,
+  panBy, starPoints, tipPosition, zoomAt,
 } from "./logic.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -77,9 +77,12 @@ function drawGlyphs(space, fr) {
 }
 
 function drawLabels(space, fr) {
-  // a cluster's number above its glyphs, moved where the toolbar would cover it
+  // a cluster's number above its glyphs, moved where the toolbar or a number placed before
+  // it would cover it (after a repair, clusters crowd together and their numbers overlapped)
+  const avoid = fr.avoid ? [fr.avoid] : [];
   return space.labels.map((l) => {
-    const p = labelPosition(fr.px(l.x), fr.py(l.y), fr, fr.avoid);
+    const p = labelPosition(fr.px(l.x), fr.py(l.y), fr, avoid);
+    avoid.push(labelBox(p));
     return `<text class="pq-label" x="${f1(p.x)}" y="${f1(p.y)}">${l.text}</text>`;
   }).join("");
 }
