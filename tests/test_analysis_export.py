@@ -234,3 +234,22 @@ def test_the_export_tab_warns_when_main_and_pilot_are_mixed(mixed_db, monkeypatc
     open_tab(at, "Export")
     assert any(m.value.endswith("**2** main") for m in at.markdown)
     assert not any("mixes main and pilot" in w.value for w in at.warning)
+
+
+def test_the_completion_tab_says_no_task_was_reached_yet(tmp_path, monkeypatch):
+    """A live study whose only participant is still before the first task showed an empty
+    grid headed 'participant', a toggle 'Show every cell (0)' and an empty coding form."""
+    from study.runner import join
+    from study.spec import load_study
+
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    root = Path(__file__).resolve().parent.parent
+    join(open_store(url), load_study(root / "studies" / "film" / "study.yaml"))
+    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
+    monkeypatch.setenv("PLEASQLARIFY_RESEARCHER_PASSWORD", "s3cret")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.text_input(key="analysis_pw").input("s3cret")
+    at.button[0].click().run()
+    assert not at.exception and len(at.tabs) == 6
+    assert any(i.value.startswith("No task reached yet: 1 participant of") for i in at.info)
+    assert not [t for t in at.toggle if t.key in ("an_comp_show", "an_code_on")]

@@ -121,6 +121,13 @@ def completion_tab(v: View) -> None:
     form."""
     with isolated("The Completion tab"):
         comp = v.tables["completion"]
+        if comp.empty:  # joined, not yet at a task: the grid was a lone "participant" header
+            n = len(v.data.ids)
+            st.info(f"No task reached yet: {n} participant{'' if n == 1 else 's'} of this "
+                    "selection joined, none has reached a task part yet (consent, "
+                    "questionnaires and the practice task are not coded). The grid fills in "
+                    "as they work on the tasks.")
+            return
         # plain HTML, no metric, Plotly chart or data grid: the first tab opened loads none of
         # their components in the browser (their JavaScript was most of the first paint)
         st.html(memo(_completion_html, comp))
