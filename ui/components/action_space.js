@@ -111,10 +111,11 @@ function render(state) {
     state.clip.setAttribute(attr, state.plot.getAttribute(attr));
   }
   state.svg.setAttribute("height", space.height);
-  const view = `${state.view.k}|${state.view.x0}|${state.view.y0}|${JSON.stringify(fr.avoid)}`;
+  const view = `${state.view.k}|${state.view.x0}|${state.view.y0}`;
+  const bar = JSON.stringify(fr.avoid); // only the numbers are placed against the toolbar
   let drawn = false;
   for (const name of LAYERS) {
-    const sig = `${width}|${view}|${JSON.stringify(space[name])}`;
+    const sig = `${width}|${view}|${name === "labels" ? bar : ""}|${JSON.stringify(space[name])}`;
     if (state.sigs[name] === sig) continue;
     state.sigs[name] = sig;
     state.layers[name].innerHTML = DRAW[name](space, fr);
