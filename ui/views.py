@@ -235,6 +235,7 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
     cols = excerpt_columns(result, variable.features, context.profile if context else None)
     rows = [tuple(r[j] for j in cols) for r in result.rows[:EXCERPT_ROWS]]
     more = len(result.rows) - len(rows)
+    heads = distinct_headers(result.columns, session.pool.sqls[variable.example], labels_of(ws))
     # in words unless the reader asked for SQL only: there are no chips here to carry the SQL
     # names, so under ``both`` "a column of films.release_year values" read as SQL-only
     question = (answer_question(variable.features) if labels_of(ws) == "sql"
@@ -244,9 +245,8 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
             "</p>"
             f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
             "remaining queries' answers. For example, this answer has it:</p>"
-            + output_table([result.columns[j] for j in cols], rows, headers=[
-                distinct_headers(result.columns, session.pool.sqls[variable.example],
-                                 labels_of(ws))[j] for j in cols])
+            + output_table([result.columns[j] for j in cols], rows,
+                           headers=[heads[j] for j in cols])
             + (f'<p class="pq-caption">… and {counted(more, "more row")}</p>' if more > 0
                else ""))
 
