@@ -371,7 +371,10 @@ def swimlane(events: list[Any], timers: pd.DataFrame | None = None,
             x=[pd.to_datetime(e.server_ts, unit="ms") for e in evs], y=[lane] * len(evs),
             mode="markers", name=lane, text=[f"{e.type} {e.task} {e.subtask}" for e in evs],
             hoverinfo="x+text"))
-    fig.update_layout(height=380, xaxis_title="time", showlegend=False)
+    # no title and no legend above the lanes: Plotly's default 100 px top margin was an empty
+    # band between the replay's step caption and the first lane
+    fig.update_layout(height=380, xaxis_title="time", showlegend=False,
+                      margin={"t": 20, "b": 40})
     return fig if marked is None else mark_time(fig, marked)
 
 
