@@ -1,12 +1,14 @@
 """Researcher access: a salted password hash, rate-limited attempts, signed day-long tokens.
 
 Password order: a value the page passes in (``st.secrets["researcher_password"]``), then
-``$PLEASQLARIFY_RESEARCHER_PASSWORD``; otherwise every server start generates a fresh password,
+``$PLEASQLARIFY_RESEARCHER_PASSWORD``; otherwise the first server start generates a password,
 prints it on the console and keeps only its salted scrypt hash in ``logs/researcher_password``
-(mode 0600). Unlocking issues an HMAC-signed token that expires after a working day
+(mode 0600); later starts keep it (and say so), ``python -m study.access`` replaces it.
+Unlocking issues an HMAC-signed token that expires after a working day
 (:data:`TOKEN_TTL_S`), signed with a key derived from ``logs/researcher_key`` (0600) and the
-current password's hash: a token survives a restart with the same password, dies with a new
-one, and logging out revokes it on the server (``logs/researcher_revoked``). Wrong passwords
+current password's hash: a token survives a restart (the password is the same), dies with a
+new password, and logging out revokes it on the server (``logs/researcher_revoked``). Every
+start used to generate a new password, so a restart locked every researcher out. Wrong passwords
 are rate-limited per client (:class:`RateLimit`). ``python -m study.serve`` prints the password before the server takes
 requests; ``python -m study.access`` prints a fresh one for a running server (unless a
 password is configured: the server checks that one).
@@ -34,6 +36,7 @@ ENV_PASSWORD = settings.PASSWORD_ENV
 ENV_ANNOUNCED = settings.ANNOUNCED_ENV  # set by study.serve: already printed
 SECRETS_FILE = settings.SECRETS_FILE
 TOKEN_TTL_S = 10 * 3600  # a working day
+NEW_PASSWORD = "PleaSQLarify Studio: new researcher password: "  # then the password
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 FREE_ATTEMPTS, BASE_LOCK_S, MAX_LOCK_S = 5, 30.0, 900.0
 
@@ -75,8 +78,10 @@ def configured_password(secret: str | None = None,
 
 def announce(secret: str | None = None, *, path: str | Path | None = None,
              env: Mapping[str, str] | None = None,
-             echo: Callable[[str], None] = print) -> str:
-    """At server start: the stored hash of the password to check (generating and printing one)."""
+             echo: Callable[[str], None] = print, fresh: bool = False) -> str:
+    """At server start: the stored hash of the password to check. A generated password is
+    kept across restarts (so is every researcher's unlock, bound to it) and said to be
+    unchanged; one is generated and printed when there is none, or with ``fresh``."""
     env = os.environ if env is None else env
     path = path or settings.password_file()
     chosen = configured_password(secret, env)
@@ -86,11 +91,17 @@ def announce(secret: str | None = None, *, path: str | Path | None = None,
         echo(f"PleaSQLarify Studio: researcher password set by {ENV_PASSWORD} or "
              "researcher_password in .streamlit/secrets.toml")
         return hash_password(chosen)
+    if not fresh and (kept := stored_hash(path)):
+        made = time.strftime("%Y-%m-%d %H:%M", time.localtime(Path(path).stat().st_mtime))
+        echo(f"PleaSQLarify Studio: researcher password unchanged (printed when it was made, "
+             f"{made}; researchers stay unlocked). `python -m study.access` prints a new one "
+             "and ends every researcher session.")
+        return kept
     password = secrets.token_urlsafe(9)
     stored = hash_password(password)
     _write_private(Path(path), stored + "\n")
-    echo(f"PleaSQLarify Studio: researcher password for this server run: {password}  "
-         f"(only its salted hash is kept, in {path}; set {ENV_PASSWORD} to choose one)")
+    echo(f"{NEW_PASSWORD}{password}  (kept across restarts until `python -m study.access`; "
+         f"only its salted hash is kept, in {path}; set {ENV_PASSWORD} to choose one)")
     return stored
 
 
@@ -265,7 +276,7 @@ def main(argv: list[str] | None = None, *, path: str | Path | None = None,
               f"{secrets_file}); the server checks that one, so a fresh password would not "
               "work. Change it there and restart the server.", file=sys.stderr)
         return 1
-    announce(env={}, path=path)
+    announce(env={}, path=path, fresh=True)
     return 0
 
 

@@ -1,14 +1,16 @@
 """Export a study database as tidy tables for pandas/R: CSV, Parquet, a JSON bundle, a codebook.
 
-``python -m study.export --db URL --out DIR [--study ID] [--include-simulated]
-[--include-flagged]``
+``python -m study.export --db URL --out DIR [--study ID] [--stage main|pilot]
+[--condition ID ...] [--include-simulated] [--include-flagged]``
 
 Writes ``DIR/<study>/<table>.csv`` and ``.parquet`` for every table of :data:`CODEBOOK`,
 ``bundle.json`` (all tables as records), ``codebook.md`` and ``codebook.json`` (every column and
 every event type), and ``manifest.json``: rows per table, participants stored and excluded (by
 reason), withdrawals, the study file used (or what is missing without it) and the filters.
 Participants appear by pseudonym only; payment completion codes are not exported. Simulated
-and flagged participants are excluded unless asked for; withdrawn ones always are.
+and flagged participants are excluded unless asked for; withdrawn ones always are. Without
+``--stage`` both stages are exported together (the manifest counts them per stage, and the
+command says so): ``--stage main`` leaves out the pilot participants.
 """
 
 from __future__ import annotations
@@ -162,6 +164,15 @@ def codebook_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def stage_counts(data: StudyData) -> dict[str, int]:
+    """Participants of ``data`` per stage (main, pilot), so an export says what it mixes."""
+    counts: dict[str, int] = {}
+    for p in data.participants:
+        stage = str(p.get("stage") or "main")
+        counts[stage] = counts.get(stage, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def manifest(raw: StudyData, data: StudyData, tables: dict[str, pd.DataFrame],
              lookup: SpecLookup, filters: dict[str, Any], n_withdrawals: int) -> dict[str, Any]:
     """What an export holds and leaves out: counts per table, exclusions, the study file."""
@@ -170,13 +181,16 @@ def manifest(raw: StudyData, data: StudyData, tables: dict[str, pd.DataFrame],
     for p in raw.participants:
         if p["participant"] in kept:
             continue
-        why = ("withdrawn" if p["status"] == "withdrawn" else "simulated" if p["simulated"]
-               else "flagged" if p["flagged"] else "filtered (condition or stage)")
+        why = ("withdrawn" if p["status"] == "withdrawn"
+               else "simulated" if p["simulated"] and not filters.get("include_simulated")
+               else "flagged" if p["flagged"] and not filters.get("include_flagged")
+               else "filtered (condition or stage)")
         excluded[why] = excluded.get(why, 0) + 1
     return {"study": lookup.study, "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                 time.gmtime()),
             "counts": {name: len(df) for name, df in tables.items()},
             "participants_stored": len(raw.participants), "participants_exported": len(kept),
+            "participants_by_stage": stage_counts(data),
             "excluded": excluded, "withdrawals": n_withdrawals,
             "events_stored": len(raw.events),
             "answers_stored": sum(len(a) for a in raw.answers.values()),
@@ -219,16 +233,20 @@ def export_zip(tables: dict[str, pd.DataFrame], meta: dict[str, Any] | None = No
 
 
 def export_study(store: Store, study: str, out: Path, *, include_simulated: bool = False,
-                 include_flagged: bool = False) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-    """Load, filter, tabulate and write one study; returns the tables and the manifest."""
+                 include_flagged: bool = False, stages: list[str] | None = None,
+                 conditions: list[str] | None = None,
+                 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Load, filter (as the Analysis page's sidebar does), tabulate and write one study;
+    returns the tables and the manifest."""
     from study.withdraw import withdrawals
     raw = load_study_data(store, study)
-    data = filter_data(raw, include_simulated=include_simulated,
-                       include_flagged=include_flagged)
+    data = filter_data(raw, conditions=conditions or None, stages=stages or None,
+                       include_simulated=include_simulated, include_flagged=include_flagged)
     lookup = find_study_spec(study, raw)
     tables = build_tables(data, lookup.spec, lookup)
-    meta = manifest(raw, data, tables, lookup, {"include_simulated": include_simulated,
-                                                 "include_flagged": include_flagged},
+    meta = manifest(raw, data, tables, lookup,
+                    {"conditions": conditions or [], "stages": stages or [],
+                     "include_flagged": include_flagged, "include_simulated": include_simulated},
                     len(withdrawals(store, study)))
     write_export(tables, out, meta)
     return tables, meta
@@ -241,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", help="database URL (default: $PLEASQLARIFY_DB_URL or logs/)")
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--study", help="one study id (default: every study in the database)")
+    ap.add_argument("--stage", action="append", choices=["main", "pilot"],
+                    help="only participants of this stage (repeatable; default: both, counted "
+                         "per stage in manifest.json)")
+    ap.add_argument("--condition", action="append",
+                    help="only participants assigned this condition (repeatable)")
     ap.add_argument("--include-simulated", action="store_true")
     ap.add_argument("--include-flagged", action="store_true")
     args = ap.parse_args(argv)
@@ -256,9 +279,15 @@ def main(argv: list[str] | None = None) -> int:
     for study in studies:
         tables, meta = export_study(store, study, Path(args.out) / study,
                                     include_simulated=args.include_simulated,
-                                    include_flagged=args.include_flagged)
-        print(f"{study}: {len(tables['participants'])} participants, "
+                                    include_flagged=args.include_flagged,
+                                    stages=args.stage, conditions=args.condition)
+        per_stage = ", ".join(f"{n} {stage}" for stage, n in
+                              meta["participants_by_stage"].items())
+        print(f"{study}: {len(tables['participants'])} participants ({per_stage or 'none'}), "
               f"{len(tables['events'])} events -> {Path(args.out) / study}")
+        if len(meta["participants_by_stage"]) > 1:
+            print("  note: main and pilot participants are exported together; --stage main "
+                  "leaves the pilots out")
         for problem in meta["problems"]:
             print(f"  warning: {problem}")
     return 0

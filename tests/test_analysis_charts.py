@@ -113,3 +113,26 @@ def test_timing_boxes_hold_every_participant(n: int) -> None:
             for s in ("", *SUBS)]
     fig = F.timing_box(pd.DataFrame(rows))
     assert sum(len(trace.y) for trace in fig.data) == n * len(TASKS) * len(SUBS)
+
+
+def test_the_timeline_has_no_empty_band_above_its_lanes() -> None:
+    """The Timeline & replay chart drew ~90 px of nothing above its first lane (Plotly's
+    default top margin, with no title or legend to fill it), also in the replay's marked copy."""
+    from types import SimpleNamespace
+
+    events = [SimpleNamespace(type=t, server_ts=1_750_000_000_000 + 1000 * i, task="t",
+                              subtask="3") for i, t in enumerate(["dv.accept", "submit"])]
+    timers = pd.DataFrame({"start_ts": [1_750_000_000_000], "end_ts": [1_750_000_005_000],
+                           "task": ["t"], "subtask": ["3"]})
+    for fig in (F.swimlane(events, timers), F.swimlane(events, timers, 1_750_000_001_000)):
+        assert fig.layout.margin.t is not None and fig.layout.margin.t <= 30
+        assert {tr.name for tr in fig.data} >= {"dv", "submit"}
+
+
+def test_the_workflow_sankey_labels_are_dark_and_legible() -> None:
+    """The Sankey's node labels were the theme's light 10 px grey on coloured nodes."""
+    links = pd.DataFrame({"source": ["start", "1:dv", "1:dv"],
+                          "target": ["1:dv", "2:submit", "end"], "count": [3, 2, 1]})
+    sankey = F.workflow_sankey(links).data[0]
+    assert list(sankey.node.label) == ["start", "1:dv", "2:submit", "end"]
+    assert sankey.textfont.size >= 12 and sankey.textfont.color == "#1f1f1f"

@@ -180,3 +180,76 @@ def test_a_tab_rerun_in_a_locked_session_draws_nothing(tmp_path, monkeypatch):
     at = AppTest.from_function(app, default_timeout=60).run()
     assert not at.exception and not at.tabs
     assert any("were locked" in w.value for w in at.warning)
+
+
+@pytest.fixture(scope="module")
+def mixed_db(tmp_path_factory):
+    """Three simulated participants, the first of them a pilot (a pilot link's join)."""
+    from sqlalchemy import update
+
+    from study import schema as S
+    url = f"sqlite:///{tmp_path_factory.mktemp('mixed') / 'study.sqlite'}"
+    store = open_store(url, sqlite_synchronous="OFF")
+    ids = simulate_participants(store, 3, seed=2)
+    with store.engine.begin() as conn:
+        conn.execute(update(S.participants).where(S.participants.c.participant == ids[0])
+                     .values(stage="pilot"))
+    return url, store, ids
+
+
+def test_export_filters_by_stage_and_says_what_it_mixes(mixed_db, tmp_path, capsys):
+    """The export had no stage filter: pilot participants went out with the real ones, and
+    nothing said so (the command line, the manifest, the Export tab)."""
+    url, _, ids = mixed_db
+    sim = ["--db", url, "--include-simulated"]
+    assert export_main([*sim, "--out", str(tmp_path / "all")]) == 0
+    out = capsys.readouterr().out
+    assert "3 participants (2 main, 1 pilot)" in out and "--stage main" in out
+    meta = json.loads((tmp_path / "all" / "film" / "manifest.json").read_text())
+    assert meta["participants_by_stage"] == {"main": 2, "pilot": 1}
+    assert export_main([*sim, "--out", str(tmp_path / "main"), "--stage", "main"]) == 0
+    main = pd.read_csv(tmp_path / "main" / "film" / "participants.csv")
+    assert ids[0] not in set(main["participant"]) and len(main) == 2
+    meta = json.loads((tmp_path / "main" / "film" / "manifest.json").read_text())
+    assert meta["filters"]["stages"] == ["main"] and meta["participants_by_stage"] == {"main": 2}
+    assert meta["excluded"] == {"filtered (condition or stage)": 1}
+    assert export_main([*sim, "--out", str(tmp_path / "pilot"), "--stage", "pilot"]) == 0
+    pilot = pd.read_csv(tmp_path / "pilot" / "film" / "participants.csv")
+    assert list(pilot["participant"]) == [ids[0]]
+
+
+def test_the_export_tab_warns_when_main_and_pilot_are_mixed(mixed_db, monkeypatch):
+    url, _, _ = mixed_db
+    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
+    monkeypatch.setenv("PLEASQLARIFY_RESEARCHER_PASSWORD", "s3cret")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.text_input(key="analysis_pw").input("s3cret")
+    at.button[0].click().run()
+    at.checkbox(key="an_sim_live").check().run()
+    open_tab(at, "Export")
+    assert not at.exception
+    assert any("**2** main, **1** pilot" in m.value for m in at.markdown)
+    assert any("mixes main and pilot" in w.value for w in at.warning)
+    at.multiselect(key="an_stage").set_value(["main"]).run()
+    open_tab(at, "Export")
+    assert any(m.value.endswith("**2** main") for m in at.markdown)
+    assert not any("mixes main and pilot" in w.value for w in at.warning)
+
+
+def test_the_completion_tab_says_no_task_was_reached_yet(tmp_path, monkeypatch):
+    """A live study whose only participant is still before the first task showed an empty
+    grid headed 'participant', a toggle 'Show every cell (0)' and an empty coding form."""
+    from study.runner import join
+    from study.spec import load_study
+
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    root = Path(__file__).resolve().parent.parent
+    join(open_store(url), load_study(root / "studies" / "film" / "study.yaml"))
+    monkeypatch.setenv("PLEASQLARIFY_DB_URL", url)
+    monkeypatch.setenv("PLEASQLARIFY_RESEARCHER_PASSWORD", "s3cret")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.text_input(key="analysis_pw").input("s3cret")
+    at.button[0].click().run()
+    assert not at.exception and len(at.tabs) == 6
+    assert any(i.value.startswith("No task reached yet: 1 participant of") for i in at.info)
+    assert not [t for t in at.toggle if t.key in ("an_comp_show", "an_code_on")]

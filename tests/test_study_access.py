@@ -22,13 +22,18 @@ def test_generated_password_is_printed_and_only_its_salted_hash_stored(tmp_path)
     out: list[str] = []
     path = tmp_path / "logs" / "pw"
     stored = A.announce(path=path, env={}, echo=out.append)
-    password = out[0].split("server run: ")[1].split()[0]
+    password = out[0].split(A.NEW_PASSWORD)[1].split()[0]
     text = path.read_text()
     assert password not in text and text.strip() == stored == A.stored_hash(path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert A.verify_password(password, A.stored_hash(path))
-    # a new server start rotates the password; the old one stops working
-    A.announce(path=path, env={}, echo=out.append)
+    # a new server start keeps it (a restart used to lock every researcher out) and says so
+    assert A.announce(path=path, env={}, echo=out.append) == stored == A.stored_hash(path)
+    assert "unchanged" in out[1] and "python -m study.access" in out[1]
+    assert password not in out[1]
+    # a fresh one (python -m study.access) rotates it; the old one stops working
+    A.announce(path=path, env={}, echo=out.append, fresh=True)
+    assert A.NEW_PASSWORD in out[2]
     assert not A.verify_password(password, A.stored_hash(path))
     # same password, different salt: different hashes
     assert A.hash_password("a") != A.hash_password("a")
@@ -41,8 +46,12 @@ def test_access_command_rotates_only_a_generated_password(tmp_path, capsys):
     assert done.value.code == 0 and "python -m study.access" in capsys.readouterr().out
     assert not path.exists()
     assert A.main([], path=path, secrets_file=secrets_file, env={}) == 0
-    password = capsys.readouterr().out.split("server run: ")[1].split()[0]
+    password = capsys.readouterr().out.split(A.NEW_PASSWORD)[1].split()[0]
     assert A.verify_password(password, A.stored_hash(path))
+    assert A.main([], path=path, secrets_file=secrets_file, env={}) == 0  # a new one each time
+    second = capsys.readouterr().out.split(A.NEW_PASSWORD)[1].split()[0]
+    assert second != password and not A.verify_password(password, A.stored_hash(path))
+    password = second
     before = A.stored_hash(path)
     assert A.main([], path=path, secrets_file=secrets_file, env={A.ENV_PASSWORD: "x"}) == 1
     assert A.ENV_PASSWORD in capsys.readouterr().err and A.stored_hash(path) == before

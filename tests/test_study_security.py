@@ -145,19 +145,21 @@ def test_a_second_serve_finds_the_running_one_and_keeps_its_password(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in (A.ENV_PASSWORD, A.ENV_ANNOUNCED, "STREAMLIT_SERVER_PORT")}
     env.update(PLEASQLARIFY_STUDIES_DIR=str(tmp_path / "studies"),
-               PLEASQLARIFY_DB_URL=f"sqlite:///{tmp_path / 'study.sqlite'}")
+               PLEASQLARIFY_DB_URL=f"sqlite:///{tmp_path / 'study.sqlite'}",
+               PLEASQLARIFY_DATA_DIR=str(tmp_path / "data"))  # a first start: a new password
     port1, port2 = free_port(), free_port()
     first = _serve(port1, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         line = first.stdout.readline()
-        assert "server run: " in line, line
-        password = line.split("server run: ")[1].split()[0]
+        assert A.NEW_PASSWORD in line, line
+        password = line.split(A.NEW_PASSWORD)[1].split()[0]
         wait_healthy(f"http://{LOOPBACK}:{port1}", first, 90, "the first server did not start")
         second = _serve(port2, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = second.communicate(timeout=60)
-        assert second.returncode == 1 and "server run" not in out
+        assert second.returncode == 1 and "new researcher password" not in out
         assert f"pid {first.pid}" in err and f"http://localhost:{port1}" in err
-        assert A.verify_password(password, A.stored_hash())  # unchanged under the first
+        stored = A.stored_hash(tmp_path / "data" / "researcher_password")
+        assert A.verify_password(password, stored)  # unchanged under the first
         with pytest.raises(OSError):
             urllib.request.urlopen(f"http://{LOOPBACK}:{port2}/_stcore/health", timeout=2)
     finally:

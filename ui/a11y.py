@@ -6,7 +6,12 @@
   (axe ``list``/``listitem``, serious). The router hides it and :func:`sidebar_nav` draws the
   same sections as one ``<nav>`` of lists of real links, the current page marked, that switch
   pages in the same session as Streamlit's own links do (see :func:`nav_html`).
-* Focus: every focusable control shows a 2 px outline when reached by keyboard.
+* Focus: every focusable control shows a 2 px outline when reached by keyboard. Streamlit's
+  main region is focusable too (``tabindex="0"``, so the keyboard can scroll it): a click on
+  the page focuses it, and Chromium then shows ``:focus-visible`` at the next key press (the
+  workspace's Y, N, B, arrows), which drew a frame around the whole page. The region keeps its
+  outline when reached with Tab and draws none when a pointer focused it (:data:`FOCUS_JS`
+  marks it ``data-pq-pointer`` on a pointer press inside, and unmarks it on Tab).
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ CSS = """<style>
   outline: 2px solid #1a5fb4 !important;
   outline-offset: 2px;
 }
+[data-testid="stMain"][data-pq-pointer]:focus-visible { outline: none !important; }
+[data-testid="stMain"][data-pq-pointer]:focus-visible::before { box-shadow: none !important; }
+[data-testid="stElementContainer"]:has(#pq-focus-mark) { display: none; }
 </style>"""
 
 # the look of Streamlit's st.page_link (1.67) and of the section heads drawn before this, so the
@@ -71,9 +79,26 @@ NAV_SCRIPT = """<script>(() => {
 })();</script>"""
 
 
+FOCUS_JS = """<span id="pq-focus-mark"></span><script>
+if (!window.pqMainFocus) {
+  window.pqMainFocus = true;
+  const main = () => document.querySelector('[data-testid="stMain"]');
+  window.addEventListener("pointerdown", (ev) => {
+    const m = main();
+    if (m && m.contains(ev.target)) m.setAttribute("data-pq-pointer", "");
+  }, true);
+  window.addEventListener("keydown", (ev) => {
+    if (ev.key === "Tab") main()?.removeAttribute("data-pq-pointer");
+  }, true);
+}
+</script>"""
+
+
 def apply() -> None:
-    """Inject the page-wide accessibility CSS (style only: nothing visible is added)."""
+    """Inject the page-wide accessibility CSS and the main region's pointer-focus mark
+    (nothing visible is added)."""
     st.html(CSS)
+    st.html(FOCUS_JS, unsafe_allow_javascript=True)
 
 
 def nav_html(sections: Mapping[str, Sequence[st.Page]], current: str | None) -> str:

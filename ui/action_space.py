@@ -25,7 +25,8 @@ from core.engine.execute import ExecutionResult
 from core.engine.layout import spread_classes, voronoi_cells
 from core.engine.session import RankedVariable, RepairSession
 from study import limits
-from ui.chips import column_header, plain_text, shape_text
+from ui.chips import plain_text, shape_text
+from ui.headers import distinct_headers
 
 REDS = ("#cb181d", "#ef6548", "#a50f15", "#fb6a4a", "#d7301f", "#fc9272", "#7f0000", "#e34a33")
 BLUES = ("#2171b5", "#6baed6", "#08519c", "#4292c6", "#3182bd", "#9ecae1", "#08306b", "#1f78b4")
@@ -98,16 +99,17 @@ def _cell(value: Any, width: int = 22) -> str:
 
 
 def output_preview(result: ExecutionResult, rows: int = 5, cols: int = 4,
-                   labels: str = "sql") -> str:
+                   labels: str = "sql", sql: str | None = None) -> str:
     """A few rows of an output as tooltip HTML (the tooltip renders <br> and <b>); under
-    ``plain`` labels headers are in words and an error is not quoted (it names SQL)."""
+    ``plain`` labels headers are in words and an error is not quoted (it names SQL); repeated
+    headers are told apart by their tables in ``sql`` (:func:`ui.headers.distinct_headers`)."""
     if not result.ok:
         if labels == "plain":
             return "It stops with an error, so it has no output."
         return f"<b>error</b>: {_cell(result.error, 60)}"
     n_rows, n_cols = result.shape
-    head = " | ".join(f"<b>{_cell(column_header(str(c), labels), 16)}</b>"
-                      for c in result.columns[:cols])
+    headers = distinct_headers(result.columns, sql, labels)
+    head = " | ".join(f"<b>{_cell(h, 24)}</b>" for h in headers[:cols])
     more_cols = " | …" if n_cols > cols else ""
     lines = [head + more_cols]
     lines += [" | ".join(_cell(v) for v in r[:cols]) + more_cols for r in result.rows[:rows]]
@@ -200,7 +202,7 @@ def _hover_body(session: RepairSession, i: int, max_features: int, labels: str =
     if len(lines) > max_features:
         feats += f"<br>… {len(lines) - max_features} {unit}"
     parts = ["", head + feats] if feats else [""]
-    parts.append(output_preview(res, labels=labels))
+    parts.append(output_preview(res, labels=labels, sql=pool.sqls[i]))
     return "<br>──────────<br>".join(parts)
 
 

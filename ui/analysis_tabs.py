@@ -121,6 +121,13 @@ def completion_tab(v: View) -> None:
     form."""
     with isolated("The Completion tab"):
         comp = v.tables["completion"]
+        if comp.empty:  # joined, not yet at a task: the grid was a lone "participant" header
+            n = len(v.data.ids)
+            st.info(f"No task reached yet: {n} participant{'' if n == 1 else 's'} of this "
+                    "selection joined, none has reached a task part yet (consent, "
+                    "questionnaires and the practice task are not coded). The grid fills in "
+                    "as they work on the tasks.")
+            return
         # plain HTML, no metric, Plotly chart or data grid: the first tab opened loads none of
         # their components in the browser (their JavaScript was most of the first paint)
         st.html(memo(_completion_html, comp))
@@ -302,6 +309,13 @@ def export_tab(v: View) -> None:
     with isolated("The Export tab"):
         meta = memo(manifest, v.raw, v.data, v.tables, v.lookup, v.filters,
                     len(withdrawals(v.store, v.study)))
+        by_stage = meta["participants_by_stage"]
+        st.markdown("Participants in this export: " + ", ".join(
+            f"**{n}** {stage}" for stage, n in by_stage.items()))
+        if len(by_stage) > 1:
+            st.warning("This export mixes main and pilot participants. To export one stage, "
+                       "choose it under Stage in the sidebar (the command line: `python -m "
+                       "study.export … --stage main`).", icon=":material/warning:")
         st.dataframe(pd.DataFrame(list(meta["counts"].items()), columns=["table", "rows"]),
                      hide_index=True, key="an_manifest")
         st.download_button("Download export (zip)", partial(export_zip, v.tables, meta),

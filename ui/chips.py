@@ -18,7 +18,8 @@ from sqlglot.tokens import Tokenizer, TokenType
 
 from core.engine.display import sql_value
 from core.engine.features import Feature
-from core.planpool.questions import header_words, phrases, render_question
+from core.planpool.questions import phrases, render_question
+from ui.headers import distinct_headers
 
 RED = "#d62728"
 RED_OVERLAY = "rgba(214, 39, 40, 0.28)"
@@ -217,22 +218,18 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-@lru_cache(maxsize=4096)
-def column_header(column: str, labels: str = "sql") -> str:
-    """An output column's header as shown: as the query named it, or under ``plain`` labels an
-    expression header in words (``AVG(r.imdb_rating)`` -> "average imdb rating")."""
-    return header_words(column) if labels == "plain" else column
-
-
 def output_table(columns: list[str], rows: list[tuple], *, max_rows: int = TABLE_ROWS,
-                 labels: str = "sql") -> str:
+                 labels: str = "sql", sql: str | None = None,
+                 headers: list[str] | None = None) -> str:
     """A query output as an escaped, scrollable HTML table (header stays in view; NULL marked;
-    headers as :func:`column_header` shows them under ``labels``).
+    headers as :func:`ui.headers.distinct_headers` shows them under ``labels``: a repeated
+    one qualified by its table from ``sql``, else numbered; ``headers`` as given instead).
 
     Streamlit's ``st.dataframe`` loads a data-grid module (~0.1 s to evaluate on a new session)
     and converts to Arrow on every rerun; an output here is a few rows to a few hundred.
     """
-    head = "".join(f"<th>{escape(column_header(str(c), labels))}</th>" for c in columns)
+    shown = headers if headers is not None else distinct_headers(columns, sql, labels)
+    head = "".join(f"<th>{escape(h)}</th>" for h in shown)
     body = "".join(
         "<tr>" + "".join('<td class="pq-null">NULL</td>' if v is None else
                          f"<td>{escape(str(v))}</td>" for v in row) + "</tr>"

@@ -9,6 +9,7 @@ workspace's decision history is saved with the progress after every decision.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -495,6 +496,24 @@ def prefetch(runner: Runner, step: flow.Step) -> threading.Thread | None:
     return thread
 
 
+TOP_JS = """<style>[data-testid="stElementContainer"]:has(#pq-step-top) { display: none; }</style>
+<span id="pq-step-top"></span><script>
+if (window.pqShownStep !== STEP) {
+  window.pqShownStep = STEP;
+  document.querySelector('[data-testid="stMain"]')?.scrollTo(0, 0);
+}
+</script>"""
+
+
+def to_top(step_id: str) -> None:
+    """Open each step at its top: the next step kept the scroll of the one before, so after
+    Continue at the bottom of a long page (a questionnaire, a task part) the next one showed
+    its end, above it the heading and the instruction out of view. The element is the same
+    for every rerun of a step (its script runs again only when the step changes), so a
+    decision in the workspace scrolls nothing and moves no element after it."""
+    st.html(TOP_JS.replace("STEP", json.dumps(step_id)), unsafe_allow_javascript=True)
+
+
 def render(runner: Runner) -> None:
     """The participant's current step (followed: a facilitator's advance shows within ~2 s).
 
@@ -502,6 +521,7 @@ def render(runner: Runner) -> None:
     """
     with runner.page_run():
         step = runner.current()
+        to_top(step.id)
         visibility(runner)
         if step.kind != "done":
             follow(runner, step.id, step.kind == "task" and runner.paused())

@@ -45,6 +45,6 @@ def show_query(sql: str, result: ExecutionResult | None, *, show_sql: bool = Tru
         notice(NO_OUTPUT, result.error, quote=show_sql)
         return
     st.caption(f"Output: {shape_text(len(result.rows), len(result.columns))}")
-    clause_panel(output_table(result.columns, result.rows),
+    clause_panel(output_table(result.columns, result.rows, sql=sql),
                  key=f"pleasqlarify.output.{tag}",
                  testid="pq-output", on={})

@@ -15,6 +15,7 @@ from html import escape
 from typing import Any
 
 from core.engine.answers import answer_question, excerpt_columns, is_answer
+from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
 from core.engine.session import Decision, RankedVariable, RepairSession
 from core.planpool.questions import render_question
@@ -29,6 +30,7 @@ from ui.chips import (
     question_line,
     shape_text,
 )
+from ui.headers import distinct_headers
 from ui.state import WorkspaceState, current_variable
 
 LIKELY = 0.5  # unconfirmed features at or above this probability are bordered
@@ -233,6 +235,7 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
     cols = excerpt_columns(result, variable.features, context.profile if context else None)
     rows = [tuple(r[j] for j in cols) for r in result.rows[:EXCERPT_ROWS]]
     more = len(result.rows) - len(rows)
+    heads = distinct_headers(result.columns, session.pool.sqls[variable.example], labels_of(ws))
     # in words unless the reader asked for SQL only: there are no chips here to carry the SQL
     # names, so under ``both`` "a column of films.release_year values" read as SQL-only
     question = (answer_question(variable.features) if labels_of(ws) == "sql"
@@ -242,7 +245,8 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
             "</p>"
             f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
             "remaining queries' answers. For example, this answer has it:</p>"
-            + output_table([result.columns[j] for j in cols], rows, labels=labels_of(ws))
+            + output_table([result.columns[j] for j in cols], rows,
+                           headers=[heads[j] for j in cols])
             + (f'<p class="pq-caption">… and {counted(more, "more row")}</p>' if more > 0
                else ""))
 
@@ -393,6 +397,12 @@ def query_data(ws: WorkspaceState, searching: bool = False) -> dict[str, Any]:
 
 # --- Predicted Output --------------------------------------------------------------------
 
+def _sql_of(session: RepairSession, result: ExecutionResult) -> str | None:
+    """The SQL of a surviving query whose output is ``result`` (its headers' tables)."""
+    return next((session.pool.sqls[i] for i in session.survivors
+                 if session.pool.results[i] is result), None)
+
+
 def output_data(ws: WorkspaceState) -> dict[str, Any]:
     """The predicted output: its share of the samples and the table (or why there is none)."""
     session = ws.session
@@ -405,7 +415,8 @@ def output_data(ws: WorkspaceState) -> dict[str, Any]:
         html = (f'<p class="pq-caption">{count} of {len(session.survivors)} remaining queries'
                 f"{samples} return this output · "
                 f"{shape_text(len(result.rows), len(result.columns))}</p>"
-                + output_table(result.columns, result.rows, labels=labels_of(ws)))
+                + output_table(result.columns, result.rows, labels=labels_of(ws),
+                               sql=_sql_of(session, result)))
     return panel(ws, "output", html, "pq-output")
 
 

@@ -337,7 +337,10 @@ def workflow_sankey(links: pd.DataFrame) -> go.Figure:
     """Figure 11 style flow of observed action paths (nodes: step:action)."""
     nodes = list(dict.fromkeys([*links["source"], *links["target"]]))
     idx = {n: i for i, n in enumerate(nodes)}
+    # node labels dark and 13 px: the theme's light 10 px grey on the coloured nodes was hard
+    # to read ("2:select", "3:submit")
     return go.Figure(go.Sankey(node={"label": nodes, "pad": 12},
+                               textfont={"size": 13, "color": "#1f1f1f"},
                                link={"source": [idx[s] for s in links["source"]],
                                      "target": [idx[t] for t in links["target"]],
                                      "value": links["count"].tolist()}))
@@ -371,7 +374,10 @@ def swimlane(events: list[Any], timers: pd.DataFrame | None = None,
             x=[pd.to_datetime(e.server_ts, unit="ms") for e in evs], y=[lane] * len(evs),
             mode="markers", name=lane, text=[f"{e.type} {e.task} {e.subtask}" for e in evs],
             hoverinfo="x+text"))
-    fig.update_layout(height=380, xaxis_title="time", showlegend=False)
+    # no title and no legend above the lanes: Plotly's default 100 px top margin was an empty
+    # band between the replay's step caption and the first lane
+    fig.update_layout(height=380, xaxis_title="time", showlegend=False,
+                      margin={"t": 20, "b": 40})
     return fig if marked is None else mark_time(fig, marked)
 
 

@@ -181,6 +181,46 @@ def test_every_workspace_control_is_reached_by_tab_with_a_visible_focus(browser,
     assert not invisible, f"focused without a visible focus indicator: {invisible}"
 
 
+MAIN_RING = """() => { const m = document.querySelector('[data-testid="stMain"]');
+  const cs = getComputedStyle(m), before = getComputedStyle(m, '::before');
+  return {focused: document.activeElement === m, visible: m.matches(':focus-visible'),
+          ring: (cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) >= 1)
+                || before.boxShadow !== 'none',  // Streamlit's own frame: an inset shadow
+          top: document.querySelector('[data-testid="stMainBlockContainer"]')
+                 .getBoundingClientRect().top}; }"""
+
+
+def test_a_click_on_the_page_then_a_shortcut_draws_no_frame_around_it(browser,
+                                                                        mini: str) -> None:
+    """A click on the page's background focuses Streamlit's main region; the next key press
+    (a workspace shortcut) made Chromium draw the focus outline around the whole page. Reached
+    with Tab, the region keeps its outline."""
+    page = _new_page(browser)
+    try:
+        _open_workspace(page, mini)
+        mark = page.evaluate("""() => getComputedStyle(document.querySelector('#pq-focus-mark')
+            .closest('[data-testid="stElementContainer"]')).display""")
+        box = page.get_by_test_id("stMain").bounding_box()
+        page.mouse.click(box["x"] + box["width"] - 8, box["y"] + 120)  # blank margin
+        page.keyboard.press("ArrowDown")  # Next question: a shortcut, handled by the page
+        _idle(page)
+        after_click = page.evaluate(MAIN_RING)
+        page.evaluate("() => document.body.focus()")
+        reached = None
+        for _ in range(80):  # Tab until the main region itself has the focus (if ever)
+            page.keyboard.press("Tab")
+            now = page.evaluate(MAIN_RING)
+            if now["focused"]:
+                reached = now
+                break
+    finally:
+        page.context.close()
+    assert mark == "none"  # the script's element takes no room on the page
+    assert after_click["focused"] and after_click["visible"]  # the situation of the frame
+    assert not after_click["ring"]
+    assert reached is None or reached["ring"]
+
+
 CELL_SQUARE = """(tone) => {
   // a 14 px square fully inside one cell of this tone, in page coordinates (or null)
   const svg = document.querySelector('[data-testid="pq-action-space"] svg');

@@ -215,3 +215,49 @@ def test_kill_9_loses_no_committed_event_and_resumes(browser, study) -> None:
     finally:
         page.context.close()
         _stop(proc)
+
+
+MAIN_SCROLL = "() => document.querySelector('[data-testid=\"stMain\"]').scrollTop"
+
+
+def test_each_step_opens_at_its_top(browser, study) -> None:
+    """After Continue at the bottom of a long page, the next step kept that scroll: a task
+    part opened on its Predicted Output, a questionnaire on its last items, the heading and
+    the part's instruction out of view. A decision in the workspace scrolls nothing."""
+    tmp, url = study
+    proc, base = _start(tmp, url)
+    store = open_store(url)
+    page = browser.new_context(viewport={"width": 1600, "height": 700}).new_page()
+    page.set_default_timeout(60_000)
+    try:
+        pid = _consent_and_demographics(page, base, store)
+        _wait(page, "Welcome to the mini study")
+        walk = (("Continue to the practice task", "queries remain", ""),
+                ("I feel comfortable: start the tasks", "Describe one interpretation.", ""),
+                ("Continue to the next part", "Which clusters do you see?", "1"))
+        scrolled = []
+        for button, shown, answer in walk:
+            if answer:
+                _answer(page, store, pid, answer, "an answer")
+            _idle(page)
+            page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                          " m.scrollTo(0, m.scrollHeight); }")
+            scrolled.append(page.evaluate(MAIN_SCROLL))
+            _click(page, button)
+            _wait(page, shown)
+            _idle(page)
+            page.wait_for_timeout(300)  # the script of the new step's first element has run
+            assert page.evaluate(MAIN_SCROLL) == 0, f"{shown!r} opened scrolled down"
+        assert min(scrolled) > 100  # every page before was scrolled to its end
+        page.get_by_text("queries remain").wait_for()
+        page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]')"
+                      ".scrollTo(0, 400)")
+        before = page.evaluate(MAIN_SCROLL)
+        page.locator('[data-testid="pq-decision-variable"] button[data-event="answer"]'
+                     '[data-yes="1"] >> visible=true').first.click()
+        _idle(page)
+        page.wait_for_timeout(300)
+        assert page.evaluate(MAIN_SCROLL) == before  # a rerun of the same step: not moved
+    finally:
+        page.context.close()
+        _stop(proc)

@@ -4,11 +4,13 @@ browser unlocked across a reload, and Log out revokes and removes it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 from study import access as A
-from tests.browser.conftest import ARTIFACTS, server_env
-from tests.harness import running
+from tests.browser.conftest import ARTIFACTS, ROOT, server_env
+from tests.harness import LOOPBACK, free_port, running, stop, wait_healthy
 
 PASSWORD = "cookie-s3cret"
 
@@ -49,3 +51,49 @@ def test_the_server_sets_an_httponly_cookie_and_logout_revokes_it(browser, tmp_p
         assert _wait_for(lambda: None if _cookie(context) else True) is True
         assert token.split(".")[1] in A.Revocations().ids()
         context.close()
+
+
+def _serve(port: int, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """``python -m study.serve`` on ``port`` and the first line it prints (the password's)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "study.serve", "--server.headless", "true", "--server.port",
+         str(port), "--server.address", LOOPBACK, "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    line = proc.stdout.readline()
+    wait_healthy(f"http://{LOOPBACK}:{port}", proc, 90, "study.serve did not start")
+    return proc, line
+
+
+def test_a_server_restart_keeps_the_researcher_unlocked(browser, tmp_path) -> None:
+    """Every start of ``study.serve`` generated a new password, and the unlock (its token
+    bound to the password) died with it: a restart locked the researcher out, although the
+    guide promises a working day. A restart now keeps the generated password and says so."""
+    env = {k: v for k, v in server_env().items()
+           if k not in (A.ENV_PASSWORD, A.ENV_ANNOUNCED, "STREAMLIT_SERVER_PORT")}
+    env.update(PLEASQLARIFY_DATA_DIR=str(tmp_path / "data"),
+               PLEASQLARIFY_STUDIES_DIR=str(tmp_path / "studies"),
+               PLEASQLARIFY_DB_URL=f"sqlite:///{tmp_path / 'study.sqlite'}")
+    port = free_port()
+    first, line = _serve(port, env)
+    context = browser.new_context()
+    try:
+        assert A.NEW_PASSWORD in line, line
+        password = line.split(A.NEW_PASSWORD)[1].split()[0]
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"http://{LOOPBACK}:{port}/researcher")
+        page.get_by_label("Researcher password").fill(password)
+        page.get_by_role("button", name="Unlock").click()
+        page.get_by_text("Researcher pages unlocked").wait_for()
+        assert _wait_for(lambda: _cookie(context)) is not None
+    finally:
+        stop(first)
+    second, line = _serve(port, env)
+    try:
+        page.goto(f"http://{LOOPBACK}:{port}/setup")
+        page.get_by_role("heading", name="Study setup").wait_for()
+        assert page.get_by_label("Researcher password").count() == 0  # still unlocked
+        assert "unchanged" in line and password not in line, line
+    finally:
+        context.close()
+        stop(second)

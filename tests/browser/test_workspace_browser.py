@@ -612,3 +612,68 @@ def test_the_components_modules_are_fetched_once_before_the_chart_needs_them(
     assert got["hidden"] == ["none"]
     assert got["bridge"] == [["none", True]]  # mounted (its chunks loaded), not shown
     assert page.locator("#pq-preload").bounding_box() is None
+
+
+LABEL_OVERLAPS = """() => {
+  const bar = document.querySelector('[data-testid="pq-action-space"] .pq-tools')
+    .getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid="pq-action-space"] .pq-label')]
+    .map(l => [l.textContent, l.getBoundingClientRect()])
+    .filter(([, r]) => r.right > bar.left && r.left < bar.right && r.bottom > bar.top
+                       && r.top < bar.bottom)
+    .map(([t]) => t); }"""
+
+
+def test_no_cluster_number_is_drawn_under_the_toolbar(page, server: str) -> None:
+    """The script and editor task's cluster 8 sits just under the chart's top edge: its
+    number, drawn 30 px above its glyphs, was hidden under Lasso / Box / Pan / Reset."""
+    _open(page, server)
+    page.get_by_role("combobox", name="Task").locator("visible=true").first.click()
+    page.get_by_role("option", name="Scripts and editors due 21.04.03").click()
+    page.wait_for_function(
+        """() => document.querySelectorAll('[data-testid="pq-action-space"] .pq-label')
+                   .length === 8""", timeout=60_000)
+    labels = page.evaluate("""() => [...document.querySelectorAll(
+        '[data-testid="pq-action-space"] .pq-label')].map(l => l.textContent)""")
+    assert sorted(labels, key=int) == [str(k) for k in range(1, 9)]
+    # the toolbar in its corner (the component's CSS applied), then two frames for the
+    # ResizeObserver that places the numbers again
+    page.wait_for_function("""() => getComputedStyle(document.querySelector(
+        '[data-testid="pq-action-space"] .pq-tools')).position === 'absolute'""")
+    page.evaluate("""() => new Promise(done => requestAnimationFrame(
+        () => requestAnimationFrame(done)))""")
+    assert page.evaluate(LABEL_OVERLAPS) == []
+
+
+LABELS_OVERLAPPING = """() => {
+  const boxes = [...document.querySelectorAll('[data-testid="pq-action-space"] .pq-label')]
+    .map(l => [l.textContent, l.getBoundingClientRect()]);
+  const out = [];
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const [a, r] = boxes[i], [b, s] = boxes[j];
+      if (r.right > s.left && r.left < s.right && r.bottom > s.top && r.top < s.bottom) {
+        out.push(a + "/" + b);
+      }
+    }
+  }
+  return out; }"""
+
+
+def test_cluster_numbers_do_not_overlap_after_a_repair(page, server: str) -> None:
+    """After None of these on the Pulp Fiction task the repaired clusters crowd together,
+    and their numbers were drawn over each other ("4" and "7" read as "47")."""
+    _open(page, server)
+    page.get_by_role("combobox", name="Task").locator("visible=true").first.click()
+    page.get_by_role("option", name="Review of Pulp Fiction").click()
+    page.wait_for_function("""() => document.querySelector('[data-testid="pq-survivors"]')
+                              ?.innerText.includes('of 41 ')""", timeout=60_000)
+    _click(page, ".st-key-pleasqlarify-film-pulp-review-po-none button")
+    page.locator('[data-testid="pq-action-space"] .pq-new').first.wait_for(timeout=120_000)
+    page.wait_for_function("""() => getComputedStyle(document.querySelector(
+        '[data-testid="pq-action-space"] .pq-tools')).position === 'absolute'""")
+    page.evaluate("""() => new Promise(done => requestAnimationFrame(
+        () => requestAnimationFrame(done)))""")
+    assert page.locator('[data-testid="pq-action-space"] .pq-label').count() >= 6
+    assert page.evaluate(LABELS_OVERLAPPING) == []
+    assert page.evaluate(LABEL_OVERLAPS) == []

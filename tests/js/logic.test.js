@@ -4,8 +4,8 @@ import { test } from "node:test";
 
 import {
   boxCorners, enqueue, forget, frameOf, hub, IDENTITY, idle, idsInside, inside, isIdentity,
-  keyAction, MAX_ZOOM, mayHover, panBy, QUEUE_MAX, SELECT_HOLD_MS, speculated, stamped,
-  starPoints, tipPosition, unacknowledged, zoomAt,
+  keyAction, labelBox, labelPosition, MAX_ZOOM, mayHover, panBy, QUEUE_MAX, SELECT_HOLD_MS,
+  speculated, stamped, starPoints, tipPosition, unacknowledged, zoomAt,
 } from "../../ui/components/logic.js";
 
 const SQUARE = [[0, 0], [10, 0], [10, 10], [0, 10]];
@@ -178,4 +178,31 @@ test("mayHover: no hover while a selection is on its way, for at most the hold",
   assert.equal(mayHover(null, 0, 100), true);
   assert.equal(mayHover("3:12:0", 1000, 1200), false);
   assert.equal(mayHover("3:12:0", 1000, 1000 + SELECT_HOLD_MS), true);
+});
+
+test("labelPosition: above the centre, else below it where the toolbar would cover it", () => {
+  const fr = frameOf(480, { margin: 4, height: 440 });
+  const bar = { left: 240, top: 6, right: 474, bottom: 28 };
+  assert.deepEqual(labelPosition(100, 200, fr, [bar]), { x: 100, y: 170 }); // open: above
+  assert.deepEqual(labelPosition(300, 50, fr, [bar]), { x: 300, y: 80 }); // under the bar: below
+  assert.deepEqual(labelPosition(100, 20, fr, [bar]), { x: 100, y: 50 }); // above the top: below
+  assert.deepEqual(labelPosition(100, 20, fr), { x: 100, y: 50 });
+  const tiny = frameOf(60, { margin: 4, height: 40 }); // nowhere clear: inside, under the bar
+  assert.deepEqual(labelPosition(30, 20, tiny, [{ left: 0, top: 0, right: 60, bottom: 10 }]),
+                   { x: 30, y: 19 });
+});
+
+test("labelPosition: numbers of neighbouring clusters keep clear of each other", () => {
+  const fr = frameOf(480, { margin: 4, height: 440 });
+  const placed = [];
+  for (const [x, y] of [[200, 200], [206, 204], [196, 198], [203, 201]]) { // four crowded centres
+    const p = labelPosition(x, y, fr, placed);
+    for (const r of placed) {
+      const b = labelBox(p);
+      assert.ok(b.right <= r.left || b.left >= r.right || b.bottom <= r.top || b.top >= r.bottom,
+                `${JSON.stringify(p)} overlaps ${JSON.stringify(r)}`);
+    }
+    placed.push(labelBox(p));
+  }
+  assert.deepEqual(labelPosition(200, 200, fr, []), { x: 200, y: 170 });
 });

@@ -11,8 +11,8 @@
 // PNG download the chart as drawn, styles inlined, for papers.
 
 import {
-  boxCorners, f1, forget, frameOf, hub, IDENTITY, idsInside, isIdentity, mayHover, panBy,
-  starPoints, tipPosition, zoomAt,
+  boxCorners, f1, forget, frameOf, hub, IDENTITY, idsInside, isIdentity, labelBox, labelPosition,
+  mayHover, panBy, starPoints, tipPosition, zoomAt,
 } from "./logic.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -77,9 +77,22 @@ function drawGlyphs(space, fr) {
 }
 
 function drawLabels(space, fr) {
-  return space.labels.map((l) =>
-    `<text class="pq-label" x="${f1(fr.px(l.x))}" y="${f1(fr.py(l.y) - 30)}">${l.text}</text>`,
-  ).join("");
+  // a cluster's number above its glyphs, moved where the toolbar or a number placed before
+  // it would cover it (after a repair, clusters crowd together and their numbers overlapped)
+  const avoid = fr.avoid ? [fr.avoid] : [];
+  return space.labels.map((l) => {
+    const p = labelPosition(fr.px(l.x), fr.py(l.y), fr, avoid);
+    avoid.push(labelBox(p));
+    return `<text class="pq-label" x="${f1(p.x)}" y="${f1(p.y)}">${l.text}</text>`;
+  }).join("");
+}
+
+function toolbarBox(state) {
+  // the toolbar's rectangle in the chart's px (null before it is laid out)
+  const b = state.bar;
+  if (!b || !b.offsetWidth) return null;
+  return { left: b.offsetLeft, top: b.offsetTop, right: b.offsetLeft + b.offsetWidth,
+           bottom: b.offsetTop + b.offsetHeight };
 }
 
 const DRAW = { cells: drawCells, dead: drawDead, glyphs: drawGlyphs, labels: drawLabels };
@@ -89,6 +102,7 @@ function render(state) {
   const { space, width } = state;
   if (!space || width <= 0) return false;
   const fr = frame(state);
+  fr.avoid = toolbarBox(state);
   state.plot.setAttribute("x", fr.m);
   state.plot.setAttribute("y", fr.m);
   state.plot.setAttribute("width", Math.max(0, fr.w));
@@ -98,9 +112,10 @@ function render(state) {
   }
   state.svg.setAttribute("height", space.height);
   const view = `${state.view.k}|${state.view.x0}|${state.view.y0}`;
+  const bar = JSON.stringify(fr.avoid); // only the numbers are placed against the toolbar
   let drawn = false;
   for (const name of LAYERS) {
-    const sig = `${width}|${view}|${JSON.stringify(space[name])}`;
+    const sig = `${width}|${view}|${name === "labels" ? bar : ""}|${JSON.stringify(space[name])}`;
     if (state.sigs[name] === sig) continue;
     state.sigs[name] = sig;
     state.layers[name].innerHTML = DRAW[name](space, fr);
@@ -415,12 +430,17 @@ function mount(parentElement) {
   bindWheel(state);
   const redraw = () => {
     const width = root.clientWidth;
-    if (width === state.width) return;
+    // the toolbar too: until the component's CSS applies it sits in the flow, full width,
+    // and the cluster numbers placed clear of it are placed again once it is in its corner
+    const bar = JSON.stringify(toolbarBox(state));
+    if (width === state.width && bar === state.barBox) return;
     state.width = width;
+    state.barBox = bar;
     if (render(state)) stamp(state);
   };
   state.observer = new ResizeObserver(redraw);
   state.observer.observe(root);
+  state.observer.observe(state.bar);
   root.__pq = state;
   return state;
 }

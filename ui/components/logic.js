@@ -66,6 +66,30 @@ export function tipPosition(x, y, tw, th, width, height, gap = 14) {
   return { left, top };
 }
 
+const LABEL_STEPS = [[0, -30], [0, 30], [-30, 0], [30, 0], [-24, -24], [24, -24], [-24, 24],
+  [24, 24], [0, -48], [0, 48], [-48, 0], [48, 0]];
+
+export function labelPosition(x, y, fr, avoid = [], size = 9) {
+  // where a cluster's number goes near its glyphs' centre (x, y) px: 30 px above it, else
+  // below, beside, diagonal to it or further out — the first place inside the plot that
+  // overlaps none of `avoid` ({left, top, right, bottom} px: the toolbar, the numbers placed
+  // before); else above it, kept inside the plot and below the first of `avoid` (the toolbar)
+  const clear = (cx, cy) => cx - size >= fr.m && cx + size <= fr.m + fr.w
+    && cy - size >= fr.m && cy + size <= fr.m + fr.h
+    && !avoid.some((r) => cx + size > r.left && cx - size < r.right
+                          && cy + size > r.top && cy - size < r.bottom);
+  for (const [dx, dy] of LABEL_STEPS) {
+    if (clear(x + dx, y + dy)) return { x: x + dx, y: y + dy };
+  }
+  const top = avoid.length ? Math.max(fr.m, avoid[0].bottom) : fr.m;
+  return { x, y: Math.max(y - 30, top + size) };
+}
+
+export function labelBox(p, size = 9) {
+  // the square a placed number covers (what the next numbers keep clear of)
+  return { left: p.x - size, top: p.y - size, right: p.x + size, bottom: p.y + size };
+}
+
 // --- zoom and pan --------------------------------------------------------------------------
 
 // A view maps data [0, 1]² to the unit square shown: u = x0 + x·k (k ≥ 1 zooms in).
