@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.anthropic_stub_server import StubServer
-from tests.bank_helpers import make_bank, survivors, task_ids
+from tests.bank_helpers import make_bank, painted, survivors, task_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,6 +27,7 @@ def _page(bank: Path, monkeypatch: pytest.MonkeyPatch, researcher: bool = True,
     if secret_key:
         at.secrets["ANTHROPIC_API_KEY"] = secret_key
     at.run()
+    painted(at)  # the first render shows the task and question as text: the widgets follow
     assert not at.exception, at.exception
     return at
 

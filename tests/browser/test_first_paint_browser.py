@@ -94,6 +94,7 @@ def test_the_free_workspace_settles_without_moving_after_its_chart_is_drawn(brow
     settled = drawn[-1]
     assert not settled["fields"] and len(settled["widgets"]) == 2
     assert [top for _, top in drawn[0]["fields"]] == settled["widgets"]
-    for frame in drawn:  # nothing moved once the chart was there
-        assert (frame["chart"], frame["headings"], frame["legend"]) == (
-            settled["chart"], settled["headings"], settled["legend"]), frame
+    for frame in drawn:  # nothing moved once the chart was there (the Decision Space's panel
+        # may draw its legend a frame or two after the chart: not there yet is not moved)
+        assert (frame["chart"], frame["headings"]) == (settled["chart"], settled["headings"]), frame
+        assert frame["legend"] in (None, settled["legend"]), frame

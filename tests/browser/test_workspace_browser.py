@@ -66,9 +66,27 @@ def _count(page) -> int:
 
 
 def _wait_count(page, n: int) -> None:
-    page.wait_for_function(
-        """n => { const e = document.querySelector('[data-testid="pq-survivors"]');
-                 return e && e.innerText.trim().startsWith(n + ' of'); }""", arg=n)
+    """Wait until the line over the chart says ``n`` queries remain; if it never does, fail
+    with what the page shows (the line, the decisions taken, the press hub's state)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            """n => { const e = document.querySelector('[data-testid="pq-survivors"]');
+                     return e && e.innerText.trim().startsWith(n + ' of'); }""", arg=n)
+    except PlaywrightTimeout:
+        shown = page.evaluate("""() => {
+            const text = (s) => { const e = document.querySelector(s);
+                                  return e ? e.innerText : null; };
+            const h = window.__pqHub || {};
+            return { survivors: text('[data-testid="pq-survivors"]'),
+                     clauses: text('[data-testid="pq-clauses"]'),
+                     question: text('[data-testid="pq-decision-variable"]'),
+                     ack: Object.assign({}, (document.querySelector(
+                         '[data-testid="pq-ack"]') || {}).dataset),
+                     hub: { pending: Boolean(h.pending), queue: h.queue, order: h.order,
+                            applied: h.applied } }; }""")
+        raise AssertionError(f"expected {n} queries to remain; the page shows {shown}") from None
 
 
 def _lasso_region(pool) -> tuple[float, float, float, float]:
@@ -404,6 +422,9 @@ def _pressed_quickly(page, server: str, keys: str, release: bool = True) -> dict
     page.locator('[data-testid="pq-next"][data-speculated]').wait_for(state="attached")
     page.wait_for_timeout(500)
     page.locator("h3", has_text="Decision Space").click()  # focus the page, not an input
+    # the server idle (the painted rerun over): the presses below outrun its answers, not a
+    # run it was still busy with
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')")
     held["on"] = True
     for key in keys:
         page.keyboard.press(key)
