@@ -474,9 +474,13 @@ def test_a_click_elsewhere_drops_the_queued_presses_and_typing_answers_nothing(
     """y, then n while the Yes is on its way, then a clause's Yes clicked: the n is dropped
     (it no longer follows what was on the screen) and the clause counts; a y typed into the
     question answers nothing."""
+    first = default_session(pool).next_variable()
     held = _pressed_quickly(page, server, "yn", release=False)
+    _wait_count(page, first.yes_count)  # the Yes's state is on the screen: its clauses too
+    # one element, read and clicked (a locator is resolved again at the click: had the panel
+    # been redrawn in between, the click would land on another clause than the one read)
     clause = page.locator('[data-testid="pq-clauses"] button[data-event="clause"]'
-                          '[data-yes="1"]:not(:disabled)').first
+                          '[data-yes="1"]:not(:disabled)').first.element_handle()
     key = clause.get_attribute("data-key")
     clause.click()
     assert page.evaluate("() => window.__pqHub.queue.length") == 0  # the n is dropped

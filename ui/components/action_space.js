@@ -386,6 +386,10 @@ function mount(parentElement) {
   root.setAttribute("data-testid", "pq-action-space");
   const summary = document.createElement("div");  // over the chart, outside its frame
   summary.className = "pq-summary";
+  // its box inline too: the stylesheet may apply a few frames after the first draw (Streamlit
+  // links it), and the chart under the line then moved down by its margin (12 px)
+  summary.style.lineHeight = "1.6";
+  summary.style.marginBottom = "0.75rem";
   const svg = document.createElementNS(SVG, "svg");
   svg.setAttribute("class", "pq-svg");
   svg.setAttribute("role", "img");
