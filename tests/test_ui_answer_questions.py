@@ -152,3 +152,24 @@ def test_a_decision_on_the_answer_is_listed_in_words_not_engine_keywords():
     sql_ws, _ = _answer_first("sql", index=0)
     assert actions.answer_variable(sql_ws, True, no_log)
     assert "ANSWER COLUMN" in query_data(sql_ws)["html"].split("<b>Decisions</b>", 1)[1]
+
+
+def test_an_example_answer_with_no_rows_is_said_not_drawn_as_an_empty_table():
+    """"Should the answer have an empty column?" showed, as its example, an answer with no
+    rows: a table of column names over nothing. It now says the answer has no rows and names
+    its columns; an example with rows keeps its table."""
+    pool = _pool()  # the Pulp Fiction review: one query's answer has no rows
+    ws = workspace_state(pool, store={}, factory=lambda p: RepairSession(
+        p, questions="outputs", values=True))
+    ranked = ws.session.variables()
+    empty = [i for i, v in enumerate(ranked) if not pool.results[v.example].rows]
+    full = [i for i, v in enumerate(ranked) if pool.results[v.example].rows]
+    assert empty and full
+    ws.browse = empty[0]
+    html = decision_html(ws)
+    example = pool.results[ranked[empty[0]].example]
+    assert "<table>" not in html and "no rows at all" in html
+    assert f"<b>{', '.join(example.columns)}</b>" in html
+    ws.browse = full[0]
+    html = decision_html(ws)
+    assert "<table>" in html and "no rows at all" not in html

@@ -57,6 +57,22 @@ def test_chip_labels(labels: str) -> None:
         chip(Feature("SELECT", "x"), labels="words")
 
 
+@pytest.mark.parametrize("labels", ["sql", "both"])
+def test_the_chip_key_reads_as_a_key_not_as_sql(labels: str) -> None:
+    """The key under a clause question's chips said KEYWORD on black, in the capitals of the
+    query words beside it (SELECT, WHERE), so a participant could read it as one more of
+    them. Its black part now names what stands there, in lower case, and reads as no SQL."""
+    html = legend(labels)
+    parser = _Shown()
+    parser.feed(html)
+    black = re.findall(r'<span class="kw">([^<]*)</span>', html)
+    assert len(black) == 3 and not any(word.isupper() for word in black), black
+    assert sql_shown(html) == []
+    roles = re.findall(r'class="pq-chip (\w+)"', html)  # the three colours it explains
+    assert roles == ["plain", "decision", "implicit"]
+    assert all(p.strip() for p in parser.parts) and len(parser.parts) >= 9  # tooltips too
+
+
 def _spec(tmp_path: Path, text: str):
     """The study file ``text`` parsed as if it were written in ``tmp_path``."""
     return parse_study(text, tmp_path / "study.yaml")

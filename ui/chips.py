@@ -129,6 +129,16 @@ def question_line(features: Iterable[Feature], names: Mapping[str, str] | None =
             f"{escape(render_question(list(features), names=names))}</p>")
 
 
+# what the legend's chips say: their black part in lower case, so it reads as a name for what
+# is shown there, not as an SQL keyword (it said KEYWORD, in the capitals of SELECT and WHERE)
+LEGEND_WORD = "query word"
+LEGEND_VALUES = (  # (grey or red part, role, what hovering it says)
+    ("its value", "plain", "A part of a query: a query word on black, its value on grey"),
+    ("the part asked about", "decision", "Red: the part of the query the question asks about"),
+    ("comes with it", "implicit", "Light red: comes with the part asked about (every remaining "
+                                  "query that has that part has this too)"))
+
+
 def legend(labels: str = "sql") -> str:
     """A one-line key to the chip colours, shown in the Decision Space under a clause question's
     chips (in words when clauses read as plain-language questions)."""
@@ -138,9 +148,11 @@ def legend(labels: str = "sql") -> str:
         return (f'<div class="pq-legend pq-chips">{item("a part of the query", "plain")}'
                 f'{item("the part asked about", "decision")}'
                 f'{item("comes with it", "implicit")}</div>')
-    return (f'<div class="pq-legend pq-chips">{chip(Feature("KEYWORD", "value"))}'
-            f'{chip(Feature("KEYWORD", "the part asked about"), "decision")}'
-            f'{chip(Feature("KEYWORD", "implicitly included"), "implicit")}</div>')
+    return ('<div class="pq-legend pq-chips">'
+            + "".join(f'<span class="pq-chip {role}" title="{escape(title)}">'
+                      f'<span class="kw">{LEGEND_WORD}</span><span class="val">{value}</span>'
+                      "</span>" for value, role, title in LEGEND_VALUES)
+            + "</div>")
 
 
 _LITERALS = {TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.RAW_STRING,

@@ -240,15 +240,22 @@ def answer_question_html(ws: WorkspaceState, variable: RankedVariable) -> str:
     # names, so under ``both`` "a column of films.release_year values" read as SQL-only
     question = (answer_question(variable.features) if labels_of(ws) == "sql"
                 else render_question(variable.features, names=names_of(session.pool)))
+    true_of = (f"True of {variable.yes_count} of {len(session.survivors)} remaining queries' "
+               "answers. For example, ")
+    if not result.rows:  # its table would be column names over nothing: say what it is
+        named = ", ".join(heads[j] for j in cols)
+        excerpt = (f'<p class="pq-caption">{true_of}this answer has it: it has no rows at all '
+                   f'(only {"its column" if len(cols) == 1 else "the columns"} '
+                   f"<b>{escape(named)}</b>).</p>")
+    else:
+        excerpt = (f'<p class="pq-caption">{true_of}this answer has it:</p>'
+                   + output_table([result.columns[j] for j in cols], rows,
+                                  headers=[heads[j] for j in cols])
+                   + (f'<p class="pq-caption">… and {counted(more, "more row")}</p>' if more > 0
+                      else ""))
     return (position_html(ws, variable, len(session.variables()))
             + f'<p class="pq-answer-question"><b>{escape(question)}</b>'
-            "</p>"
-            f'<p class="pq-caption">True of {variable.yes_count} of {len(session.survivors)} '
-            "remaining queries' answers. For example, this answer has it:</p>"
-            + output_table([result.columns[j] for j in cols], rows,
-                           headers=[heads[j] for j in cols])
-            + (f'<p class="pq-caption">… and {counted(more, "more row")}</p>' if more > 0
-               else ""))
+            "</p>" + excerpt)
 
 
 def state_token(ws: WorkspaceState) -> str:

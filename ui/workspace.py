@@ -25,7 +25,7 @@ from ui import actions
 from ui.action_space import clusters, selected_ids
 from ui.actions import Log, OnSubmit, no_log
 from ui.chips import CSS
-from ui.components import action_space_chart, trigger, view_panel
+from ui.components import action_space_chart, stylesheets, trigger, view_panel
 from ui.optimistic import CSS as CARRIER_CSS
 from ui.optimistic import acknowledge, carrier
 from ui.panels import (
@@ -185,7 +185,7 @@ def render_workspace(pool: PreparedPool, *, log: Log = no_log, mode: str = "free
     ws = workspace_state(pool, namespace or mode)
     ws.extra[LABELS] = options.labels
     ws.extra[PARTICIPANT] = mode == "study"
-    st.html(CSS + CARRIER_CSS)
+    st.html(CSS + CARRIER_CSS + stylesheets())  # the panels' first frame styled
     defer_head = defer_head and options.show_decision_space  # "painted" will come
     if options.show_question:
         question(ws, mode, on_new_question, deferred=defer_head)

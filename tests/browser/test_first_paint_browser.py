@@ -7,6 +7,7 @@ once."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlparse
 
 import pytest
@@ -55,8 +56,7 @@ TRACK_JS = """(() => {
   const y = (e) => e ? Math.round(e.getBoundingClientRect().top) : null;
   const shown = (s) => [...document.querySelectorAll(s)].filter((e) => e.offsetParent !== null);
   const tick = () => {
-    const legend = [...document.querySelectorAll("code, span, p")]
-      .find((e) => e.textContent === "implicitly included");
+    const legend = document.querySelector('[data-testid="pq-decision-variable"] .pq-legend');
     window.__pqFrames.push({
       chart: y(document.querySelector(".pq-space[data-revision]")),
       headings: [...document.querySelectorAll("h1, h3")].map(y),
@@ -104,8 +104,44 @@ def test_the_free_workspace_settles_without_moving_after_its_chart_is_drawn(brow
     assert not settled["fields"] and len(settled["widgets"]) == 2
     assert [top for _, top in drawn[0]["fields"]] == settled["widgets"]
     top = [y for y in settled["headings"] if y is not None and y <= settled["chart"]]
+    assert settled["legend"] is not None
     for frame in drawn:  # nothing at the top moved once the chart was there: the chart and
         # the headings over it (a heading under a panel, e.g. Predicted Output under the
-        # Predicted Query's clauses, moves as that panel fills, and inside the Decision Space
-        # the legend moved by up to 13 px between the first frames and the settled page)
+        # Predicted Query's clauses, moves as that panel fills), nor the legend inside the
+        # Decision Space (it moved 14 px while the panel's stylesheet was still on its way)
         assert (frame["chart"], frame["headings"][:len(top)]) == (settled["chart"], top), frame
+        assert frame["legend"] in (None, settled["legend"]), frame
+
+
+STYLED_JS = """() => {
+  const top = (s) => Math.round(document.querySelector(s).getBoundingClientRect().top);
+  return { legend: top('[data-testid="pq-decision-variable"] .pq-legend'),
+           caption: getComputedStyle(document.querySelector(
+             '[data-testid="pq-decision-variable"] .pq-caption')).fontSize,
+           toolbar: getComputedStyle(document.querySelector(
+             '[data-testid="pq-action-space"] .pq-tools')).position }; }"""
+
+
+def test_the_panels_are_styled_without_their_stylesheets_links(browser, server: str) -> None:
+    """Each component's stylesheet comes by a <link> of its own, parsed a frame or more after
+    the component first drew: the Decision Space's first frame was unstyled and its legend then
+    moved down 14 px. The page carries those rules itself, so with the links' files empty (a
+    failed one stops the component from mounting) the panels look as they do with them."""
+    seen = []
+    for blocked in (True, False):
+        context = browser.new_context(viewport={"width": 1600, "height": 1100})
+        if blocked:
+            context.route(re.compile(r".*/_stcore/bidi-components/.*\.css(\?.*)?$"),
+                          lambda route: route.fulfill(status=200, content_type="text/css",
+                                                      body=""))
+        page = context.new_page()
+        page.set_default_timeout(120_000)
+        page.goto(f"{server}/workspace")
+        workspace_ready(page)
+        workspace_settled(page)
+        page.get_by_text("Provisional layout").wait_for(state="detached")  # the UMAP one
+        page.locator('[data-testid="pq-decision-variable"] .pq-legend').wait_for()
+        seen.append(page.evaluate(STYLED_JS))
+        context.close()
+    assert seen[0] == seen[1]
+    assert seen[1]["caption"] == "14px" and seen[1]["toolbar"] == "absolute"
