@@ -40,6 +40,7 @@ from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from core.engine.strategy import STRATEGIES
 from core.engine.taskbank import load_tasks
+from core.evaluation.bound import format_bound, segment_record
 from core.evaluation.populations import (
     DEFAULT_POPULATION,
     POPULATIONS,
@@ -99,6 +100,9 @@ class Run:
     cause: str = ""
     lost_by: str = ""
     missing: list[str] = field(default_factory=list)
+    # per segment (questions until an output is shown): its start state's Huffman floor, the
+    # target's share and depth there, the questions asked (core.evaluation.bound)
+    segments: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.label = self.label or self.strategy
@@ -201,6 +205,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
 
     rejected: list[str] = []
     snapshot()
+    run.segments.append(segment_record(session.pool, session.alive, simulated.target_key))
     while True:
         if run.turns >= max_turns:
             run.end = "budget"
@@ -220,6 +225,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
             if had and not (simulated.realisers & session.alive).any():
                 run.lost_by = run.lost_by or variable.label
             run.turns += 1
+            run.segments[-1]["questions"] += 1
             run.questions.append(variable.label)
             snapshot()
             continue
@@ -249,6 +255,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
         if unchanged or not session.alive.any():
             run.silent_failure = True  # repair found nothing new: nothing left to ask or show
             break
+        run.segments.append(segment_record(session.pool, session.alive, simulated.target_key))
     run.reach_zero = run.entropy[-1] <= 1e-12
     if not run.success:
         run.cause, run.missing = failure_cause(run, session, simulated, present)
@@ -419,6 +426,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--causes", action="store_true",
                         help="classify every failed task×gold pair of the honest user and "
                         "print the counts per configuration (and each pair)")
+    parser.add_argument("--bound", action="store_true",
+                        help="print the segment floor of the honest all-pairs runs: the same "
+                        "pools, repair rounds and rejections, each segment's questions at the "
+                        "Huffman floor of its start state (core.evaluation.bound)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
     tasks = []
@@ -449,6 +460,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.causes:
         print()
         print(format_causes(runs, labels))
+    if args.bound:
+        for s in labels:
+            print()
+            print(format_bound([asdict(r) for r in runs if r.population == "all"
+                                and r.user == "gold-features" and r.label == s], s,
+                               args.budget))
     if args.per_task and "prior" in args.population:
         print()
         print(format_per_task(runs, labels))
