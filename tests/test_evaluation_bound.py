@@ -12,7 +12,15 @@ import pytest
 from core.engine.similarity import output_key
 from core.engine.strategy import WORKSPACE_DEFAULT
 from core.evaluation import evaluate
-from core.evaluation.bound import bound_rows, run_at_gold, run_floor, segment_record, show_floor
+from core.evaluation.bound import (
+    bound_rows,
+    gold_state,
+    run_at_gold,
+    run_floor,
+    segment_record,
+    show_floor,
+    show_policy,
+)
 from core.evaluation.optimal import expected_questions
 from core.evaluation.populations import class_weights
 from tests.conftest_core import film_pools, make_pool
@@ -40,6 +48,44 @@ def test_show_floor_by_hand():
         assert show_floor(w) <= expected_questions(w) + 1e-12
 
 
+def best_with_shows(weights: list[float]) -> float:
+    """The best expected turns with any question or a shown output, by plain recursion over
+    every subset (tiny sets only): show one output (a turn unless it is theirs) or split."""
+    from functools import cache
+    from itertools import combinations
+
+    w = list(weights)
+
+    @cache
+    def cost(items: frozenset[int]) -> float:  # weighted turns to single out one of items
+        if len(items) <= 1:
+            return 0.0
+        total = sum(w[i] for i in items)
+        best = min(total - w[i] + cost(items - {i}) for i in items)  # show i
+        rest = sorted(items)
+        for size in range(1, len(rest)):
+            for part in combinations(rest[1:], size - 1):
+                yes = frozenset((rest[0], *part))
+                if yes != items:
+                    best = min(best, total + cost(yes) + cost(items - yes))
+        return best
+
+    return cost(frozenset(range(len(w)))) / sum(w)
+
+
+def test_show_floor_and_policy_bracket_the_best_policy():
+    rng = np.random.default_rng(1)
+    cases = [[1.0] * 6, [4, 3, 2, 1], [8, 4, 2, 1, 1], [5, 5, 1, 1, 1, 1]]
+    cases += [list(rng.random(int(rng.integers(2, 8)))) for _ in range(30)]
+    for w in cases:
+        best = best_with_shows(w)
+        assert show_floor(w) <= best + 1e-9, w
+        assert best <= show_policy(w) + 1e-9, w
+        assert best <= expected_questions(w) + 1e-9  # a show is never worse than asking it
+    assert best_with_shows([1.0] * 8) == pytest.approx(2.5) == show_policy([1.0] * 8)
+    assert show_floor([1.0] * 8) == pytest.approx(2.125)
+
+
 def test_segment_record_by_hand():
     pool = make_pool(POOL)
     weights = class_weights(pool)
@@ -50,6 +96,7 @@ def test_segment_record_by_hand():
     assert rec["classes"] == 3
     assert rec["floor"] == pytest.approx(11 / 8)
     assert rec["show_floor"] == pytest.approx(4 / 8)
+    assert rec["show_policy"] == pytest.approx(4 / 8)  # show 5, then 2: (2 + 1) + 1
     assert rec["share"] == pytest.approx(5 / 8) and rec["depth"] == 1
     # the action titles rejected: two outputs left, the target among none of them
     rest = pool.class_index != pool.class_index[0]
@@ -58,20 +105,34 @@ def test_segment_record_by_hand():
     assert rec["share"] is None and rec["depth"] is None
 
 
-def test_run_floor_adds_the_same_rejections_and_caps_at_the_budget():
-    segs = [{"floor": 11 / 8, "depth": 2, "questions": 3},
-            {"floor": 1.0, "depth": None, "questions": 1}]
-    assert run_floor(segs, 1, 15) == pytest.approx(11 / 8 + 1 + 1)
-    assert run_floor(segs, 1, 3) == 3.0
-    assert run_at_gold(segs, 1, 15) == pytest.approx(2 + 1 + 1)
-    runs = [{"success": True, "rejections": 1, "turns": 5, "segments": segs},
-            {"success": True, "rejections": 0, "turns": 2, "segments": segs[:1]},
-            {"success": False, "rejections": 1, "turns": 15, "segments": segs}]
+def test_run_floor_by_hand():
+    absent = {"floor": 11 / 8, "show_floor": 0.5, "show_policy": 0.5, "depth": None, "questions": 3}
+    present = {"floor": 1.0, "show_floor": 1 / 3, "show_policy": 0.5, "depth": 2, "questions": 1}
+    later = {"floor": 2.0, "show_floor": 1.0, "show_policy": 1.5, "depth": 1, "questions": 2}
+    # before the target is in the pool: that state's floor and its rejection; then the first
+    # state holding it covers the rest (the later state is not added again)
+    segs = [absent, present, later]
+    assert gold_state(segs) == 1
+    assert run_floor(segs, 2, 15) == pytest.approx(11 / 8 + 1 + 1.0)
+    assert run_floor(segs, 2, 15, "show_floor") == pytest.approx(11 / 8 + 1 + 1 / 3)
+    assert run_at_gold(segs, 2, 15) == pytest.approx(11 / 8 + 1 + 2)
+    assert run_floor(segs, 2, 3) == 3.0
+    # never in the pool: every state's floor and every rejection
+    assert gold_state([absent, absent]) is None
+    assert run_floor([absent, absent], 2, 15) == pytest.approx(2 * 11 / 8 + 2)
+    runs = [{"success": True, "rejections": 1, "turns": 5, "segments": [absent, present]},
+            {"success": True, "rejections": 0, "turns": 2, "segments": [present]},
+            {"success": False, "rejections": 2, "turns": 15, "segments": [absent, absent]}]
     rows = {r.name: r for r in bound_rows(runs, 15)}
-    assert rows["no rejection"].floor == pytest.approx(11 / 8)
-    assert rows["repaired successes"].later == pytest.approx(1.0)
-    assert rows["all pairs"].turns == 22 and rows["all pairs"].rejections == 2
-    assert rows["all pairs"].questions_first == 9 and rows["all pairs"].questions_later == 2
+    assert rows["no rejection"].floor == pytest.approx(1.0)
+    rep = rows["repaired successes"]
+    assert (rep.absent_rejections, rep.absent_questions, rep.present_turns) == (1, 3, 1)
+    assert rep.present_floor == pytest.approx(1.0) and rep.present_depth == 2
+    fail = rows["failures"]
+    assert fail.absent_rejections == 2 and fail.absent_questions == 6 and fail.present_turns == 0
+    total = rows["all pairs"]
+    assert total.turns == 22 and total.floor == pytest.approx(
+        rep.floor + rows["no rejection"].floor + fail.floor)
 
 
 def test_a_session_records_one_segment_per_state_and_every_question():
@@ -81,6 +142,7 @@ def test_a_session_records_one_segment_per_state_and_every_question():
     seg = run.segments[0]
     assert seg["floor"] == pytest.approx(11 / 8) and seg["share"] == pytest.approx(2 / 8)
     assert seg["questions"] == run.turns == len(run.questions)
+    assert seg["shown_among"] == 1  # the paper's protocol: shown when one output is left
     assert output_key(pool.gold_results[0]) in pool.class_keys
 
 

@@ -1,20 +1,23 @@
 """What question ordering alone could save: the segment floor of a session's turns.
 
-A session under ``--look end`` is a chain of *segments*: questions from a pool state until one
-output is left (or none splits the survivors), then the shown output is judged; a rejection
-costs a turn and repair makes the next state. For every segment
-:func:`segment_record` stores, at the state the segment starts from, the Huffman floor over the
-valid outputs alive (weighted by the session's own prior: the candidates' counts, repair's
-weights for added ones), the target's share of that weight and its class's Huffman depth.
+A session is a chain of *segments*: questions from a pool state until an output is shown
+(under ``--look end`` when one output is left, or no question splits the survivors); a rejection
+costs a turn and repair makes the next state. For every segment :func:`segment_record` stores,
+at the state it starts from, the Huffman floor over the valid outputs alive (weighted by the
+session's own prior: the candidates' counts, repair's weights for added ones), the *show floor*
+(:func:`show_floor`: questions or shown outputs), the target's share and Huffman depth there,
+the questions asked and how many outputs were alive when one was shown.
 
 The *segment floor* of a run (:func:`run_floor`) keeps the session as it went — the same pools,
-the same repair rounds, the same rejections — and replaces each segment's questions by its
-Huffman floor: ``min(budget, Σ floors + rejections)``. No policy asking Yes/No questions (about
-anything, so also over the session's own vocabulary) needs fewer questions *on average over
-the state's prior* to single out one output, so summed over a bank it says what ordering the
-questions alone could reach with these rejections. It bounds the expectation under the pool's
-own model, not each gold: a gold heavier than average in its state can take fewer questions
-(the ``prior`` population of ``core.evaluate`` is where the model is the population).
+repair rounds and rejections. While the target's output is not in the pool, each state costs
+its Huffman floor (the clause answers the next repair builds from; the policy cannot know the
+target is missing) and the rejection that ends it; from the first state that holds it, that
+state's floor covers the rest of the session. Both floors are expectations under the state's
+own prior: no policy (over any vocabulary, so also over the session's) averages fewer turns
+on targets drawn from it, so summed over a bank the floor says what ordering the questions
+could reach with these rejections. It is not a bound on one gold: a gold heavier than average
+in its state takes fewer (``at gold`` prints the prior-optimal code's turns on the golds
+themselves). On ``prior`` (targets drawn from the first state's prior) it is a theorem, tested.
 """
 
 from __future__ import annotations
@@ -44,15 +47,37 @@ def show_floor(weights: list[float] | np.ndarray) -> float:
     (free if it is theirs, a turn if not) may be used: a lower bound for every such policy.
 
     Each step splits the targets two ways (a question) or sets one aside at no further cost (a
-    shown output accepted), so at most 2**k targets can cost ≤ k turns; the heaviest first gets
-    costs 0, 1, 2, 2, 3, 3, 3, 3, …. Not always attained (uniform over 8: 2.125, best 2.5).
+    shown output accepted), so at most 2**k targets cost ≤ k turns (heaviest first: 0, 1, 2, 2,
+    3, 3, 3, 3, …), and Σ 2**-cost ≤ 2 (so Huffman − 1); the larger of the two. Not always
+    attained (uniform over 8: 2.125, best 2.5); :func:`show_policy` is attained.
     """
     w = np.sort(np.asarray(weights, dtype=float))[::-1]
     if len(w) <= 1 or w.sum() <= 0:
         return 0.0
     k = np.arange(len(w))
     cost = np.where(k == 0, 0, np.floor(np.log2(np.maximum(k, 1))) + 1)
-    return float(np.dot(cost, w) / w.sum())
+    return max(float(np.dot(cost, w) / w.sum()), expected_questions(w) - 1)
+
+
+def show_policy(weights: list[float] | np.ndarray) -> float:
+    """Expected turns of the best policy that shows the heaviest output or splits the outputs,
+    heaviest first, into two runs by any question: attained, so the best policy with any
+    question and shown outputs lies between :func:`show_floor` and this."""
+    w = np.sort(np.asarray(weights, dtype=float))[::-1]
+    n = len(w)
+    if n <= 1 or w.sum() <= 0:
+        return 0.0
+    prefix = np.concatenate([[0.0], np.cumsum(w)])
+    cost = np.zeros((n, n))  # cost[i, j]: weighted turns to single out one of w[i..j]
+    for size in range(2, n + 1):
+        for i in range(n - size + 1):
+            j = i + size - 1
+            total = prefix[j + 1] - prefix[i]
+            best = prefix[j + 1] - prefix[i + 1] + cost[i + 1, j]  # show w[i]
+            for k in range(i, j):
+                best = min(best, total + cost[i, k] + cost[k + 1, j])
+            cost[i, j] = best
+    return float(cost[0, n - 1] / prefix[n])
 
 
 def segment_record(pool: PreparedPool, alive: np.ndarray, target_key: str) -> dict[str, Any]:
@@ -65,22 +90,40 @@ def segment_record(pool: PreparedPool, alive: np.ndarray, target_key: str) -> di
     mine = next((k for k, c in enumerate(classes) if pool.class_keys[c] == target_key), None)
     depths = huffman_depths(values) if mine is not None else []
     return {"classes": len(classes), "floor": expected_questions(values),
-            "show_floor": show_floor(values),
+            "show_floor": show_floor(values), "show_policy": show_policy(values),
             "share": values[mine] / total if mine is not None and total > 0 else None,
-            "depth": depths[mine] if mine is not None else None, "questions": 0}
+            "depth": depths[mine] if mine is not None else None, "questions": 0,
+            "shown_among": None}
 
 
-def run_floor(segments: list[dict[str, Any]], rejections: int, budget: int) -> float:
-    """The run's segment floor: each segment's Huffman floor plus the same rejections, capped at
-    the budget (a session never takes more turns than that)."""
-    return min(float(budget), sum(float(s["floor"]) for s in segments) + rejections)
+def gold_state(segments: list[dict[str, Any]]) -> int | None:
+    """Index of the first segment whose start state holds the target's output (None: never)."""
+    return next((i for i, s in enumerate(segments) if s["depth"] is not None), None)
+
+
+def run_floor(segments: list[dict[str, Any]], rejections: int, budget: int,
+              key: str = "floor") -> float:
+    """The run's segment floor, capped at the budget: each segment before the target's output
+    is in the pool at its Huffman floor (the questions repair builds from) plus the rejection
+    that ends it, then the floor ``key`` of the first state holding the target — ``floor``
+    (questions until one output is left: the paper's protocol) or ``show_floor`` (a shown
+    output may stand in for questions) — which covers the rest of the session under the
+    state's prior. A target never in the pool: every segment's floor and every rejection."""
+    j = gold_state(segments)
+    if j is None:
+        return min(float(budget), sum(float(s["floor"]) for s in segments) + rejections)
+    return min(float(budget), sum(float(s["floor"]) for s in segments[:j]) + j
+               + float(segments[j][key]))
 
 
 def run_at_gold(segments: list[dict[str, Any]], rejections: int, budget: int) -> float:
-    """Turns of the prior-optimal Huffman policy (any question) on this very target: its
-    class's depth where it is alive, the floor where it is not; a policy, not a bound."""
-    return min(float(budget), sum(float(s["floor"] if s["depth"] is None else s["depth"])
-                                  for s in segments) + rejections)
+    """:func:`run_floor` with, at the first state holding the target, the Huffman depth of its
+    own class: what the prior-optimal code (any question) would spend on this very target."""
+    j = gold_state(segments)
+    if j is None:
+        return run_floor(segments, rejections, budget)
+    return min(float(budget), sum(float(s["floor"]) for s in segments[:j]) + j
+               + float(segments[j]["depth"]))
 
 
 @dataclass
@@ -90,14 +133,18 @@ class BoundRow:
     name: str
     pairs: int = 0
     turns: float = 0.0
-    floor: float = 0.0
-    at_gold: float = 0.0  # run_at_gold: the Huffman policy's turns on these targets
-    first: float = 0.0  # floors of the first segments (the clause phase before a rejection)
-    later: float = 0.0  # floors of the segments after a repair
-    rejections: int = 0
-    later_segments: int = 0
-    questions_first: int = 0
-    questions_later: int = 0
+    absent_rejections: int = 0  # rejections before the target's output is in the pool
+    absent_questions: int = 0  # questions asked meanwhile
+    absent_floor: float = 0.0  # their states' Huffman floors
+    present_turns: float = 0.0  # measured turns from the first state holding the target on
+    present_floor: float = 0.0  # that state's Huffman floor
+    present_show: float = 0.0  # that state's show floor
+    present_policy: float = 0.0  # that state's show policy (attained with any question)
+    present_depth: float = 0.0  # the target's Huffman depth there
+    floor: float = 0.0  # Σ run_floor (questions only)
+    show: float = 0.0  # Σ run_floor with the show floor
+    policy: float = 0.0  # Σ run_floor with the show policy
+    at_gold: float = 0.0  # Σ run_at_gold
 
 
 def _group(run: Any) -> str:
@@ -107,66 +154,79 @@ def _group(run: Any) -> str:
 
 
 def bound_rows(runs: Iterable[dict[str, Any]], budget: int) -> list[BoundRow]:
-    """Per group (no rejection / repaired successes / failures) and overall: turns, floor and
-    its parts, from runs as dicts (``dataclasses.asdict`` or the JSON) that have segments."""
+    """Per group (no rejection / repaired successes / failures) and overall: turns, floors and
+    their parts, from runs as dicts (``dataclasses.asdict`` or the JSON) that have segments."""
     groups = {n: BoundRow(n) for n in ("no rejection", "repaired successes", "failures")}
     total = BoundRow("all pairs")
     for r in runs:
-        segs = r["segments"]
+        segs, rej = r["segments"], int(r["rejections"])
+        j = gold_state(segs)
+        absent = segs if j is None else segs[:j]
+        asked = sum(int(s["questions"]) for s in absent)
+        before = rej if j is None else j
         for row in (groups[_group(r)], total):
             row.pairs += 1
             row.turns += float(r["turns"])
-            row.floor += run_floor(segs, int(r["rejections"]), budget)
-            row.at_gold += run_at_gold(segs, int(r["rejections"]), budget)
-            row.first += float(segs[0]["floor"]) if segs else 0.0
-            row.later += sum(float(s["floor"]) for s in segs[1:])
-            row.rejections += int(r["rejections"])
-            row.later_segments += max(0, len(segs) - 1)
-            row.questions_first += int(segs[0]["questions"]) if segs else 0
-            row.questions_later += sum(int(s["questions"]) for s in segs[1:])
+            row.absent_rejections += before
+            row.absent_questions += asked
+            row.absent_floor += sum(float(s["floor"]) for s in absent)
+            if j is not None:
+                row.present_turns += float(r["turns"]) - asked - before
+                row.present_floor += float(segs[j]["floor"])
+                row.present_show += float(segs[j]["show_floor"])
+                row.present_policy += float(segs[j]["show_policy"])
+                row.present_depth += float(segs[j]["depth"])
+            row.floor += run_floor(segs, rej, budget)
+            row.show += run_floor(segs, rej, budget, "show_floor")
+            row.policy += run_floor(segs, rej, budget, "show_policy")
+            row.at_gold += run_at_gold(segs, rej, budget)
     return [*groups.values(), total]
 
 
 def format_bound(runs: Iterable[dict[str, Any]], label: str, budget: int,
                  target: float = 5.5) -> str:
     """The segment-floor table of one configuration's honest all-pairs runs, and what must
-    shrink for mean turns ≤ ``target`` when the floor alone is above it."""
+    shrink for mean turns ≤ ``target`` when a floor is above it."""
     rows = bound_rows(runs, budget)
     total = rows[-1]
     if not total.pairs:
         return "segment floor: needs population 'all' runs"
-    head = (f"{'group':<20}{'pairs':>6}{'turns':>8}{'floor':>8}{'at gold':>8}{'first':>8}"
-            f"{'later':>8}"
-            f"{'rej':>6}{'segs>1':>7}{'q first':>8}{'q later':>8}")
+    cols = [("pairs", "pairs", 0), ("turns", "turns", 0), ("rej-", "absent_rejections", 0),
+            ("q-", "absent_questions", 0), ("H-", "absent_floor", 1),
+            ("turns+", "present_turns", 0), ("H+", "present_floor", 1),
+            ("show+", "present_show", 1), ("policy+", "present_policy", 1),
+            ("depth+", "present_depth", 0), ("floor", "floor", 1), ("show", "show", 1),
+            ("policy", "policy", 1), ("at gold", "at_gold", 1)]
+    head = f"{'group':<20}" + "".join(f"{c:>9}" for c, _, _ in cols)
     lines = [f"segment floor ({label}, honest, all pairs, budget {budget}): the same pools, "
-             "repair rounds and rejections, each segment's questions at the Huffman floor of "
-             "its start state (an expectation under the session's own prior)", head,
-             "-" * len(head)]
+             "repair rounds and rejections; '-' while the target's output is not in the pool, "
+             "'+' from the first state that holds it", head, "-" * len(head)]
     for r in rows:
-        lines.append(f"{r.name:<20}{r.pairs:>6}{r.turns:>8.0f}{r.floor:>8.1f}{r.at_gold:>8.1f}"
-                     f"{r.first:>8.1f}"
-                     f"{r.later:>8.1f}{r.rejections:>6}{r.later_segments:>7}"
-                     f"{r.questions_first:>8}{r.questions_later:>8}")
+        lines.append(f"{r.name:<20}" + "".join(
+            f"{float(getattr(r, a)):>9.{d}f}" for _, a, d in cols))
+    lines.append("rej-/q-: rejections and questions before the target's output is in the pool, "
+                 "H-: those states' Huffman floors; turns+: measured turns from the first state "
+                 "holding it, H+/show+: that state's Huffman / show floor (expectations under "
+                 "its prior: a policy that must ask until one output is left / one that may "
+                 "show an output instead), policy+: the best such showing policy heaviest first with any question (attained; the best lies between show+ and it), depth+: the target's own Huffman depth there; floor "
+                 "= H- + rej- + H+ per pair (show, policy, at gold: with show+, policy+, "
+                 "depth+), capped at the budget")
     allowed = target * total.pairs
-    lines.append("floor: Σ segment floors + rejections; at gold: the same with the Huffman "
-                 "depth of the target's class where it is alive (a policy on these targets); "
-                 "first / later: floors before the first rejection / after a repair; q: the "
-                 "questions asked")
-    lines.append(f"mean turns {total.turns / total.pairs:.2f}, segment floor "
-                 f"{total.floor / total.pairs:.2f}; ≤ {target} needs ≤ {allowed:.0f} turns")
-    if total.floor > allowed:
-        excess = total.floor - allowed
-        per = 1 + (total.later / total.later_segments if total.later_segments else 0.0)
-        lines.append(f"question ordering alone cannot reach it: the floor is {excess:.1f} turns "
-                     f"over; each rejection avoided saves 1 turn plus its repaired segment's "
-                     f"floor (mean {per:.2f} together), so ≥ {excess / per:.0f} of the "
-                     f"{total.rejections} rejections must go, or the later segments' floors "
-                     f"({total.later:.1f}) shrink by {excess:.1f} (sharper repair proposals)")
-    else:
-        lines.append(f"the floor leaves {allowed - total.floor:.1f} turns of room for the "
-                     "question policy")
+    lines.append(f"mean turns {total.turns / total.pairs:.2f}; floor {total.floor / total.pairs:.2f}"
+                 f", show {total.show / total.pairs:.2f}, policy "
+                 f"{total.policy / total.pairs:.2f}, at gold "
+                 f"{total.at_gold / total.pairs:.2f}; ≤ {target} needs ≤ {allowed:.1f} turns")
+    for name, value in (("floor", total.floor), ("show floor", total.show),
+                        ("show policy", total.policy)):
+        if value > allowed:
+            lines.append(f"{name}: question ordering alone cannot reach it ({value - allowed:.1f}"
+                         f" turns over): the {total.absent_rejections} rejections before the "
+                         f"target is in the pool or the states' floors must shrink by that much")
+        else:
+            lines.append(f"{name}: leaves {allowed - value:.1f} turns for the question policy "
+                         f"(measured {total.turns - value:.1f} above it)")
     return "\n".join(lines)
 
 
-__all__ = ["BoundRow", "bound_rows", "format_bound", "run_at_gold", "run_floor", "segment_record",
-           "show_floor", "state_classes"]
+__all__ = ["BoundRow", "bound_rows", "format_bound", "gold_state", "run_at_gold", "run_floor",
+           "segment_record", "show_floor", "show_policy", "state_classes"]

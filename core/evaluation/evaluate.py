@@ -147,12 +147,17 @@ def _next_variable(session: RepairSession, cache: dict | None) -> Any:
     return cache[key]
 
 
+def valid_outputs(session: RepairSession) -> int:
+    """How many valid (non-error) outputs survive."""
+    pool = session.pool
+    classes = {int(c) for c in pool.class_index[session.alive]}
+    return sum(pool.class_keys[c] != "error" for c in classes)
+
+
 def one_output_left(session: RepairSession) -> bool:
     """At most one valid output survives: errors are never what a user means, so they do not
     keep a session asking (the predicted output is the valid class anyway)."""
-    pool = session.pool
-    classes = {int(c) for c in pool.class_index[session.alive]}
-    return sum(pool.class_keys[c] != "error" for c in classes) <= 1
+    return valid_outputs(session) <= 1
 
 
 def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[int, int]:
@@ -230,6 +235,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
             snapshot()
             continue
         result, _, _ = session.predicted_output()
+        run.segments[-1]["shown_among"] = valid_outputs(session)
         if simulated.accepts(result):
             run.success, run.end = True, "accepted"
             break
