@@ -3,7 +3,7 @@
 ``python -m core.evaluate BANK.jsonl [BANK2 …] [--user gold-features|pool-informed]
 [--population all realised prior] [--repair none|recompose] [--strategies …]
 [--questions clauses outputs mixed hybrid] [--values off on] [--look end|each] [--causes]
-[--json OUT] [--plot PNG] [--limit N]``
+[--bound] [--json OUT] [--plot PNG] [--limit N]``
 
 A session asks the strategy's questions until one output is left or no question splits the
 survivors; the user is then shown the predicted output and accepts it iff it is the target's.
