@@ -195,6 +195,7 @@ def test_hybrid_asks_about_the_answer_where_its_clause_pick_is_about_spelling(mo
     from core.engine import answers as answers_module
 
     monkeypatch.setattr(answers_module, "HYBRID_SPELLING", "outputs")
+    monkeypatch.setattr(answers_module, "HYBRID_SAME_SPLIT", None)  # this rule alone
     fired = 0
     for pool in film_pools():
         session = RepairSession(pool, strategy="expected-depth", questions="hybrid")

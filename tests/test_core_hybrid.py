@@ -17,6 +17,7 @@ from core.engine.answers import (
 )
 from core.engine.session import RepairSession
 from core.evaluation.evaluate import simulate
+from core.evaluation.simulate import gold_target, make_user
 from tests.conftest_core import dev_pool, dev_tasks, film_pools
 
 
@@ -132,3 +133,44 @@ def test_hybrid_shows_an_output_that_holds_half_the_weight():
     assert len(masses) == 2 and masses[-1] >= HYBRID_GUESS * sum(masses)
     assert session.asking == HYBRID_AFTER
     assert session.next_variable() is None
+
+
+def _dev_index(task_id: str) -> int:
+    return next(i for i, t in enumerate(dev_tasks()) if t.id == task_id)
+
+
+def test_hybrid_asks_about_the_answer_where_a_table_question_splits_outputs_alike(monkeypatch):
+    """Before a rejection, a clause question naming only a table that splits the outputs
+    exactly as a question about the answer does is asked about the answer (HYBRID_SAME_SPLIT):
+    a gold reading the table elsewhere is not answered away. On this dev scope pair the table
+    question removed the gold's only realiser (a rejection and a repair); with the rule the
+    gold is reached without either."""
+    from core.engine import answers as answers_module
+
+    pool = dev_pool(_dev_index("ambrosia-dev-scope-d07f421b"))
+    assert answers_module.HYBRID_SAME_SPLIT == "outputs"
+    with_rule = simulate(pool, 0, "expected-depth", questions="hybrid")
+    assert with_rule.success and with_rule.rejections == 0
+    session = RepairSession(pool, strategy="expected-depth", questions="hybrid")
+    user = make_user("gold-features", session, gold_target(pool, 0))
+    fired = 0
+    for _ in range(with_rule.turns):
+        top = session.next_variable()
+        assert top is not None
+        same = session._same_split()
+        if same and not session._only_spelling():
+            fired += 1
+            assert session.asking == "outputs" and all(is_answer(f) for f in top.features)
+            session._asking_override = "clauses"
+            try:
+                clause = session.next_variable()
+            finally:
+                session._asking_override = None
+            assert clause is not None
+            assert all(f.keyword in ("FROM", "JOIN", "LEFT JOIN") for f in clause.features)
+        session.answer(top.keys, user.answer(top))
+    assert fired
+    monkeypatch.setattr(answers_module, "HYBRID_SAME_SPLIT", None)
+    without = simulate(pool, 0, "expected-depth", questions="hybrid")
+    assert not without.success  # no repair here: the realiser answered away is lost
+    assert without.lost_by.startswith("FROM")

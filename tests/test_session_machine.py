@@ -508,7 +508,8 @@ class SessionMachine(RuleBasedStateMachine):
     @invariant()
     def asks_the_phase_vocabulary(self) -> None:
         """Hybrid asks clause questions until an output is rejected (questions about the answer
-        where the clause pick is about spelling: HYBRID_SPELLING), then questions about the
+        where the clause pick is about spelling, HYBRID_SPELLING, or a table split as an answer
+        question splits, HYBRID_SAME_SPLIT), then questions about the
         answer (HYBRID_FALLBACK where only a clause tells the likely outputs apart); Back over
         the rejection asks clauses again. The shown question is of the vocabulary asked."""
         if self.ws is None:
@@ -518,6 +519,8 @@ class SessionMachine(RuleBasedStateMachine):
         allowed = {phase}
         if s.questions == "hybrid" and phase == "clauses" and answers.HYBRID_SPELLING:
             allowed.add(answers.HYBRID_SPELLING)
+        if s.questions == "hybrid" and phase == "clauses" and answers.HYBRID_SAME_SPLIT:
+            allowed.add(answers.HYBRID_SAME_SPLIT)
         if s.questions == "hybrid" and phase == answers.HYBRID_AFTER and answers.HYBRID_FALLBACK:
             allowed.add(answers.HYBRID_FALLBACK)
         assert s.asking in allowed, (s.asking, allowed)

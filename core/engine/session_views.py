@@ -142,6 +142,10 @@ class SessionViews:
         if (self.questions == "hybrid" and asking == "clauses" and answers_module.HYBRID_SPELLING
                 and self._memo("only spelling", self._only_spelling)):
             return answers_module.HYBRID_SPELLING
+        if (self.questions == "hybrid" and asking == "clauses"
+                and answers_module.HYBRID_SAME_SPLIT
+                and self._memo("same split", self._same_split)):
+            return answers_module.HYBRID_SAME_SPLIT
         return asking
 
     def _only_spelling(self) -> bool:
@@ -161,6 +165,34 @@ class SessionViews:
             return False
         mask = np.asarray(self.pool.x[np.ix_(idx, cols)], dtype=bool).all(axis=1).reshape(1, -1)
         return bool(np.asarray(splits_an_output(mask, self.pool.class_index[idx])).any())
+
+    def _same_split(self) -> bool:
+        """Whether a question about the answer splits the surviving valid outputs exactly as
+        the clause question this step would ask does (so asking it loses no information about
+        the outputs, and cannot answer a gold spelled unlike the pool away)."""
+        self._asking_override = "clauses"
+        try:
+            ranked = self.variables()
+        finally:
+            self._asking_override = None
+        if not ranked:
+            return False
+        idx = self.survivors[self.pool.valid[self.survivors]]
+        where = {f: j for j, f in enumerate(self.pool.vocabulary)}
+        if not all(f.keyword in ("FROM", "JOIN", "LEFT JOIN") for f in ranked[0].features):
+            return False  # only a table, which a gold may read in another part of its query
+        cols = [where[f] for f in ranked[0].features if f in where]
+        answer_cols = np.flatnonzero(askable(self.pool.vocabulary, "outputs"))
+        if not cols or not len(answer_cols) or not len(idx):
+            return False
+        _, first = np.unique(self.pool.class_index[idx], return_index=True)
+        rows = idx[first]  # one candidate per output: answers are functions of the output
+        split = np.asarray(self.pool.x[np.ix_(rows, cols)], dtype=bool).all(axis=1).reshape(-1)
+        if split.all() or not split.any():
+            return False
+        answers = np.asarray(self.pool.x[np.ix_(rows, answer_cols)], dtype=bool)
+        same = (answers == split[:, None]).all(axis=0) | (answers == ~split[:, None]).all(axis=0)
+        return bool(same.any())
 
     def _shows_an_output(self) -> bool:
         """Whether the outputs-only step may end here by showing an output: at most one valid

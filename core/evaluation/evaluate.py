@@ -3,7 +3,7 @@
 ``python -m core.evaluate BANK.jsonl [BANK2 …] [--user gold-features|pool-informed]
 [--population all realised prior] [--repair none|recompose] [--strategies …]
 [--questions clauses outputs mixed hybrid] [--values off on] [--look end|each] [--causes]
-[--json OUT] [--plot PNG] [--limit N]``
+[--bound] [--json OUT] [--plot PNG] [--limit N]``
 
 A session asks the strategy's questions until one output is left or no question splits the
 survivors; the user is then shown the predicted output and accepts it iff it is the target's.
@@ -40,6 +40,7 @@ from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from core.engine.strategy import STRATEGIES
 from core.engine.taskbank import load_tasks
+from core.evaluation.bound import format_bound, segment_record
 from core.evaluation.populations import (
     DEFAULT_POPULATION,
     POPULATIONS,
@@ -99,6 +100,9 @@ class Run:
     cause: str = ""
     lost_by: str = ""
     missing: list[str] = field(default_factory=list)
+    # per segment (questions until an output is shown): its start state's Huffman floor, the
+    # target's share and depth there, the questions asked (core.evaluation.bound)
+    segments: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.label = self.label or self.strategy
@@ -143,12 +147,17 @@ def _next_variable(session: RepairSession, cache: dict | None) -> Any:
     return cache[key]
 
 
+def valid_outputs(session: RepairSession) -> int:
+    """How many valid (non-error) outputs survive."""
+    pool = session.pool
+    classes = {int(c) for c in pool.class_index[session.alive]}
+    return sum(pool.class_keys[c] != "error" for c in classes)
+
+
 def one_output_left(session: RepairSession) -> bool:
     """At most one valid output survives: errors are never what a user means, so they do not
     keep a session asking (the predicted output is the valid class anyway)."""
-    pool = session.pool
-    classes = {int(c) for c in pool.class_index[session.alive]}
-    return sum(pool.class_keys[c] != "error" for c in classes) <= 1
+    return valid_outputs(session) <= 1
 
 
 def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[int, int]:
@@ -201,6 +210,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
 
     rejected: list[str] = []
     snapshot()
+    run.segments.append(segment_record(session.pool, session.alive, simulated.target_key))
     while True:
         if run.turns >= max_turns:
             run.end = "budget"
@@ -220,10 +230,12 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
             if had and not (simulated.realisers & session.alive).any():
                 run.lost_by = run.lost_by or variable.label
             run.turns += 1
+            run.segments[-1]["questions"] += 1
             run.questions.append(variable.label)
             snapshot()
             continue
         result, _, _ = session.predicted_output()
+        run.segments[-1]["shown_among"] = valid_outputs(session)
         if simulated.accepts(result):
             run.success, run.end = True, "accepted"
             break
@@ -249,6 +261,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
         if unchanged or not session.alive.any():
             run.silent_failure = True  # repair found nothing new: nothing left to ask or show
             break
+        run.segments.append(segment_record(session.pool, session.alive, simulated.target_key))
     run.reach_zero = run.entropy[-1] <= 1e-12
     if not run.success:
         run.cause, run.missing = failure_cause(run, session, simulated, present)
@@ -419,6 +432,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--causes", action="store_true",
                         help="classify every failed task×gold pair of the honest user and "
                         "print the counts per configuration (and each pair)")
+    parser.add_argument("--bound", action="store_true",
+                        help="print the segment floor of the honest all-pairs runs: the same "
+                        "pools, repair rounds and rejections, each segment's questions at the "
+                        "Huffman floor of its start state (core.evaluation.bound)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
     tasks = []
@@ -449,6 +466,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.causes:
         print()
         print(format_causes(runs, labels))
+    if args.bound:
+        for s in labels:
+            print()
+            print(format_bound([asdict(r) for r in runs if r.population == "all"
+                                and r.user == "gold-features" and r.label == s], s,
+                               args.budget))
     if args.per_task and "prior" in args.population:
         print()
         print(format_per_task(runs, labels))
