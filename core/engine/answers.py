@@ -87,6 +87,40 @@ HYBRID_SPELLING: str | None = "outputs"
 # but lost 12 dev and 14 val pairs (repair builds from clause answers). docs/evaluation.md,
 # "Session 14". None: keep the clause question.
 HYBRID_SAME_SPLIT: str | None = "outputs"
+# Which clause questions HYBRID_SAME_SPLIT acts on (SessionViews._same_split; every feature of
+# the question must be one): "tables" (FROM, JOIN: session 14's rule, the default), "clauses"
+# (also GROUP BY, HAVING, ORDER BY, LIMIT, DISTINCT, ON: clauses a gold may spell unlike the
+# pool with the same output), "spelling" (also a condition holding a disjunction or an IN
+# list), "all" (every clause but the SELECT list). Measured on branch turns7 (docs/evaluation.md,
+# "Session 14"): "spelling" dev 984 -> 981 turns but loses a val attachment pair whose gold
+# repair builds from the condition's answer; "all" dev 977 but loses a dev pair.
+SAME_SPLIT_MODES = ("tables", "clauses", "spelling", "all")
+HYBRID_SAME_SPLIT_CLAUSES = "tables"
+_SAME_SPLIT_TABLES = frozenset({"FROM", "JOIN", "LEFT JOIN"})
+_SAME_SPLIT_CLAUSES = _SAME_SPLIT_TABLES | {"ON", "GROUP BY", "HAVING", "ORDER BY", "LIMIT",
+                                            "DISTINCT"}
+_SAME_SPLIT_CONDITIONS = frozenset({"WHERE", "WHERE …"})
+
+
+def same_split_clause(feature: Feature, mode: str | None = None) -> bool:
+    """Whether :data:`HYBRID_SAME_SPLIT` may ask about the answer instead of a clause question
+    holding ``feature`` (``mode`` as :data:`HYBRID_SAME_SPLIT_CLAUSES`); never the SELECT list,
+    which repair builds unrealised golds from."""
+    mode = mode or HYBRID_SAME_SPLIT_CLAUSES
+    if mode not in SAME_SPLIT_MODES:
+        raise ValueError(f"unknown same-split mode {mode!r}; choose one of "
+                         f"{', '.join(SAME_SPLIT_MODES)}")
+    key = feature.keyword
+    if key in _SAME_SPLIT_TABLES:
+        return True
+    if mode == "tables":
+        return False
+    if key in _SAME_SPLIT_CLAUSES:
+        return True
+    if key not in _SAME_SPLIT_CONDITIONS or mode == "clauses":
+        return False
+    value = f" {feature.value.upper()} "
+    return mode == "all" or " IN " in value or " OR " in value
 
 
 def asked_vocabulary(questions: str, rejected: bool) -> str:
