@@ -170,7 +170,7 @@ class SessionViews:
         """Whether a question about the answer splits the surviving valid outputs exactly as
         the clause question this step would ask does (so asking it loses no information about
         the outputs, and cannot answer a gold spelled unlike the pool away), for a clause
-        question :func:`~core.engine.answers.same_split_clause` admits (by default: tables)."""
+        question :func:`~core.engine.answers.same_split_clause` admits (not a SELECT list)."""
         self._asking_override = "clauses"
         try:
             ranked = self.variables()
