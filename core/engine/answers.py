@@ -78,8 +78,10 @@ HYBRID_GUESS = 0.3
 # from). docs/evaluation.md, "Film's prior gap, measured against a class-invariant floor",
 # "Session 12" and "Session 13".
 HYBRID_SPELLING: str | None = "outputs"
-# Before a rejection, where the clause question ``hybrid`` would ask names only a table (FROM,
-# JOIN) and tells the surviving outputs apart exactly as some question about the answer does
+# Before a rejection, where the clause question ``hybrid`` would ask is of a kind
+# HYBRID_SAME_SPLIT_CLAUSES admits (session 14: only a table, FROM or JOIN; turns7: also GROUP
+# BY, HAVING, ORDER BY, LIMIT, DISTINCT, ON) and tells the surviving outputs apart exactly as
+# some question about the answer does
 # (SessionViews._same_split), ask from this vocabulary instead: the same split of the outputs,
 # and an answer a gold reading that table elsewhere (a subquery, a link table) cannot get wrong.
 # Dev all pairs 997 -> 984 turns (3 realised golds no longer answered away), no pair lost or
