@@ -78,8 +78,10 @@ HYBRID_GUESS = 0.3
 # from). docs/evaluation.md, "Film's prior gap, measured against a class-invariant floor",
 # "Session 12" and "Session 13".
 HYBRID_SPELLING: str | None = "outputs"
-# Before a rejection, where the clause question ``hybrid`` would ask names only a table (FROM,
-# JOIN) and tells the surviving outputs apart exactly as some question about the answer does
+# Before a rejection, where the clause question ``hybrid`` would ask is of a kind
+# HYBRID_SAME_SPLIT_CLAUSES admits (session 14: only a table, FROM or JOIN; turns7: also GROUP
+# BY, HAVING, ORDER BY, LIMIT, DISTINCT, ON) and tells the surviving outputs apart exactly as
+# some question about the answer does
 # (SessionViews._same_split), ask from this vocabulary instead: the same split of the outputs,
 # and an answer a gold reading that table elsewhere (a subquery, a link table) cannot get wrong.
 # Dev all pairs 997 -> 984 turns (3 realised golds no longer answered away), no pair lost or
@@ -87,6 +89,42 @@ HYBRID_SPELLING: str | None = "outputs"
 # but lost 12 dev and 14 val pairs (repair builds from clause answers). docs/evaluation.md,
 # "Session 14". None: keep the clause question.
 HYBRID_SAME_SPLIT: str | None = "outputs"
+# Which clause questions HYBRID_SAME_SPLIT acts on (SessionViews._same_split; every feature of
+# the question must be one): "tables" (FROM, JOIN: session 14's rule), "clauses" (the default:
+# also GROUP BY, HAVING, ORDER BY, LIMIT, DISTINCT, ON, which a gold may spell unlike the pool
+# with the same output), "spelling" (also a condition holding a disjunction or an IN list),
+# "all" (every clause but the SELECT list). Measured on branch turns7 (docs/evaluation.md,
+# "Session 14"): "clauses" keeps dev all pairs at 984 turns and val at 1431, no pair lost or
+# gained, and takes film prior from 1.042 to 1.035 of the Huffman floor; "spelling" dev 981
+# but loses a val attachment pair whose gold repair builds from the condition's answer; "all"
+# dev 977 but loses a dev pair.
+SAME_SPLIT_MODES = ("tables", "clauses", "spelling", "all")
+HYBRID_SAME_SPLIT_CLAUSES = "clauses"
+_SAME_SPLIT_TABLES = frozenset({"FROM", "JOIN", "LEFT JOIN"})
+_SAME_SPLIT_CLAUSES = _SAME_SPLIT_TABLES | {"ON", "GROUP BY", "HAVING", "ORDER BY", "LIMIT",
+                                            "DISTINCT"}
+_SAME_SPLIT_CONDITIONS = frozenset({"WHERE", "WHERE …"})
+
+
+def same_split_clause(feature: Feature, mode: str | None = None) -> bool:
+    """Whether :data:`HYBRID_SAME_SPLIT` may ask about the answer instead of a clause question
+    holding ``feature`` (``mode`` as :data:`HYBRID_SAME_SPLIT_CLAUSES`); never the SELECT list,
+    which repair builds unrealised golds from."""
+    mode = mode or HYBRID_SAME_SPLIT_CLAUSES
+    if mode not in SAME_SPLIT_MODES:
+        raise ValueError(f"unknown same-split mode {mode!r}; choose one of "
+                         f"{', '.join(SAME_SPLIT_MODES)}")
+    key = feature.keyword
+    if key in _SAME_SPLIT_TABLES:
+        return True
+    if mode == "tables":
+        return False
+    if key in _SAME_SPLIT_CLAUSES:
+        return True
+    if key not in _SAME_SPLIT_CONDITIONS or mode == "clauses":
+        return False
+    value = f" {feature.value.upper()} "
+    return mode == "all" or " IN " in value or " OR " in value
 
 
 def asked_vocabulary(questions: str, rejected: bool) -> str:

@@ -169,7 +169,8 @@ class SessionViews:
     def _same_split(self) -> bool:
         """Whether a question about the answer splits the surviving valid outputs exactly as
         the clause question this step would ask does (so asking it loses no information about
-        the outputs, and cannot answer a gold spelled unlike the pool away)."""
+        the outputs, and cannot answer a gold spelled unlike the pool away), for a clause
+        question :func:`~core.engine.answers.same_split_clause` admits (not a SELECT list)."""
         self._asking_override = "clauses"
         try:
             ranked = self.variables()
@@ -179,8 +180,8 @@ class SessionViews:
             return False
         idx = self.survivors[self.pool.valid[self.survivors]]
         where = {f: j for j, f in enumerate(self.pool.vocabulary)}
-        if not all(f.keyword in ("FROM", "JOIN", "LEFT JOIN") for f in ranked[0].features):
-            return False  # only a table, which a gold may read in another part of its query
+        if not all(answers_module.same_split_clause(f) for f in ranked[0].features):
+            return False  # e.g. a SELECT list, which repair builds unrealised golds from
         cols = [where[f] for f in ranked[0].features if f in where]
         answer_cols = np.flatnonzero(askable(self.pool.vocabulary, "outputs"))
         if not cols or not len(answer_cols) or not len(idx):
