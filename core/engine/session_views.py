@@ -148,14 +148,19 @@ class SessionViews:
             return answers_module.HYBRID_SAME_SPLIT
         return asking
 
+    def _clause_questions(self) -> list[RankedVariable]:
+        """The ranked clause questions of this step, as `clauses` would ask them (what the
+        hybrid rules compare a question about the answer with)."""
+        self._asking_override: str | None = "clauses"
+        try:
+            return self.variables()
+        finally:
+            self._asking_override = None
+
     def _only_spelling(self) -> bool:
         """Whether the clause question this step would ask splits one of the surviving outputs
         (a question about spelling: a gold spelled otherwise is answered away by it)."""
-        self._asking_override: str | None = "clauses"
-        try:
-            ranked = self.variables()
-        finally:
-            self._asking_override = None
+        ranked = self._clause_questions()
         if not ranked:
             return False
         idx = self.survivors[self.pool.valid[self.survivors]]
@@ -171,11 +176,7 @@ class SessionViews:
         the clause question this step would ask does (so asking it loses no information about
         the outputs, and cannot answer a gold spelled unlike the pool away), for a clause
         question :func:`~core.engine.answers.same_split_clause` admits (not a SELECT list)."""
-        self._asking_override = "clauses"
-        try:
-            ranked = self.variables()
-        finally:
-            self._asking_override = None
+        ranked = self._clause_questions()
         if not ranked:
             return False
         idx = self.survivors[self.pool.valid[self.survivors]]
