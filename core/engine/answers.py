@@ -79,15 +79,13 @@ HYBRID_GUESS = 0.3
 # "Session 12" and "Session 13".
 HYBRID_SPELLING: str | None = "outputs"
 # Before a rejection, where the clause question ``hybrid`` would ask is of a kind
-# HYBRID_SAME_SPLIT_CLAUSES admits (session 14: only a table, FROM or JOIN; turns7: also GROUP
-# BY, HAVING, ORDER BY, LIMIT, DISTINCT, ON) and tells the surviving outputs apart exactly as
-# some question about the answer does
-# (SessionViews._same_split), ask from this vocabulary instead: the same split of the outputs,
-# and an answer a gold reading that table elsewhere (a subquery, a link table) cannot get wrong.
-# Dev all pairs 997 -> 984 turns (3 realised golds no longer answered away), no pair lost or
-# gained on dev or val (val and film: the same turns in every run). For every clause kind it reached 5.50 on dev
-# but lost 12 dev and 14 val pairs (repair builds from clause answers). docs/evaluation.md,
-# "Session 14". None: keep the clause question.
+# HYBRID_SAME_SPLIT_CLAUSES admits and tells the surviving outputs apart exactly as some question
+# about the answer does (SessionViews._same_split), ask from this vocabulary instead: the same
+# split of the outputs, and an answer a gold spelling that clause otherwise (a subquery, a link
+# table, MAX for LIMIT 1) cannot get wrong. Dev all pairs 997 -> 984 turns (3 realised golds no
+# longer answered away), no pair lost or gained on dev or val. For every clause kind it reached
+# 5.50 on dev but lost 12 dev and 14 val pairs (repair builds from clause answers).
+# docs/evaluation.md, "Session 14". None: keep the clause question.
 HYBRID_SAME_SPLIT: str | None = "outputs"
 # Which clause questions HYBRID_SAME_SPLIT acts on (SessionViews._same_split; every feature of
 # the question must be one): "tables" (FROM, JOIN: session 14's rule), "clauses" (the default:
