@@ -10,7 +10,15 @@ import pytest
 
 from core.engine.errors import SessionError
 from core.engine.pool import prepare_pool
-from core.engine.repair import RepairOutcome, _admit, decompose, recompose
+from core.engine.repair import (
+    REPAIR_PRIOR,
+    RepairOutcome,
+    _admit,
+    answered_away,
+    decompose,
+    none_of_these_outputs,
+    recompose,
+)
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from tests.conftest_core import make_task, run_read_only
@@ -224,6 +232,73 @@ def test_none_of_these_rejects_all_outputs_in_one_decision(pool, task):
     assert s.is_exhausted and s.step == 1 and set(s.history[0].outputs) == set(keys)
     s.undo()
     assert len(s.survivors) == pool.n
+
+
+# ----- outputs answered away by clause answers (issue #26) ---------------------------------
+# The user means the latest film, spelled LIMIT 1; the pool gives that output only through a
+# MAX subquery, so "LIMIT 1? Yes" rules the output out although it is the user's.
+AWAY_POOL = [
+    ("SELECT title FROM film WHERE year = (SELECT MAX(year) FROM film)", 2),
+    ("SELECT title FROM film ORDER BY year LIMIT 1", 1),
+    ("SELECT title FROM film WHERE genre = 'action'", 3),
+    ("SELECT title, year FROM film WHERE genre = 'action' ORDER BY year LIMIT 1", 1),
+]
+
+
+@pytest.fixture(scope="module")
+def away_task():
+    return make_task(AWAY_POOL, gold=["SELECT title FROM film ORDER BY year DESC LIMIT 1"])
+
+
+@pytest.fixture(scope="module")
+def away_pool(away_task):
+    return prepare_pool(away_task)
+
+
+def test_an_answered_away_output_spelled_as_answered_comes_back_at_the_top_prior(
+        away_pool, away_task, monkeypatch):
+    """An output that clause answers alone ruled out keeps the weight it had; repair's query
+    for it (agreeing with every answer) is admitted at the most a recomposed query gets, where
+    it would otherwise be one low-prior guess among many."""
+    import core.engine.repair as repair
+
+    latest, action = away_pool.class_keys[away_pool.class_index[0]], \
+        away_pool.class_keys[away_pool.class_index[2]]
+    weights = {}
+    for prior in (REPAIR_PRIOR, 0.0):
+        monkeypatch.setattr(repair, "ANSWERED_AWAY_PRIOR", prior)
+        s = RepairSession(away_pool, database=away_task.database)
+        s.answer_feature("LIMIT 1", True)
+        assert answered_away(s) == {latest: 2.0, action: 3.0}
+        recompose(s, rejected_outputs=none_of_these_outputs(s), cached=False)
+        new = range(away_pool.n, s.pool.n)
+        spelled = [i for i in new if s.output_key_of(i) == latest]
+        assert len(spelled) == 1 and "LIMIT 1" in s.pool.feature_keys(spelled[0])
+        weights[prior] = float(s.pool.counts[spelled[0]])
+        others = [float(s.pool.counts[i]) for i in new if s.output_key_of(i) != latest]
+        assert max(others) <= REPAIR_PRIOR
+    assert weights[REPAIR_PRIOR] == REPAIR_PRIOR > weights[0.0]
+
+
+def test_only_clause_answers_before_the_first_rejection_answer_an_output_away(
+        away_pool, away_task):
+    """A rejection, a selection or a question about the answer is the user judging the output
+    itself: what they remove is not answered away, nor is what a clause answer removes later."""
+    latest = away_pool.class_keys[away_pool.class_index[0]]
+    s = RepairSession(away_pool, database=away_task.database)
+    s.restrict([1, 2, 3], "lasso")
+    assert answered_away(s) == {}
+    s.undo()
+    s.reject_output(latest)
+    s.answer_feature("LIMIT 1", False)  # a clause answer after a rejection
+    assert answered_away(s) == {}
+    s = RepairSession(away_pool, database=away_task.database)
+    s.answer_feature("LIMIT 1", True)
+    recompose(s, rejected_outputs=none_of_these_outputs(s), cached=False)
+    assert latest in answered_away(s) and latest in {s.output_key_of(int(i))
+                                                     for i in s.survivors}
+    s.reject_output(latest)  # offered back, and judged: no longer answered away
+    assert latest not in answered_away(s)
 
 
 # ----- properties on real pools (AMBROSIA dev) ------------------------------------------------

@@ -28,6 +28,7 @@ from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -44,7 +45,7 @@ from core.engine import answers
 from core.engine.answers import asked_vocabulary, is_answer
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.prepare import default_pool_dir, load_prepared, with_first_round
-from core.engine.repair import recompose
+from core.engine.repair import ANSWERED_AWAY_PRIOR, answered_away, recompose
 from core.engine.session import Decision, RepairSession
 from core.engine.strategy import WORKSPACE_DEFAULT
 from core.engine.taskbank import Candidate, load_task_bank
@@ -544,6 +545,37 @@ class SessionMachine(RuleBasedStateMachine):
             assert s.history and any(d.kind == "reject" for d in s.history)
             assert s.next_variable() is None and not s.variables()
             assert s.best_candidate() is None
+
+    @invariant()
+    def repair_raises_only_outputs_clause_answers_ruled_out(self) -> None:
+        """An answered-away output was ruled out by a clause answer before the first rejection
+        and never judged since (rejected, selected away, asked about); each repair round's
+        query for one was added at least at ANSWERED_AWAY_PRIOR."""
+        if self.ws is None:
+            return
+        s = self.session
+        away = answered_away(s)
+        assert not set(away) & s.rejected_outputs()
+        first = next((k for k, d in enumerate(s.history) if d.kind == "reject"), s.step)
+        for key in away:
+            assert any(
+                d.kind in ("variable", "feature") and not any(map(is_answer, d.features))
+                and key in self.outputs_at(s, k) and key not in self.outputs_at(s, k + 1)
+                for k, d in enumerate(s.history[:first]))
+        for k, d in enumerate(s.history):
+            if d.kind != "repair":
+                continue
+            twin = s.fork()
+            twin.back_to(k)
+            before, n = answered_away(twin), twin.pool.n
+            for place, weight in enumerate(d.weights):
+                if s.output_key_of(n + place) in before:
+                    assert weight >= ANSWERED_AWAY_PRIOR
+
+    @staticmethod
+    def outputs_at(s: RepairSession, step: int) -> set[str]:
+        """The outputs surviving after ``step`` decisions."""
+        return {s.output_key_of(int(i)) for i in np.flatnonzero(s.alive_at(step))}
 
     def teardown(self) -> None:
         """The trace replays to every recorded state; the coder counts every gesture."""

@@ -12,8 +12,10 @@ Every new query must hold every feature set the user said Yes to and none they s
 must pass the read-only allow-list and execute, and must produce an output that is neither
 rejected nor already surviving; one query per new output is added with a small prior — of
 the tried queries giving that output the most probable, not merely the first (a detour
-spelling found first is what an honest answer about spelling removes). It is deterministic:
-the same session always gets the same queries.
+spelling found first is what an honest answer about spelling removes). An output that clause
+answers alone ruled out before the first rejection (:func:`answered_away`: a pool that spelled
+the user's LIMIT 1 only as a MAX subquery) gets at least the top prior back when a new query
+gives it. It is deterministic: the same session always gets the same queries.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from core.engine.lru import LRUCache
 from core.engine.pool import PreparedPool, StoredRound
 from core.engine.recombine import MAX_TRIED, _Recomposer
 from core.engine.session import Decision, RepairSession
-from core.engine.similarity import output_key
+from core.engine.similarity import ERROR_CLASS, output_key
 
 REPAIR_PRIOR = 0.5  # weight of a recomposed candidate (pool candidates weigh >= 1)
 MAX_BASES = 8  # candidates edited per repair round
@@ -50,6 +52,9 @@ _ROUNDS_LOCK = threading.Lock()
 # pool's stored first round (PreparedPool.first_round) of another version is not used (the
 # round is computed), and `python -m core.prepare BANK --rounds` stores the new one.
 REPAIR_VERSION = 2
+# the least weight of an added query whose output clause answers alone ruled out before the
+# first rejection (answered_away): the most a recomposed query gets; 0 leaves its own
+ANSWERED_AWAY_PRIOR = REPAIR_PRIOR
 
 
 Stop = Callable[[], bool]  # asked between a round's phases: True ends the round unapplied
@@ -354,10 +359,52 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
             weights.append(weight)
             features.append(feature_list)
     new_outputs = sum(1 for k in outputs_added if k not in set(pool.class_keys))
+    weights = _restore_answered_away(session, list(outputs_added), weights)
     if added:
         session.decide(Decision("repair", gesture=method, sqls=tuple(added),
                                 weights=tuple(weights)), results, features)
     return RepairOutcome(method, tuple(added), new_outputs)
+
+
+def answered_away(session: RepairSession) -> dict[str, float]:
+    """Outputs that clause answers alone ruled out before the first rejection, with the weight
+    their candidates had just before (output key -> weight). No question about the answer, no
+    selection and no rejection removed them, so one may be the user's output spelled unlike
+    the pool's candidates that gave it (a MAX subquery for the user's LIMIT 1)."""
+    away: dict[str, float] = {}
+    rejected = False
+    pool = session.pool  # every step's candidates, in their places (repair only appends)
+    for step, d in enumerate(session.history, start=1):
+        if d.kind == "repair":
+            continue  # it adds candidates, it rules none out
+        rejected = rejected or d.kind == "reject"
+        before, after = session.alive_at(step - 1), session.alive_at(step)
+        gone: dict[str, float] = {}
+        for i in np.flatnonzero(before & ~after):
+            key = pool.class_keys[pool.class_index[i]]
+            gone[key] = gone.get(key, 0.0) + float(pool.counts[i])
+        still = {pool.class_keys[c] for c in pool.class_index[after]}
+        clause_only = d.kind in ("variable", "feature") and not any(map(is_answer, d.features))
+        for key, weight in gone.items():
+            if key in still or key == ERROR_CLASS:
+                continue
+            if clause_only and not rejected:
+                away[key] = max(away.get(key, 0.0), weight)
+            else:  # judged (its answer, a selection, a rejection) or asked after a rejection
+                away.pop(key, None)
+    return away
+
+
+def _restore_answered_away(session: RepairSession, keys: list[str], weights: list[float]
+                           ) -> list[float]:
+    """A round's weights (one query per output, ``keys``) with an answered-away output's
+    (:func:`answered_away`) raised to :data:`ANSWERED_AWAY_PRIOR`: a spelling of it that
+    agrees with every answer is a reading the pool believed in, not a low-prior guess."""
+    if ANSWERED_AWAY_PRIOR <= 0 or not keys:
+        return weights
+    away = answered_away(session)
+    return [round(max(w, ANSWERED_AWAY_PRIOR), 6) if key in away else w
+            for key, w in zip(keys, weights, strict=True)]
 
 
 def decisions_text(session: RepairSession, max_rows: int = 3) -> str:
@@ -429,6 +476,6 @@ def _last_nonempty(session: RepairSession) -> np.ndarray:
     raise SessionError("the session has no candidates")
 
 
-__all__ = ["REPAIR_PRIOR", "REPAIR_VERSION", "Compound", "Parts", "RepairOutcome", "RoundStopped",
-           "decisions_text", "decompose", "decompose_query", "first_round", "known_round",
+__all__ = ["ANSWERED_AWAY_PRIOR", "REPAIR_PRIOR", "REPAIR_VERSION", "Compound", "Parts", "RepairOutcome", "RoundStopped",
+           "answered_away", "decisions_text", "decompose", "decompose_query", "first_round", "known_round",
            "none_of_these_outputs", "recompose", "resample"]
