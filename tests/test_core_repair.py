@@ -11,6 +11,7 @@ import pytest
 from core.engine.errors import SessionError
 from core.engine.pool import prepare_pool
 from core.engine.repair import (
+    ANSWERED_AWAY_PRIOR,
     REPAIR_PRIOR,
     RepairOutcome,
     _admit,
@@ -238,8 +239,8 @@ def test_none_of_these_rejects_all_outputs_in_one_decision(pool, task):
 # The user means the latest film, spelled LIMIT 1; the pool gives that output only through a
 # MAX subquery, so "LIMIT 1? Yes" rules the output out although it is the user's.
 AWAY_POOL = [
-    ("SELECT title FROM film WHERE year = (SELECT MAX(year) FROM film)", 2),
-    ("SELECT title FROM film ORDER BY year LIMIT 1", 1),
+    ("SELECT title FROM film WHERE year = (SELECT MAX(year) FROM film)", 1),
+    ("SELECT title FROM film ORDER BY year LIMIT 1", 3),
     ("SELECT title FROM film WHERE genre = 'action'", 3),
     ("SELECT title, year FROM film WHERE genre = 'action' ORDER BY year LIMIT 1", 1),
 ]
@@ -255,29 +256,29 @@ def away_pool(away_task):
     return prepare_pool(away_task)
 
 
-def test_an_answered_away_output_spelled_as_answered_comes_back_at_the_top_prior(
+def test_an_answered_away_output_spelled_as_answered_comes_back_at_a_high_prior(
         away_pool, away_task, monkeypatch):
     """An output that clause answers alone ruled out keeps the weight it had; repair's query
-    for it (agreeing with every answer) is admitted at the most a recomposed query gets, where
-    it would otherwise be one low-prior guess among many."""
+    for it (agreeing with every answer) is admitted at ANSWERED_AWAY_PRIOR, where it would
+    otherwise be one low-prior guess among many; the round's best guess stays above it."""
     import core.engine.repair as repair
 
     latest, action = away_pool.class_keys[away_pool.class_index[0]], \
         away_pool.class_keys[away_pool.class_index[2]]
     weights = {}
-    for prior in (REPAIR_PRIOR, 0.0):
+    for prior in (ANSWERED_AWAY_PRIOR, 0.0):
         monkeypatch.setattr(repair, "ANSWERED_AWAY_PRIOR", prior)
         s = RepairSession(away_pool, database=away_task.database)
         s.answer_feature("LIMIT 1", True)
-        assert answered_away(s) == {latest: 2.0, action: 3.0}
+        assert answered_away(s) == {latest: 1.0, action: 3.0}
         recompose(s, rejected_outputs=none_of_these_outputs(s), cached=False)
         new = range(away_pool.n, s.pool.n)
         spelled = [i for i in new if s.output_key_of(i) == latest]
         assert len(spelled) == 1 and "LIMIT 1" in s.pool.feature_keys(spelled[0])
         weights[prior] = float(s.pool.counts[spelled[0]])
         others = [float(s.pool.counts[i]) for i in new if s.output_key_of(i) != latest]
-        assert max(others) <= REPAIR_PRIOR
-    assert weights[REPAIR_PRIOR] == REPAIR_PRIOR > weights[0.0]
+        assert max(others) == REPAIR_PRIOR
+    assert weights[ANSWERED_AWAY_PRIOR] == ANSWERED_AWAY_PRIOR > weights[0.0]
 
 
 def test_only_clause_answers_before_the_first_rejection_answer_an_output_away(

@@ -14,8 +14,8 @@ rejected nor already surviving; one query per new output is added with a small p
 the tried queries giving that output the most probable, not merely the first (a detour
 spelling found first is what an honest answer about spelling removes). An output that clause
 answers alone ruled out before the first rejection (:func:`answered_away`: a pool that spelled
-the user's LIMIT 1 only as a MAX subquery) gets at least the top prior back when a new query
-gives it. It is deterministic: the same session always gets the same queries.
+the user's LIMIT 1 only as a MAX subquery) gets at least half the top prior back when a new
+query gives it. It is deterministic: the same session always gets the same queries.
 """
 
 from __future__ import annotations
@@ -53,8 +53,10 @@ _ROUNDS_LOCK = threading.Lock()
 # round is computed), and `python -m core.prepare BANK --rounds` stores the new one.
 REPAIR_VERSION = 2
 # the least weight of an added query whose output clause answers alone ruled out before the
-# first rejection (answered_away): the most a recomposed query gets; 0 leaves its own
-ANSWERED_AWAY_PRIOR = REPAIR_PRIOR
+# first rejection (answered_away); 0 leaves its own. Half the top prior: above most of a round's
+# proposals, below its best guided one, whose output stays the one shown next (at REPAIR_PRIOR,
+# dev under --look each took 740 -> 757 turns, docs/evaluation.md session 15)
+ANSWERED_AWAY_PRIOR = REPAIR_PRIOR / 2
 
 
 Stop = Callable[[], bool]  # asked between a round's phases: True ends the round unapplied
@@ -399,7 +401,7 @@ def _restore_answered_away(session: RepairSession, keys: list[str], weights: lis
                            ) -> list[float]:
     """A round's weights (one query per output, ``keys``) with an answered-away output's
     (:func:`answered_away`) raised to :data:`ANSWERED_AWAY_PRIOR`: a spelling of it that
-    agrees with every answer is a reading the pool believed in, not a low-prior guess."""
+    agrees with every answer is a reading the pool believed in, not a floor-prior guess."""
     if ANSWERED_AWAY_PRIOR <= 0 or not keys:
         return weights
     away = answered_away(session)
