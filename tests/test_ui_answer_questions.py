@@ -84,6 +84,8 @@ def test_questions_in_words():
         "Should the answer have the value “Heat”?")
     assert answer_question((Feature("ANSWER COLUMN", "whole numbers"),)) == (
         "Should the answer have a column of whole numbers?")
+    assert answer_question((Feature("ANSWER COLUMN", "empty"),)) == (
+        "Should the answer have a column with no value in any row?")
 
 
 def _answer_first(labels: str, index: int = 1):

@@ -396,7 +396,9 @@ def answer_phrase(features: tuple[Feature, ...] | list[Feature],
     for f in features:
         value = f.value
         if f.keyword == "ANSWER COLUMN" and "." not in value:
-            parts.append(f"a column of {value}" if value != "empty" else "an empty column")
+            # "empty": every cell of the column is NULL; "an empty column" read as a blank one
+            parts.append(f"a column of {value}" if value != "empty"
+                         else "a column with no value in any row")
             continue
         if words is not None and "." in value and f.keyword == "ANSWER COLUMN":
             parts.append(f"a column of {words(value)}")
