@@ -269,7 +269,8 @@ RESEARCHER_TERMS = re.compile(r"information gain|\bbits\b|\bVariable \d|decision
 @pytest.mark.parametrize("labels", ["sql", "plain", "both"])
 def test_a_participant_reads_no_researcher_terms_under_any_labels(film_pools,
                                                                   labels: str) -> None:
-    """A participant's workspace says "Question 2 of 41", not "Variable 2 of 41 · information
+    """A participant's workspace says "The most useful question now" (browsed: "Another
+    question: 2 of the 41 on offer"), not "Variable 2 of 41 · information
     gain 0.97 bits", under every labels setting, also after a repair (then questions about the
     answer) and its Decisions line; the researcher's free exploration keeps its terms, and the
     SQL conditions keep their SQL for the participant."""
@@ -278,7 +279,13 @@ def test_a_participant_reads_no_researcher_terms_under_any_labels(film_pools,
         text = " ".join(shown_text(_workspace_html(ws)))
         assert not RESEARCHER_TERMS.search(text), (labels, RESEARCHER_TERMS.findall(text))
         asks = ws.session.variables() and not ws.session.is_done
-        assert bool(re.search(r"\bQuestion \d+ of \d+", text)) == bool(asks), text[:300]
+        assert ("The most useful question now" in text) == bool(asks), text[:300]
+        assert not re.search(r"\bQuestion \d+ of \d+", text), text[:300]
+    browsed = next(_states(pool, labels, participant=True))
+    browsed.browse = 1  # ↓: the second question on offer
+    text = " ".join(shown_text(_workspace_html(browsed)))
+    offered = len(browsed.session.variables())
+    assert re.search(rf"Another question: 2 of the {offered} on offer", text), text[:300]
     if labels != "plain":  # the condition asked for SQL: the participant still reads it
         html = _workspace_html(next(_states(pool, labels, participant=True)))
         assert any(p.startswith("Keep queries with SELECT") for p in shown_text(html))

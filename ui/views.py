@@ -56,11 +56,15 @@ def for_participant(ws: WorkspaceState) -> bool:
 def position_html(ws: WorkspaceState, variable: RankedVariable, total: int) -> str:
     """The line over a question: which of the ``total`` ranked ones it is; for the researcher
     also its information gain and the questions the planner expects after it."""
-    plain = labels_of(ws) == "plain" or all(is_answer(f) for f in variable.features)
-    what = "Question" if plain or for_participant(ws) else "Variable"
-    line = f"<p>{what} <b>{ws.browse + 1}</b> of {total}"
     if for_participant(ws):
-        return line + "</p>"
+        # "Question 1 of 60" read as sixty questions to go: the count is of the questions on
+        # offer (↑/↓ browse them), and one answer may leave few
+        if ws.browse == 0:
+            return "<p>The most useful question now</p>"
+        return f"<p>Another question: <b>{ws.browse + 1}</b> of the {total} on offer</p>"
+    plain = labels_of(ws) == "plain" or all(is_answer(f) for f in variable.features)
+    what = "Question" if plain else "Variable"
+    line = f"<p>{what} <b>{ws.browse + 1}</b> of {total}"
     ahead = "" if variable.expected_turns is None else \
         f" · about <b>{variable.expected_turns:.1f}</b> more questions expected"
     return line + f" · information gain <b>{variable.gain:.2f} bits</b>{ahead}</p>"
