@@ -478,6 +478,7 @@ def _last_nonempty(session: RepairSession) -> np.ndarray:
     raise SessionError("the session has no candidates")
 
 
-__all__ = ["ANSWERED_AWAY_PRIOR", "REPAIR_PRIOR", "REPAIR_VERSION", "Compound", "Parts", "RepairOutcome", "RoundStopped",
-           "answered_away", "decisions_text", "decompose", "decompose_query", "first_round", "known_round",
-           "none_of_these_outputs", "recompose", "resample"]
+__all__ = ["ANSWERED_AWAY_PRIOR", "REPAIR_PRIOR", "REPAIR_VERSION", "Compound", "Parts",
+           "RepairOutcome", "RoundStopped", "answered_away", "decisions_text", "decompose",
+           "decompose_query", "first_round", "known_round", "none_of_these_outputs", "recompose",
+           "resample"]
