@@ -26,6 +26,7 @@ from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
 from core.engine.session import RepairSession
 from core.evaluation import evaluate
+from core.evaluation.causes import missing_pieces
 from core.evaluation.simulate import GoldFeatureUser, gold_target, target_keys
 from tests.conftest_core import FILM_BANK, FILM_DUMP, film_pools, make_pool, write_bank
 
@@ -153,6 +154,44 @@ def test_causes_name_why_each_pair_failed(tmp_path, capsys):
     assert "needs-clause" in block and "missing: FROM review" in block
     table = out.split("why failed")[0]
     assert "expected-depth clauses" in table and "expected-depth outputs" in table
+
+
+def test_missing_pieces_are_the_pieces_repair_combines():
+    """A column list or a conjunction whose pieces some candidates have is not missing (repair
+    composes both); a conjunct or a column no candidate has is, named on its own."""
+    pool = make_pool(["SELECT title FROM film WHERE year > 1995",
+                      "SELECT year FROM film WHERE genre = 'action'"])
+    have = {f.key for f in pool.vocabulary}
+
+    def keys(sql):
+        return {f.key for f in pool.features_of(sql)}
+
+    both = keys("SELECT title, year FROM film WHERE year > 1995 AND genre = 'action'")
+    # the features alone would call this gold's list and WHERE missing
+    assert {"SELECT ONLY film.title, film.year",
+            "WHERE film.genre = 'action' AND film.year > 1995"} <= both - have
+    assert missing_pieces(both, have, pool.dialect) == []
+    between = keys("SELECT title, year FROM film WHERE year > 1995 AND year < 2005")
+    assert missing_pieces(between, have, pool.dialect) == ["WHERE film.year < 2005"]
+    genre = keys("SELECT genre FROM film WHERE genre = 'action'")
+    assert missing_pieces(genre, have, pool.dialect) == ["SELECT film.genre"]
+    # answers about the output are never pieces of a query
+    assert missing_pieces({"ANSWER COLUMNS 2"}, have, pool.dialect) == []
+
+
+def test_a_gold_whose_every_piece_exists_is_never_produced_not_needs_clause(tmp_path, capsys):
+    composed = {"id": "composed", "question": "Recent action films?", "ambiguity": "vague",
+                "database": {"dump": FILM_DUMP},
+                "gold": ["SELECT title, year FROM film WHERE year > 1995 AND genre = 'action'"],
+                "candidates": [{"sql": "SELECT title FROM film WHERE year > 1995", "count": 3},
+                               {"sql": "SELECT year FROM film WHERE genre = 'action'",
+                                "count": 2}]}
+    bank = write_bank(tmp_path / "bank.jsonl", [composed])
+    assert evaluate.main([str(bank), "--strategies", "expected-depth", "--repair", "none",
+                          "--causes"]) == 0
+    block = capsys.readouterr().out.split("why failed pairs failed")[1]
+    assert "composed" in block and "never-produced" in block
+    assert "needs-clause  " not in block.split("failed pairs,")[1]
 
 
 def test_cli_flags_label_every_vocabulary_and_keep_both_users(capsys):

@@ -41,6 +41,7 @@ from core.engine.similarity import output_key
 from core.engine.strategy import STRATEGIES
 from core.engine.taskbank import load_tasks
 from core.evaluation.bound import format_bound, segment_record
+from core.evaluation.causes import missing_pieces
 from core.evaluation.populations import (
     DEFAULT_POPULATION,
     POPULATIONS,
@@ -272,10 +273,8 @@ def failure_cause(run: Run, session: RepairSession, user: Any, present: dict[str
                   ) -> tuple[str, list[str]]:
     """Why a failed run failed (a key of :data:`core.evaluation.causes.CAUSES`) and the target's clauses that no
     candidate of the session's final pool has (the pieces repair would need)."""
-    from core.engine.answers import is_answer
-
     have = {f.key for f in session.pool.vocabulary}
-    missing = sorted(k for k in user.target.own_keys if not is_answer(k) and k not in have)
+    missing = missing_pieces(user.target.own_keys, have, session.pool.dialect)
     if (user.realisers & session.alive).any() and run.end == "budget":
         return "alive-at-budget", missing
     if run.lost_by:
