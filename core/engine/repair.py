@@ -24,7 +24,7 @@ import itertools
 import threading
 import weakref
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -79,6 +79,10 @@ class RepairOutcome:
     method: str  # "recompose" | "resample"
     added: tuple[str, ...]  # SQL of candidates added to the session
     new_outputs: int  # functional classes that are new to the session
+    # what resampling sent to the model this round (0 for recomposition and for a pool read
+    # from the cache); not part of the round's identity, so a replayed round equals the first
+    requests: int = field(default=0, compare=False)
+    usd: float = field(default=0.0, compare=False)  # their estimated cost (``estimate_cost``)
 
 
 def _answer_sets(session: RepairSession) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -458,15 +462,25 @@ def resample(session: RepairSession, sampler: Any, *, cache: Any = None, n: int 
     the same state costs no request. New candidates are admitted as in :func:`recompose`,
     weighted by how often they were sampled.
     """
+    from core.generation.poolcache import estimate_cost
     from core.generation.sampler import REPAIR_PROMPT_VERSION, generate_pool, repair_question
 
     repair_sampler = sampler.with_config(prompt_version=REPAIR_PROMPT_VERSION, n=n)
     question = repair_question(session.pool.question, decisions_text(session))
-    generated = generate_pool(repair_sampler, question, session.database, cache)
+    db = session.database
+    before = cache.get(repair_sampler.empty_pool(question, getattr(db, "spec", db)).key) \
+        if cache is not None else None
+    generated = generate_pool(repair_sampler, question, db, cache)
     total = max(1, sum(c.count for c in generated.candidates))
     proposals = [(c.sql, round(REPAIR_PRIOR * c.count / total + 1e-6, 6))
                  for c in generated.candidates]
-    return _admit(session, proposals, "resample", max_new)
+    outcome = _admit(session, proposals, "resample", max_new)
+    # the samples this call drew (a complete cached pool draws none, a partial one tops up)
+    known = {s.index for s in before.samples} if before is not None else set()
+    fresh = [s for s in generated.samples if s.index not in known]
+    usd = sum(estimate_cost(generated.model, s.input_tokens, s.output_tokens) * s.price_factor
+              for s in fresh)
+    return replace(outcome, requests=len(fresh), usd=usd)  # one request per sample
 
 
 def _last_nonempty(session: RepairSession) -> np.ndarray:

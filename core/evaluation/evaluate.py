@@ -1,16 +1,18 @@
 """The §7 evaluation: simulated users repair every target of a population with each strategy.
 
 ``python -m core.evaluate BANK.jsonl [BANK2 …] [--user gold-features|pool-informed]
-[--population all realised prior] [--repair none|recompose] [--strategies …]
+[--population all realised prior] [--repair none|recompose|resample|recompose+resample]
+[--resample-model M] [--resample-n N] [--resample-cache DIR] [--strategies …]
 [--questions clauses outputs mixed hybrid] [--values off on] [--look end|each] [--causes]
 [--bound] [--json OUT] [--plot PNG] [--limit N]``
 
 A session asks the strategy's questions until one output is left or no question splits the
 survivors; the user is then shown the predicted output and accepts it iff it is the target's.
 A rejection counts as a turn and (with ``--repair recompose``) drops that output and repairs the
-pool, and the session goes on until acceptance or the budget of 15 turns. *Silent failure*: the
-session ended on an output the user rejects with nothing left to ask (no repair, or repair
-found nothing new). ``--look each``: the user also reads the predicted output before every
+pool (``resample`` asks the model again, through ``$ANTHROPIC_API_KEY``, with the decisions so
+far; ``recompose+resample`` does both each round), and the session goes on until acceptance or
+the budget of 15 turns. *Silent failure*: the session ended on an output the user rejects with
+nothing left to ask (no repair, or repair found nothing new). ``--look each``: the user also reads the predicted output before every
 question, as the workspace shows it at every step, and accepts it as soon as it is theirs
 (accepting costs no turn; rejecting still waits for one output). Both users
 (:mod:`core.evaluation.simulate`) always run, so every table shows the optimistic and the honest figure side by side; ``--user`` picks the headline one.
@@ -23,6 +25,7 @@ import contextlib
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,12 +33,12 @@ from typing import Any
 import numpy as np
 
 from core.engine.answers import DEFAULT_QUESTIONS, DEFAULT_VALUES, QUESTIONS
-from core.engine.errors import SessionError
+from core.engine.errors import GenerationError, SessionError
 from core.engine.execute import TaskDatabase, open_database
 from core.engine.gain import entropy
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.progress import Progress
-from core.engine.repair import recompose
+from core.engine.repair import RepairOutcome, recompose, resample
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from core.engine.strategy import STRATEGIES
@@ -55,10 +58,43 @@ from core.evaluation.simulate import DEFAULT_LOOK, DEFAULT_USER, LOOKS, USERS, T
 MAX_TURNS = 15  # questions + rejected outputs per session
 VALUES = ("off", "on")  # value questions ("should X be in the answer?") offered or not
 ALL_STRATEGIES = STRATEGIES
-REPAIRS = ("none", "recompose")
+REPAIRS = ("none", "recompose", "resample", "recompose+resample")
+RESAMPLE_N = 8  # samples per resampling round (core.engine.repair.resample's default)
 
 
 DEFAULT_REPAIR = "recompose"  # a broken core.engine.repair fails the run, never changes figures
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """How ``--repair resample`` asks the model (picklable: each worker builds its sampler).
+
+    The key comes from ``$ANTHROPIC_API_KEY`` and the endpoint from ``$ANTHROPIC_BASE_URL``
+    (the SDK's own variables); each round's pool is cached under the question and the
+    decisions stated in the prompt (``cache_dir``, default ``logs/pool-cache/``), so a second
+    run of the same evaluation sends no request.
+    """
+
+    model: str
+    n: int = RESAMPLE_N
+    cache_dir: str | None = None
+
+    def label(self) -> str:
+        return f"{self.model}, {self.n} samples a round"
+
+
+Resampler = Callable[[RepairSession], RepairOutcome]
+
+
+def make_resampler(spec: Resampling) -> Resampler:
+    """The resampling step :func:`simulate` calls after a rejection (the workspace's own
+    :func:`core.engine.repair.resample`, with a pool cache)."""
+    from core.generation.poolcache import FilePoolCache
+    from core.generation.sampler import AnthropicSampler, SamplerConfig
+
+    sampler = AnthropicSampler(SamplerConfig(model=spec.model), random_state=0)
+    cache = FilePoolCache(spec.cache_dir)
+    return lambda session: resample(session, sampler, cache=cache, n=spec.n)
 
 
 @dataclass
@@ -92,6 +128,8 @@ class Run:
     repair_rounds: int = 0
     added: int = 0
     new_outputs: int = 0
+    llm_requests: int = 0  # requests resampling sent (0 when its pools came from the cache)
+    llm_usd: float = 0.0  # their estimated cost
     questions_vocab: str = "clauses"  # clauses | outputs | mixed | hybrid (core.engine.answers)
     values: bool = False  # value questions offered
     look: str = DEFAULT_LOOK  # when the user judges the predicted output (LOOKS)
@@ -161,29 +199,40 @@ def one_output_left(session: RepairSession) -> bool:
     return valid_outputs(session) <= 1
 
 
-def _repair(session: RepairSession, rejected: list[str], method: str) -> tuple[int, int]:
-    """Drop the rejected output and repair the pool; (candidates added, new outputs)."""
-    if method != "recompose":
-        raise ValueError(f"unknown repair {method!r}; choose one of {', '.join(REPAIRS)}")
+def _repair(session: RepairSession, rejected: list[str], method: str,
+            resampler: Resampler | None = None) -> list[RepairOutcome]:
+    """Drop the rejected output and repair the pool: recomposition, the model's resampling
+    (on the pool recomposition left, so it adds only outputs still missing), or both."""
+    if method not in REPAIRS or method == "none":
+        raise ValueError(f"unknown repair {method!r}; choose one of {', '.join(REPAIRS[1:])}")
+    if "resample" in method and resampler is None:
+        raise ValueError(f"repair {method!r} needs a resampler (core.evaluation.evaluate."
+                         "make_resampler)")
     if session.alive.any():
         # SessionError: the predicted output was no survivor's (nothing valid left)
         with contextlib.suppress(SessionError):
             session.reject_output(rejected[-1])
-    outcome = recompose(session, rejected_outputs=tuple(rejected))
-    return len(outcome.added), int(outcome.new_outputs)
+    outcomes = []
+    if "recompose" in method:
+        outcomes.append(recompose(session, rejected_outputs=tuple(rejected)))
+    if resampler is not None and "resample" in method:
+        outcomes.append(resampler(session))
+    return outcomes
 
 
 def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity: str = "",
              random_state: int = 0, max_turns: int = MAX_TURNS, *, user: str = DEFAULT_USER,
              repair: str = "none", population: str = DEFAULT_POPULATION,
              database: Any = None, cache: dict | None = None, questions: str = "clauses",
-             values: bool = False, label: str = "", look: str = DEFAULT_LOOK) -> Run:
+             values: bool = False, label: str = "", look: str = DEFAULT_LOOK,
+             resampler: Resampler | None = None) -> Run:
     """Run one simulated session (questions, output judgement, repair) and record it.
 
     ``database`` (a TaskDatabase or DatabaseSpec) is where repair executes new candidates;
     ``cache`` (a dict shared by runs on one pool) memoises questions; ``questions`` and
     ``values`` choose the session's question vocabulary; ``look`` when the user judges the
-    predicted output (:data:`LOOK_NOTES`). A failed run records its cause.
+    predicted output (:data:`LOOK_NOTES`); ``resampler`` the model's step for a ``repair``
+    with ``resample`` (:func:`make_resampler`). A failed run records its cause.
     """
     if look not in LOOKS:
         raise ValueError(f"unknown look {look!r}; choose one of {', '.join(LOOKS)}")
@@ -249,12 +298,14 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
         rejected.append(output_key(result) if result is not None else "error")
         before = (session.pool.n, session.alive.copy())
         try:
-            added, new = _repair(session, rejected, repair)
+            outcomes = _repair(session, rejected, repair, resampler)
         except SessionError:
-            added, new = 0, 0
+            outcomes = []
         run.repair_rounds += 1
-        run.added += added
-        run.new_outputs += new
+        run.added += sum(len(o.added) for o in outcomes)
+        run.new_outputs += sum(int(o.new_outputs) for o in outcomes)
+        run.llm_requests += sum(o.requests for o in outcomes)
+        run.llm_usd += sum(o.usd for o in outcomes)
         if not present["ever"] and simulated.realised:
             present["ever"] = present["added"] = True
         snapshot()
@@ -290,21 +341,27 @@ def evaluate(pools: list[tuple[PreparedPool, str]], strategies: tuple[str, ...] 
              schemas: list[dict[str, list[str]]] | None = None, conjuncts: bool = False,
              max_turns: int = MAX_TURNS, databases: list[Any] | None = None,
              vocabularies: tuple[tuple[str, bool], ...] = (("clauses", False),),
-             look: str = DEFAULT_LOOK) -> tuple[list[Run], list[dict]]:
+             look: str = DEFAULT_LOOK, resampling: Resampling | None = None
+             ) -> tuple[list[Run], list[dict]]:
     """All runs over (pool, ambiguity) pairs, and the unrealised (task, gold) pairs with reasons.
 
     ``databases`` (one DatabaseSpec per pool) are needed for repair; each is opened once.
     ``vocabularies`` are (questions, values) settings; with several, each run's ``label`` is
     its strategy and vocabulary. ``look``: when the user judges the predicted output.
+    ``resampling``: how the model is asked when ``repair`` resamples.
     """
     runs: list[Run] = []
     unrealised: list[dict] = []
+    if "resample" in repair and resampling is None:
+        raise ValueError(f"repair {repair!r} needs resampling settings (Resampling)")
+    resampler = make_resampler(resampling) if resampling is not None and "resample" in repair \
+        else None
     for t, (pool, ambiguity) in enumerate(pools):
         db = open_database(databases[t]) if databases and repair != "none" else None
         try:
             runs.extend(_task_runs(pool, ambiguity, strategies, users, populations, repair,
                                    schemas[t] if schemas else None, conjuncts, max_turns, db,
-                                   vocabularies, look))
+                                   vocabularies, look, resampler))
         finally:
             if db is not None:
                 db.close()
@@ -324,7 +381,7 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
                schema: dict[str, list[str]] | None, conjuncts: bool, max_turns: int,
                db: TaskDatabase | None,
                vocabularies: tuple[tuple[str, bool], ...] = (("clauses", False),),
-               look: str = DEFAULT_LOOK) -> list[Run]:
+               look: str = DEFAULT_LOOK, resampler: Resampler | None = None) -> list[Run]:
     """Every (population target, strategy, vocabulary, user) run of one task."""
     runs = []
     floor = huffman_floor(pool)
@@ -344,7 +401,7 @@ def _task_runs(pool: PreparedPool, ambiguity: str, strategies: tuple[str, ...],
                                        repair=repair, population=population,
                                        max_turns=max_turns, database=db, cache=cache,
                                        questions=questions, values=values, label=label,
-                                       look=look)
+                                       look=look, resampler=resampler)
                         if population == "prior" and tree is not None:
                             run.floor, run.tree_floor = floor, tree.expected
                             run.tree_exact = tree.exact
@@ -368,8 +425,8 @@ def _open(task: Any) -> tuple[TaskDatabase, dict[str, list[str]]]:
 
 
 def _serial(tasks: list[Any], strategies: tuple[str, ...], progress: Progress,
-            args: argparse.Namespace, vocabularies: tuple[tuple[str, bool], ...]
-            ) -> tuple[list[Run], list[dict]]:
+            args: argparse.Namespace, vocabularies: tuple[tuple[str, bool], ...],
+            resampling: Resampling | None = None) -> tuple[list[Run], list[dict]]:
     """Prepare every task's pool, then evaluate them all in this process (``--jobs 1``)."""
     pools, schemas = [], []
     for t in tasks:
@@ -383,7 +440,24 @@ def _serial(tasks: list[Any], strategies: tuple[str, ...], progress: Progress,
     return evaluate(pools, strategies, progress, populations=tuple(args.population),
                     repair=args.repair, schemas=schemas, conjuncts=args.conjuncts,
                     max_turns=args.budget, databases=[t.database for t in tasks],
-                    vocabularies=vocabularies, look=args.look)
+                    vocabularies=vocabularies, look=args.look, resampling=resampling)
+
+
+def _resampling(parser: argparse.ArgumentParser, args: argparse.Namespace
+                ) -> Resampling | None:
+    """The resampling settings ``--repair`` asks for; a missing key is one clear CLI error."""
+    if "resample" not in args.repair:
+        return None
+    from core.generation.sampler import DEFAULT_MODEL, has_api_key
+
+    if not has_api_key(None):
+        parser.error(f"--repair {args.repair} asks the model for new candidates after each "
+                     "rejection: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another "
+                     "endpoint), or use --repair recompose, which needs no key")
+    if args.resample_n < 1:
+        parser.error(f"--resample-n must be at least 1, not {args.resample_n}")
+    return Resampling(args.resample_model or DEFAULT_MODEL, args.resample_n,
+                      args.resample_cache)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -403,7 +477,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="headline user (both always run and are printed side by side)")
     parser.add_argument("--population", nargs="+", default=[DEFAULT_POPULATION],
                         choices=POPULATIONS)
-    parser.add_argument("--repair", default=DEFAULT_REPAIR, choices=REPAIRS)
+    parser.add_argument("--repair", default=DEFAULT_REPAIR, choices=REPAIRS,
+                        help="after a rejected output: none, recompose (offline), resample "
+                        "(the model is asked again with the decisions so far; needs "
+                        "ANTHROPIC_API_KEY), or recompose+resample (both each round)")
+    parser.add_argument("--resample-model", default=None,
+                        help="model resampling asks (default: the sampler's default model)")
+    parser.add_argument("--resample-n", type=int, default=RESAMPLE_N,
+                        help="samples per resampling round")
+    parser.add_argument("--resample-cache", default=None,
+                        help="folder of resampled pools (default logs/pool-cache/): a second "
+                        "run of the same evaluation sends no request")
     parser.add_argument("--budget", type=int, default=MAX_TURNS, help="turns per session")
     parser.add_argument("--json", help="write runs and summary as JSON here")
     parser.add_argument("--plot", help="write the Figure-5 style plot (PNG) here, one per user")
@@ -437,6 +521,7 @@ def main(argv: list[str] | None = None) -> int:
                         "Huffman floor of its start state (core.evaluation.bound)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
+    resampling = _resampling(parser, args)
     tasks = []
     for bank in args.banks:
         loaded = load_tasks(bank)
@@ -444,21 +529,34 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress(len(tasks), "evaluate")
     vocabularies = tuple(dict.fromkeys(
         (q, v == "on" and q != "clauses") for q in args.questions for v in args.values))
-    if args.jobs > 1:
-        from core.evaluation.parallel import evaluate_tasks
+    try:
+        if args.jobs > 1:
+            from core.evaluation.parallel import evaluate_tasks
 
-        runs, unrealised = evaluate_tasks(
-            tasks, args.jobs, evaluate, progress, strategies=strategies,
-            populations=tuple(args.population), repair=args.repair, conjuncts=args.conjuncts,
-            max_turns=args.budget, vocabularies=vocabularies, look=args.look)
-    else:
-        runs, unrealised = _serial(tasks, strategies, progress, args, vocabularies)
+            runs, unrealised = evaluate_tasks(
+                tasks, args.jobs, evaluate, progress, strategies=strategies,
+                populations=tuple(args.population), repair=args.repair,
+                conjuncts=args.conjuncts, max_turns=args.budget, vocabularies=vocabularies,
+                look=args.look, resampling=resampling)
+        else:
+            runs, unrealised = _serial(tasks, strategies, progress, args, vocabularies,
+                                       resampling)
+    except GenerationError as exc:  # resampling could not ask the model: no figure is printed
+        progress.close()
+        print(f"python -m core.evaluate: resampling stopped: {exc}\nRounds sampled so far are "
+              "in the pool cache: the same command resumes from them.", file=sys.stderr)
+        return 1
     progress.close()
     labels = tuple(config_label(s, q, v, vocabularies) for s in strategies
                    for q, v in vocabularies)
-    summary = report(runs, unrealised, labels, headline=args.user, repair=args.repair,
+    repair = args.repair + (f" ({resampling.label()})" if resampling is not None else "")
+    summary = report(runs, unrealised, labels, headline=args.user, repair=repair,
                      budget=args.budget, look=args.look)
     print(format_table(summary, labels))
+    if resampling is not None:
+        print(f"resampling: {sum(r.llm_requests for r in runs)} requests sent, "
+              f"~${sum(r.llm_usd for r in runs):.2f} estimated ({resampling.label()}; "
+              "rounds read from the pool cache send none)")
     if args.per_gold and any(p != "prior" for p in args.population):
         print()
         print(format_per_gold(runs, labels[0]))

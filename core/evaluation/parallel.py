@@ -36,7 +36,8 @@ def _one_task(task: Any, options: dict[str, Any], evaluate: Evaluate
                     populations=options["populations"], repair=options["repair"],
                     schemas=[schema], conjuncts=options["conjuncts"],
                     max_turns=options["max_turns"], databases=[task.database],
-                    vocabularies=options["vocabularies"], look=options.get("look", "end"))
+                    vocabularies=options["vocabularies"], look=options.get("look", "end"),
+                    resampling=options.get("resampling"))
 
 
 def evaluate_tasks(tasks: list[Any], jobs: int, evaluate: Evaluate,
@@ -45,8 +46,8 @@ def evaluate_tasks(tasks: list[Any], jobs: int, evaluate: Evaluate,
     """Runs and unrealised pairs of every task, computed by ``evaluate`` (the serial
     :func:`core.evaluation.evaluate.evaluate`) in ``jobs`` processes, in task order.
 
-    ``options``: strategies, populations, repair, conjuncts, max_turns, vocabularies, look (as
-    for ``evaluate``).
+    ``options``: strategies, populations, repair, conjuncts, max_turns, vocabularies, look,
+    resampling (as for ``evaluate``).
     """
     runs: list[Any] = []
     unrealised: list[dict] = []
