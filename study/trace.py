@@ -44,7 +44,9 @@ EVENT_TYPES: dict[str, str] = {
     "output.reject": "No to the predicted output, or \"None of these\" (trigger reject | none); "
                      "the outputs were ruled out; {outputs, trigger, step}",
     "repair": "repair after a rejection added candidates; {method (recompose | resample), "
-              "requested, trigger, added, sqls, new_outputs, step, survivors_before/after}",
+              "requested, trigger, added, sqls, new_outputs, step, survivors_before/after; "
+              "resample also llm_requests, llm_usd: requests sent to the model and their "
+              "estimated cost, 0 when the round came from the pool cache}",
     "repair.fail": "a repair round after a rejection stopped with an error (the user was told "
                    "in plain words; the rejection stays); {requested, trigger, step, error}",
     # timing and attention

@@ -113,6 +113,33 @@ def test_repair_none_only_rules_out_and_resample_without_key_says_so(bank: Path,
     assert at.session_state["events"][-1][1]["requested"] == "resample"
 
 
+def test_a_resampled_round_records_what_it_cost_in_the_trace(bank: Path, tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """With a key, *No* under ``repair: resample`` asks the model (the real SDK against the
+    loopback Messages API) and the ``repair`` event says how many requests it sent and their
+    estimated cost; the same state again is read from the pool cache and costs nothing."""
+    import core.engine.repair as repair
+    from tests.anthropic_stub_server import StubServer
+
+    monkeypatch.setenv("PLEASQLARIFY_DATA_DIR", str(tmp_path))  # a pool cache of its own
+    monkeypatch.setattr(repair, "_ROUNDS", {})
+    reply = "```sql\nSELECT title, year FROM films ORDER BY year LIMIT 1\n```"
+    with StubServer([reply]) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        costs = []
+        for _ in range(2):
+            at, task = _start(bank, "resample")
+            at.button(key=_key(task, "po.no")).click().run()
+            _landed(at, task)
+            event, payload = at.session_state["events"][-1]
+            assert event == "repair" and payload["method"] == "resample", payload
+            costs.append((payload["llm_requests"], payload["llm_usd"]))
+        sent = server.count
+    assert costs[0][0] == sent > 0 and costs[0][1] > 0
+    assert costs[1] == (0, 0.0)
+
+
 def _page_text(at: AppTest) -> str:
     """Every text element of the page (notices, captions, markdown), for what a person reads."""
     return " ".join(str(e.value) for kind in ("caption", "warning", "info", "error", "markdown",

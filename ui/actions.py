@@ -366,7 +366,10 @@ def _record(ws: WorkspaceState, log: Log, before: int, outcome: RepairOutcome, m
                                          "added": len(outcome.added), "sqls": list(outcome.added),
                                          "weights": list(session.history[-1].weights)
                                          if outcome.added else [],
-                                         "new_outputs": outcome.new_outputs})
+                                         "new_outputs": outcome.new_outputs,
+                                         **({"llm_requests": outcome.requests,
+                                             "llm_usd": round(outcome.usd, 6)}
+                                            if outcome.method == "resample" else {})})
     if not outcome.added:
         ws.flash = ("Repair found no other reading" + (": go Back, or pick another output."
                                                        if not session.is_exhausted else
