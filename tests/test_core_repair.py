@@ -334,6 +334,39 @@ def test_recomposed_dev_candidates_pass_the_allow_list_execute_and_replay(index)
     assert np.array_equal(replayed.alive, s.alive)
 
 
+def test_repair_never_adds_a_set_operation_of_unlike_columns():
+    """Branches from different candidates are paired into set operations; a count paired with
+    titles gives a column of numbers and text (SQLite runs it, PostgreSQL refuses it): never
+    added. Pairs of like columns still are."""
+    import core.engine.repair as repair
+    from core.engine.execute import open_database
+
+    task = make_task([("SELECT title FROM film WHERE year > 2000 UNION "
+                       "SELECT title FROM film WHERE genre = 'action'", 3),
+                      ("SELECT COUNT(*) FROM film", 2), ("SELECT title FROM film", 1)],
+                     gold=["SELECT COUNT(*) FROM film"])
+    pool = prepare_pool(task)
+    s = RepairSession(pool, database=task.database)
+    s.reject_outputs(none_of_these_outputs(s))
+    added = recompose(s, cached=False).added
+    assert any(" UNION " in q for q in added)  # set operations are still proposed
+    db = open_database(task.database)
+    try:
+        mixed = "SELECT COUNT(*) FROM film UNION SELECT film.title FROM film"
+        assert repair._unlike_branches(mixed, db.execute(mixed), {}, "sqlite")
+        assert mixed not in added
+        for q in added:
+            assert not repair._unlike_branches(q, db.execute(q), {}, "sqlite"), q
+        like = "SELECT COUNT(*) FROM film UNION SELECT COUNT(*) FROM review"
+        assert not repair._unlike_branches(like, db.execute(like), {}, "sqlite")
+        # a plain query is never judged by its column's kinds (a column may mix them)
+        plain = "SELECT CASE WHEN year > 2000 THEN title ELSE year END FROM film"
+        assert repair._mixed_kinds(db.execute(plain), 0)
+        assert not repair._unlike_branches(plain, db.execute(plain), {}, "sqlite")
+    finally:
+        db.close()
+
+
 # ----- resampling through the LLM sampler (loopback Messages API) --------------------------
 def test_resample_states_the_decisions_caches_and_replays(pool, task, tmp_path):
     from core.engine.repair import resample

@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 import sqlglot
+from sqlglot import exp
 
 from core.engine.answers import ANSWER_KEYWORDS, answer_phrase, is_answer
 from core.engine.atoms import Compound, Parts, _violations, decompose, decompose_query
-from core.engine.errors import SessionError, StudioError
+from core.engine.errors import SessionError, StudioError, UnsafeQueryError
 from core.engine.execute import ExecutionResult
 from core.engine.features import Feature
 from core.engine.guided import compound_proposals, guided_proposals, spread_by_deviation
@@ -41,6 +42,7 @@ from core.engine.pool import PreparedPool, StoredRound
 from core.engine.recombine import MAX_TRIED, _Recomposer
 from core.engine.session import Decision, RepairSession
 from core.engine.similarity import ERROR_CLASS, output_key
+from core.engine.sqlguard import parse_one_bounded
 
 REPAIR_PRIOR = 0.5  # weight of a recomposed candidate (pool candidates weigh >= 1)
 MAX_BASES = 8  # candidates edited per repair round
@@ -51,7 +53,7 @@ _ROUNDS_LOCK = threading.Lock()
 # Bump when recomposition may add other queries for the same pool and decisions: a prepared
 # pool's stored first round (PreparedPool.first_round) of another version is not used (the
 # round is computed), and `python -m core.prepare BANK --rounds` stores the new one.
-REPAIR_VERSION = 2
+REPAIR_VERSION = 3
 # the least weight of an added query whose output clause answers alone ruled out before the
 # first rejection (answered_away); 0 leaves its own. Half the top prior: above most of a round's
 # proposals, below its best guided one, whose output stays the one shown next (at REPAIR_PRIOR,
@@ -340,6 +342,8 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
             result, key, feature_list = entry
             if not result.ok or key in rejected or key in alive_outputs:
                 continue
+            if method == "recompose" and _unlike_branches(sql, result, trees, db.dialect):
+                continue
             place = outputs_added.get(key)
             if place is None and len(added) >= max_new:
                 continue  # full: the rest of this chunk may only respell an added output
@@ -370,6 +374,29 @@ def _admit(session: RepairSession, proposals: list[tuple[str, float]], method: s
         session.decide(Decision("repair", gesture=method, sqls=tuple(added),
                                 weights=tuple(weights)), results, features)
     return RepairOutcome(method, tuple(added), new_outputs)
+
+
+def _unlike_branches(sql: str, result: ExecutionResult, trees: dict[str, Any], dialect: str
+                     ) -> bool:
+    """Whether ``sql`` is a set operation whose output has a column of numbers in some rows and
+    text in others: branches of unlike columns paired (a count and a title). SQLite returns
+    such a table, PostgreSQL refuses the query; no person means it, so repair never adds it."""
+    if not any(_mixed_kinds(result, j) for j in range(len(result.columns))):
+        return False
+    tree = trees.get(sql)
+    if tree is None:
+        try:
+            tree = parse_one_bounded(sql, dialect)
+        except (UnsafeQueryError, sqlglot.errors.SqlglotError):
+            return False
+    return isinstance(tree, exp.SetOperation)
+
+
+def _mixed_kinds(result: ExecutionResult, column: int) -> bool:
+    """Whether a column holds both numbers and text (NULLs and blobs aside)."""
+    kinds = {isinstance(row[column], str) for row in result.rows
+             if row[column] is not None and not isinstance(row[column], bytes)}
+    return len(kinds) > 1
 
 
 def answered_away(session: RepairSession) -> dict[str, float]:
