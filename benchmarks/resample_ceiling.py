@@ -25,9 +25,9 @@ from typing import Any
 
 from core.engine.execute import open_database
 from core.engine.pool import prepare_pool
-from core.engine.repair import _admit
+from core.engine.repair import Resampler, _admit
 from core.engine.taskbank import load_tasks
-from core.evaluation.evaluate import MAX_TURNS, Resampler, Run, simulate
+from core.evaluation.evaluate import MAX_TURNS, Run, simulate
 from core.evaluation.populations import targets
 from core.evaluation.simulate import LOOKS
 

@@ -95,6 +95,10 @@ def test_resampling_without_a_key_or_with_a_refused_key_is_one_clear_error(
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "set ANTHROPIC_API_KEY" in err and "--repair recompose" in err
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-key")
+    with pytest.raises(SystemExit) as stop:
+        evaluate.main(_args(bank, tmp_path, tmp_path / "x.json", "resample", "--resample-n", "0"))
+    assert stop.value.code == 2 and "--resample-n must be at least 1" in capsys.readouterr().err
     with StubServer() as server:
         server.default = lambda _i, _body: Reply(status=401, message="invalid x-api-key")
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wrong-key")

@@ -19,6 +19,7 @@ from typing import Any
 from core.engine.errors import SessionError, StudioError
 from core.engine.repair import (
     RepairOutcome,
+    Resampler,
     Stop,
     known_round,
     none_of_these_outputs,
@@ -33,8 +34,6 @@ from ui.state import WorkspaceOptions, WorkspaceState, current_variable
 
 Log = Callable[[str, dict[str, Any]], None]
 OnSubmit = Callable[[int, str], None]
-# session -> outcome: the LLM resampling step, available when an API key is configured
-Resampler = Callable[[RepairSession], RepairOutcome]
 REPAIR_METHODS = ("none", "recompose", "resample")
 PENDING = "repair_pending"
 ACCEPTED = "accepted"  # ws.extra: (step, output key) the user said Yes to ("You accepted …")

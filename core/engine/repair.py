@@ -62,6 +62,7 @@ ANSWERED_AWAY_PRIOR = REPAIR_PRIOR / 2
 
 
 Stop = Callable[[], bool]  # asked between a round's phases: True ends the round unapplied
+RESAMPLE_N = 8  # samples a resampling round asks the model for
 
 
 class RoundStopped(StudioError):
@@ -85,6 +86,10 @@ class RepairOutcome:
     # from the cache); not part of the round's identity, so a replayed round equals the first
     requests: int = field(default=0, compare=False)
     usd: float = field(default=0.0, compare=False)  # their estimated cost (``estimate_cost``)
+
+
+# session -> outcome: a repair round by the model (resample with its sampler and cache bound)
+Resampler = Callable[[RepairSession], RepairOutcome]
 
 
 def _answer_sets(session: RepairSession) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -381,9 +386,11 @@ def _unlike_branches(sql: str, result: ExecutionResult, trees: dict[str, Any], d
     """Whether ``sql`` is a set operation whose output has a column of numbers in some rows and
     text in others: branches of unlike columns paired (a count and a title). SQLite returns
     such a table, PostgreSQL refuses the query; no person means it, so repair never adds it."""
+    tree = trees.get(sql)  # the allow-list's parse, when this round executed it
+    if tree is not None and not isinstance(tree, exp.SetOperation):
+        return False
     if not any(_mixed_kinds(result, j) for j in range(len(result.columns))):
         return False
-    tree = trees.get(sql)
     if tree is None:
         try:
             tree = parse_one_bounded(sql, dialect)
@@ -480,7 +487,7 @@ def _feature_of(key: str) -> Feature:
     return Feature(keyword, key[len(keyword):].strip())
 
 
-def resample(session: RepairSession, sampler: Any, *, cache: Any = None, n: int = 8,
+def resample(session: RepairSession, sampler: Any, *, cache: Any = None, n: int = RESAMPLE_N,
              max_new: int = 24) -> RepairOutcome:
     """Ask the LLM for new candidates with a prompt stating the decisions so far.
 
@@ -519,7 +526,7 @@ def _last_nonempty(session: RepairSession) -> np.ndarray:
     raise SessionError("the session has no candidates")
 
 
-__all__ = ["ANSWERED_AWAY_PRIOR", "REPAIR_PRIOR", "REPAIR_VERSION", "Compound", "Parts",
-           "RepairOutcome", "RoundStopped", "answered_away", "decisions_text", "decompose",
-           "decompose_query", "first_round", "known_round", "none_of_these_outputs", "recompose",
-           "resample"]
+__all__ = ["ANSWERED_AWAY_PRIOR", "REPAIR_PRIOR", "REPAIR_VERSION", "RESAMPLE_N", "Compound",
+           "Parts", "RepairOutcome", "Resampler", "RoundStopped", "answered_away",
+           "decisions_text", "decompose", "decompose_query", "first_round", "known_round",
+           "none_of_these_outputs", "recompose", "resample"]

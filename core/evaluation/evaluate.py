@@ -12,9 +12,10 @@ A rejection counts as a turn and (with ``--repair recompose``) drops that output
 pool (``resample`` asks the model again, through ``$ANTHROPIC_API_KEY``, with the decisions so
 far; ``recompose+resample`` does both each round), and the session goes on until acceptance or
 the budget of 15 turns. *Silent failure*: the session ended on an output the user rejects with
-nothing left to ask (no repair, or repair found nothing new). ``--look each``: the user also reads the predicted output before every
-question, as the workspace shows it at every step, and accepts it as soon as it is theirs
-(accepting costs no turn; rejecting still waits for one output). Both users
+nothing left to ask (no repair, or repair found nothing new). ``--look each``: the user also
+reads the predicted output before every question, as the workspace shows it at every step, and
+accepts it as soon as it is theirs (accepting costs no turn; rejecting still waits for one
+output). Both users
 (:mod:`core.evaluation.simulate`) always run, so every table shows the optimistic and the honest figure side by side; ``--user`` picks the headline one.
 """
 
@@ -25,7 +26,6 @@ import contextlib
 import dataclasses
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from core.engine.execute import TaskDatabase, open_database
 from core.engine.gain import entropy
 from core.engine.pool import PreparedPool, prepare_pool
 from core.engine.progress import Progress
-from core.engine.repair import RepairOutcome, recompose, resample
+from core.engine.repair import RepairOutcome, Resampler, recompose
 from core.engine.session import RepairSession
 from core.engine.similarity import output_key
 from core.engine.strategy import STRATEGIES
@@ -53,48 +53,18 @@ from core.evaluation.populations import (
     vocabulary_floor,
 )
 from core.evaluation.report import vocabulary_label
+from core.evaluation.resampling import Resampling, make_resampler
+from core.evaluation.resampling import add_arguments as add_resample_arguments
+from core.evaluation.resampling import from_args as resampling_from_args
 from core.evaluation.simulate import DEFAULT_LOOK, DEFAULT_USER, LOOKS, USERS, Target, make_user
 
 MAX_TURNS = 15  # questions + rejected outputs per session
 VALUES = ("off", "on")  # value questions ("should X be in the answer?") offered or not
 ALL_STRATEGIES = STRATEGIES
 REPAIRS = ("none", "recompose", "resample", "recompose+resample")
-RESAMPLE_N = 8  # samples per resampling round (core.engine.repair.resample's default)
 
 
 DEFAULT_REPAIR = "recompose"  # a broken core.engine.repair fails the run, never changes figures
-
-
-@dataclass(frozen=True)
-class Resampling:
-    """How ``--repair resample`` asks the model (picklable: each worker builds its sampler).
-
-    The key comes from ``$ANTHROPIC_API_KEY`` and the endpoint from ``$ANTHROPIC_BASE_URL``
-    (the SDK's own variables); each round's pool is cached under the question and the
-    decisions stated in the prompt (``cache_dir``, default ``logs/pool-cache/``), so a second
-    run of the same evaluation sends no request.
-    """
-
-    model: str
-    n: int = RESAMPLE_N
-    cache_dir: str | None = None
-
-    def label(self) -> str:
-        return f"{self.model}, {self.n} samples a round"
-
-
-Resampler = Callable[[RepairSession], RepairOutcome]
-
-
-def make_resampler(spec: Resampling) -> Resampler:
-    """The resampling step :func:`simulate` calls after a rejection (the workspace's own
-    :func:`core.engine.repair.resample`, with a pool cache)."""
-    from core.generation.poolcache import FilePoolCache
-    from core.generation.sampler import AnthropicSampler, SamplerConfig
-
-    sampler = AnthropicSampler(SamplerConfig(model=spec.model), random_state=0)
-    cache = FilePoolCache(spec.cache_dir)
-    return lambda session: resample(session, sampler, cache=cache, n=spec.n)
 
 
 @dataclass
@@ -206,7 +176,7 @@ def _repair(session: RepairSession, rejected: list[str], method: str,
     if method not in REPAIRS or method == "none":
         raise ValueError(f"unknown repair {method!r}; choose one of {', '.join(REPAIRS[1:])}")
     if "resample" in method and resampler is None:
-        raise ValueError(f"repair {method!r} needs a resampler (core.evaluation.evaluate."
+        raise ValueError(f"repair {method!r} needs a resampler (core.evaluation.resampling."
                          "make_resampler)")
     if session.alive.any():
         # SessionError: the predicted output was no survivor's (nothing valid left)
@@ -232,7 +202,7 @@ def simulate(pool: PreparedPool, target: Target | int, strategy: str, ambiguity:
     ``cache`` (a dict shared by runs on one pool) memoises questions; ``questions`` and
     ``values`` choose the session's question vocabulary; ``look`` when the user judges the
     predicted output (:data:`LOOK_NOTES`); ``resampler`` the model's step for a ``repair``
-    with ``resample`` (:func:`make_resampler`). A failed run records its cause.
+    with ``resample`` (:func:`core.evaluation.resampling.make_resampler`). A failed run records its cause.
     """
     if look not in LOOKS:
         raise ValueError(f"unknown look {look!r}; choose one of {', '.join(LOOKS)}")
@@ -443,23 +413,6 @@ def _serial(tasks: list[Any], strategies: tuple[str, ...], progress: Progress,
                     vocabularies=vocabularies, look=args.look, resampling=resampling)
 
 
-def _resampling(parser: argparse.ArgumentParser, args: argparse.Namespace
-                ) -> Resampling | None:
-    """The resampling settings ``--repair`` asks for; a missing key is one clear CLI error."""
-    if "resample" not in args.repair:
-        return None
-    from core.generation.sampler import DEFAULT_MODEL, has_api_key
-
-    if not has_api_key(None):
-        parser.error(f"--repair {args.repair} asks the model for new candidates after each "
-                     "rejection: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another "
-                     "endpoint), or use --repair recompose, which needs no key")
-    if args.resample_n < 1:
-        parser.error(f"--resample-n must be at least 1, not {args.resample_n}")
-    return Resampling(args.resample_model or DEFAULT_MODEL, args.resample_n,
-                      args.resample_cache)
-
-
 def main(argv: list[str] | None = None) -> int:
     from core.evaluation.report import (
         format_causes,
@@ -481,13 +434,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="after a rejected output: none, recompose (offline), resample "
                         "(the model is asked again with the decisions so far; needs "
                         "ANTHROPIC_API_KEY), or recompose+resample (both each round)")
-    parser.add_argument("--resample-model", default=None,
-                        help="model resampling asks (default: the sampler's default model)")
-    parser.add_argument("--resample-n", type=int, default=RESAMPLE_N,
-                        help="samples per resampling round")
-    parser.add_argument("--resample-cache", default=None,
-                        help="folder of resampled pools (default logs/pool-cache/): a second "
-                        "run of the same evaluation sends no request")
+    add_resample_arguments(parser)
     parser.add_argument("--budget", type=int, default=MAX_TURNS, help="turns per session")
     parser.add_argument("--json", help="write runs and summary as JSON here")
     parser.add_argument("--plot", help="write the Figure-5 style plot (PNG) here, one per user")
@@ -521,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
                         "Huffman floor of its start state (core.evaluation.bound)")
     args = parser.parse_args(argv)
     strategies = tuple(args.strategies)
-    resampling = _resampling(parser, args)
+    resampling = resampling_from_args(parser, args)
     tasks = []
     for bank in args.banks:
         loaded = load_tasks(bank)
